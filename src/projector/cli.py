@@ -1,0 +1,130 @@
+"""The command line: parse, call, print. The work happens in engine.py."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from projector import clients as client_registry
+from projector import engine, ledger, model
+from projector.errors import ModelError, ProjectorError, display_path
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Compile one MCP model into every AI coding client's own config file.",
+)
+
+ConfigOption = Annotated[
+    Optional[str],
+    typer.Option("--config", "-c", help="The model file (default: $PROJECTOR_CONFIG, else ~/.config/projector/projector.yaml)."),
+]
+ClientOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--client", help="Only this client (repeatable). Default: the model's list, else the clients found here."),
+]
+ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite entries changed by hand and adopt same-name entries.")]
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _compute(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, ledger.Ledger]:
+    environ = os.environ
+    known = tuple(client_registry.registry())
+    loaded = model.load(model.model_path(config, environ), environ, known)
+    unknown = [c for c in only or () if c not in known]
+    if unknown:
+        raise typer.BadParameter(f"unknown client {unknown[0]!r} (known: {', '.join(known)})", param_hint="--client")
+    ids = tuple(only) if only else loaded.clients
+    chosen = client_registry.selected(ids, environ)
+    state = ledger.load(ledger.ledger_path(environ))
+    return engine.compute(loaded, chosen, environ, state, force=force), state
+
+
+def _report_warnings(outcome: engine.Outcome) -> None:
+    for warning in outcome.warnings:
+        _err(f"warning: {warning}")
+    for problem in outcome.problems:
+        _err(f"error: {problem}")
+
+
+@app.command()
+def diff(
+    config: ConfigOption = None,
+    client: ClientOption = None,
+    force: ForceOption = False,
+    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the diff (default: on a terminal).")] = None,
+) -> None:
+    """Show what `projector sync` would change, as a unified diff per file. Exit 0: nothing to
+    change, 1: changes, 2: an error."""
+    try:
+        outcome, _ = _compute(config, client, force)
+    except ProjectorError as error:
+        _err(f"error: {error}")
+        raise typer.Exit(2)
+    colour = sys.stdout.isatty() if color is None else color
+    from projector.report import unified_diff
+
+    for result in outcome.changed:
+        sys.stdout.write(unified_diff(result, colour))
+    _report_warnings(outcome)
+    if outcome.problems:
+        raise typer.Exit(2)
+    raise typer.Exit(1 if outcome.changed else 0)
+
+
+@app.command()
+def sync(
+    config: ConfigOption = None,
+    client: ClientOption = None,
+    force: ForceOption = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
+) -> None:
+    """Write the model into every client's file: only the files whose bytes change. Exit 1
+    when a file could not be read or parsed (it is left untouched; the others are synced)."""
+    try:
+        outcome, state = _compute(config, client, force)
+    except ProjectorError as error:
+        _err(f"error: {error}")
+        raise typer.Exit(2)
+    from projector.report import change_line
+
+    new_state = engine.write(outcome, state)
+    if new_state != state:
+        from projector import files
+
+        files.write_text(ledger.ledger_path(os.environ), new_state.to_json())
+    if not quiet:
+        for result in outcome.changed:
+            print(change_line(result))
+    _report_warnings(outcome)
+    raise typer.Exit(1 if outcome.problems else 0)
+
+
+@app.command()
+def init(config: ConfigOption = None) -> None:
+    """Write a commented starter model (never over an existing one)."""
+    path = model.model_path(config, os.environ)
+    shown = display_path(path)
+    if path.exists():
+        _err(f"error: {shown} exists already; projector init never overwrites a model")
+        raise typer.Exit(1)
+    from projector import files
+
+    starter = (Path(__file__).parent / "starter.yaml").read_text(encoding="utf-8")
+    files.write_text(path, starter)
+    print(f"wrote {shown}: add your providers, then run `projector diff`")
+
+
+def main() -> None:
+    try:
+        app()
+    except ModelError as error:  # pragma: no cover - commands handle their own
+        _err(f"error: {error}")
+        sys.exit(2)

@@ -1,0 +1,47 @@
+"""Errors a person can act on: each names the file, the line and column, and what to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def display_path(path: Path | str, home: Path | None = None) -> str:
+    """A path as a person reads it: under the home folder it starts with ``~``."""
+    text = str(path)
+    home_text = str(home if home is not None else Path.home())
+    if home_text not in ("", "/") and (text == home_text or text.startswith(home_text + "/")):
+        return "~" + text[len(home_text) :]
+    return text
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None  # 1-based; None when the problem has no place in the file
+    column: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+class ProjectorError(Exception):
+    """One or more problems; nothing was written because of them."""
+
+    def __init__(self, problems: list[Problem] | Problem):
+        self.problems = problems if isinstance(problems, list) else [problems]
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class ModelError(ProjectorError):
+    """The model file is missing, not YAML, or not a valid model."""
+
+
+class DocumentError(ProjectorError):
+    """A client's file could not be read or parsed; it was left untouched."""

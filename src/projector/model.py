@@ -1,0 +1,345 @@
+"""The user's model (``projector.yaml``): load, validate, and turn into frozen dataclasses.
+
+Validation happens in two passes. The JSON Schema (``schemas/model.schema.json``, also usable by
+editors) checks shapes; the semantic pass checks what a schema cannot: binding paths, references
+to providers, KBs a provider does not mount. Every problem carries the file, line and column of
+the offending key or value, found through ruamel.yaml's round-trip positions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from projector.errors import ModelError, Problem, display_path
+
+KbSet = tuple[str, ...] | None
+"""Which knowledge bases a session sees: None = all (no ``kbs`` parameter), () = none."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    url: str
+    token_env: str | None
+    kbs: tuple[str, ...] | None  # what the server mounts, when the model says
+    default: KbSet  # the set for folders under no binding
+
+
+@dataclass(frozen=True)
+class Binding:
+    path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
+    kb_sets: tuple[tuple[str, tuple[str, ...]], ...]  # (provider, KB set), sorted by provider
+
+    def kb_set(self, provider: str) -> KbSet | None:
+        return dict(self.kb_sets).get(provider)
+
+
+@dataclass(frozen=True)
+class Model:
+    source: Path
+    clients: tuple[str, ...] | None  # None: the clients found on this machine
+    providers: tuple[Provider, ...]  # sorted by name
+    bindings: tuple[Binding, ...]  # sorted by path
+
+    def provider(self, name: str) -> Provider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+    def bindings_of(self, provider: str) -> tuple[Binding, ...]:
+        return tuple(b for b in self.bindings if b.kb_set(provider) is not None)
+
+
+# --------------------------------------------------------------------------- locating the model
+
+
+def model_path(explicit: str | None, environ: Mapping[str, str]) -> Path:
+    """``--config``, else ``$PROJECTOR_CONFIG``, else the XDG config folder."""
+    if explicit:
+        return Path(explicit).expanduser()
+    if environ.get("PROJECTOR_CONFIG"):
+        return Path(environ["PROJECTOR_CONFIG"]).expanduser()
+    home = Path(environ.get("HOME") or Path.home())
+    config_home = Path(environ["XDG_CONFIG_HOME"]) if environ.get("XDG_CONFIG_HOME") else home / ".config"
+    return config_home / "projector" / "projector.yaml"
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Model:
+    shown = display_path(path, _home(environ))
+    data = _read_yaml(path, shown)
+    problems = _schema_problems(data, shown)
+    if not problems:
+        problems = _semantic_problems(data, shown, environ, known_clients)
+    if problems:
+        raise ModelError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    return _build(path, data, environ)
+
+
+def _home(environ: Mapping[str, str]) -> Path:
+    return Path(environ.get("HOME") or Path.home())
+
+
+def _read_yaml(path: Path, shown: str) -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import MarkedYAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(
+            Problem(shown, None, None, "no model here: run `projector init` to write a starter, or pass --config")
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
+    try:
+        data = YAML(typ="rt").load(text)
+    except DuplicateKeyError as exc:
+        mark = exc.problem_mark
+        key = re.search(r'duplicate key "([^"]*)"', str(exc.problem))
+        name = f'"{key.group(1)}"' if key else "a key"
+        raise ModelError(
+            Problem(shown, mark.line + 1, mark.column + 1, f"duplicate key {name}: a key may appear once; merge the two")
+        ) from None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise ModelError(Problem(shown, line, col, f"not valid YAML: {exc.problem or exc.context}")) from None
+    if data is None:
+        raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))
+    return data
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def _position(data: Any, path: tuple[Any, ...], *, key: bool = False) -> tuple[int | None, int | None]:
+    """1-based line and column of the value at ``path`` (or of its key, with ``key=True``)."""
+    node, position = data, None
+    for index, step in enumerate(path):
+        lc = getattr(node, "lc", None)
+        last = index == len(path) - 1
+        try:
+            if isinstance(step, int):
+                position = lc.item(step) if lc else position
+            else:
+                position = (lc.key(step) if key and last else lc.value(step)) if lc else position
+            node = node[step]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    if position is None:
+        lc = getattr(data, "lc", None)
+        position = (lc.line, lc.col) if lc else (0, 0)
+    return position[0] + 1, position[1] + 1
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def _problem(data: Any, shown: str, path: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
+    line, col = _position(data, path, key=key)
+    prefix = f"{_dotted(path)}: " if path else ""
+    return Problem(shown, line, col, prefix + message)
+
+
+# --------------------------------------------------------------------------- schema pass
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "a whole number",
+    "null": "nothing",
+}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "nothing"
+    return "a string"
+
+
+def _schema_problems(data: Any, shown: str) -> list[Problem]:
+    import jsonschema
+
+    from projector.resources import schema
+
+    validator = jsonschema.Draft202012Validator(schema("model"))
+    return [_schema_problem(data, shown, error) for error in validator.iter_errors(data)]
+
+
+def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
+    path = tuple(error.absolute_path)
+    validator, instance = error.validator, error.instance
+    if validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extras = sorted(set(instance) - set(allowed))
+        hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+        return _problem(data, shown, path + (extras[0],), f"unknown key{hint}; remove it or fix its spelling", key=True)
+    if validator == "required":
+        missing = re.search(r"'([^']+)' is a required property", error.message)
+        name = missing.group(1) if missing else "a key"
+        return _problem(data, shown, path, f'missing "{name}"')
+    if validator == "type":
+        expected = error.validator_value
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (expected if isinstance(expected, list) else [expected]))
+        return _problem(data, shown, path, f"expected {words}, got {_kind(instance)}")
+    if validator == "const" and path == ("version",):
+        return _problem(data, shown, path, f"unsupported version {instance!r}: this projector reads version 1")
+    if validator == "uniqueItems":
+        return _problem(data, shown, path, "an item is listed twice; list each once")
+    if validator == "pattern":
+        return _pattern_problem(data, shown, path, error)
+    return _problem(data, shown, path, error.message)
+
+
+def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -> Problem:
+    value = error.instance
+    if "propertyNames" in error.schema_path:  # a bad key: the error's path is the mapping's
+        return _problem(
+            data,
+            shown,
+            path + (value,),
+            f'"{value}" is not a usable name: use letters, digits, "-" and "_" (at most 64), '
+            "the names every client accepts",
+            key=True,
+        )
+    field = path[-1] if path else ""
+    if field == "url":
+        return _problem(data, shown, path, f'"{value}" is not an http(s) URL')
+    if field == "token_env":
+        return _problem(
+            data, shown, path, f'"{value}" is not a variable name: give the NAME of the variable that holds the token'
+        )
+    return _problem(
+        data, shown, path, f'"{value}" is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
+    )
+
+
+# --------------------------------------------------------------------------- semantic pass
+
+_VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
+
+
+def expand_path(raw: str, environ: Mapping[str, str]) -> str:
+    """``~`` and ``$VAR``/``${VAR}`` expanded; raises KeyError naming an unset variable."""
+
+    def variable(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if not environ.get(name):
+            raise KeyError(name)
+        return environ[name]
+
+    text = _VARIABLE.sub(variable, raw)
+    if text == "~" or text.startswith("~/"):
+        text = str(_home(environ)) + text[1:]
+    return os.path.normpath(text) if text.startswith("/") else text
+
+
+def _semantic_problems(
+    data: Mapping[str, Any], shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for index, client in enumerate(data.get("clients") or []):
+        if client not in known_clients:
+            problems.append(
+                _problem(data, shown, ("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})')
+            )
+    providers = data["providers"]
+    for name, provider in providers.items():
+        mounted = provider.get("kbs")
+        for index, kb in enumerate(provider.get("default") or []):
+            if mounted is not None and kb not in mounted:
+                problems.append(_unmounted(data, shown, ("providers", name, "default", index), kb, name, mounted))
+    seen_paths: dict[str, str] = {}
+    for raw_path, binding in (data.get("bindings") or {}).items():
+        problems += _binding_path_problems(data, shown, str(raw_path), environ, seen_paths)
+        for provider_name, kbs in binding.items():
+            where = ("bindings", raw_path, provider_name)
+            if provider_name not in providers:
+                known = ", ".join(sorted(providers)) or "none"
+                problems.append(_problem(data, shown, where, f'no provider named "{provider_name}" (providers: {known})', key=True))
+                continue
+            mounted = providers[provider_name].get("kbs")
+            for index, kb in enumerate(kbs):
+                if mounted is not None and kb not in mounted:
+                    problems.append(_unmounted(data, shown, where + (index,), kb, provider_name, mounted))
+    return problems
+
+
+def _unmounted(data: Any, shown: str, path: tuple[Any, ...], kb: str, provider: str, mounted: list[str]) -> Problem:
+    mounts = ", ".join(sorted(mounted)) or "nothing"
+    return _problem(data, shown, path, f'"{kb}" is not a KB of provider "{provider}" (it mounts: {mounts})')
+
+
+def _binding_path_problems(
+    data: Any, shown: str, raw: str, environ: Mapping[str, str], seen: dict[str, str]
+) -> list[Problem]:
+    where = ("bindings", raw)
+    try:
+        path = expand_path(raw, environ)
+    except KeyError as unset:
+        return [_problem(data, shown, where, f"${unset.args[0]} is not set in this environment; set it or write the folder out", key=True)]
+    if not path.startswith("/"):
+        return [_problem(data, shown, where, "a binding is a folder given as an absolute path or one under ~", key=True)]
+    if path in seen:
+        return [_problem(data, shown, where, f'the same folder as "{seen[path]}"; merge the two bindings', key=True)]
+    seen[path] = raw
+    return []
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _kb_set(value: Any) -> KbSet:
+    return None if value is None else tuple(str(kb) for kb in value)
+
+
+def _build(path: Path, data: Mapping[str, Any], environ: Mapping[str, str]) -> Model:
+    providers = tuple(
+        Provider(
+            name=str(name),
+            url=str(spec["url"]),
+            token_env=spec.get("token_env"),
+            kbs=_kb_set(spec.get("kbs")),
+            default=_kb_set(spec.get("default")),
+        )
+        for name, spec in sorted(data["providers"].items())
+    )
+    bindings = tuple(
+        sorted(
+            (
+                Binding(
+                    path=expand_path(str(raw), environ),
+                    kb_sets=tuple(sorted((str(p), tuple(str(kb) for kb in kbs)) for p, kbs in sets.items())),
+                )
+                for raw, sets in (data.get("bindings") or {}).items()
+            ),
+            key=lambda b: b.path,
+        )
+    )
+    clients = data.get("clients")
+    return Model(
+        source=path,
+        clients=tuple(str(c) for c in clients) if clients is not None else None,
+        providers=providers,
+        bindings=bindings,
+    )
