@@ -60,15 +60,25 @@ class JsonDocument:
             try:
                 json.loads(self.text)
             except json.JSONDecodeError as exc:
-                raise DocumentError(Problem(self.source, exc.lineno, exc.colno, f"not valid JSON: {exc.msg}")) from None
+                what = "not valid JSON (this client reads strict JSON: no comments, no trailing commas)"
+                raise DocumentError(Problem(self.source, exc.lineno, exc.colno, f"{what}: {exc.msg}")) from None
         tree = _parser().parse(self._bytes)
         if tree.root_node.has_error:
-            row, col = _first_error(tree.root_node)
-            raise DocumentError(Problem(self.source, row + 1, col + 1, "not valid JSON with comments: fix it by hand"))
+            raise DocumentError(self._syntax_problem(tree.root_node))
         values = [c for c in tree.root_node.named_children if c.type != "comment"]
         if len(values) != 1 or values[0].type != "object":
             raise DocumentError(Problem(self.source, 1, 1, "expected a JSON object at the top of the file"))
         return values[0]
+
+    def _syntax_problem(self, root: Any) -> Problem:
+        """Where a JSONC file breaks: the standard parser, run over a copy whose comments and
+        trailing commas are blanked (offsets kept), names the fault and its place exactly."""
+        try:
+            json.loads(_blank_jsonc(root, self._bytes).decode("utf-8"))
+        except json.JSONDecodeError as exc:
+            return Problem(self.source, exc.lineno, exc.colno, f"not valid JSON with comments: {exc.msg}")
+        row, col = _first_error(root)
+        return Problem(self.source, row + 1, col + 1, "not valid JSON with comments")
 
     def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
         node: Any = self.value
@@ -187,9 +197,10 @@ class JsonDocument:
         if pairs and comma and pairs[-1].end_byte != at:  # a comment sits after the last member
             splices.append(Splice(pairs[-1].end_byte, pairs[-1].end_byte, b","))
             comma = ""
-        closing_on_same_line = not pairs and self._bytes.find(b"\n", at, closing.start_byte) < 0
-        tail = f"{nl}{outer}" if closing_on_same_line else ""
-        splices.append(Splice(at, at, f"{comma}{nl}{indent}{body}{tail}".encode()))
+        if not pairs and self._bytes.find(b"\n", at, closing.start_byte) < 0:  # "{ /* c */ }"
+            splices.append(Splice(at, closing.start_byte, f"{nl}{indent}{body}{nl}{outer}".encode()))
+        else:
+            splices.append(Splice(at, at, f"{comma}{nl}{indent}{body}".encode()))
         return splices
 
     def _new_file(self, key: tuple[str, ...], values: dict[str, Any]) -> str:
@@ -215,7 +226,7 @@ class JsonDocument:
         newline = newline_of(self.text)
         root = self._root
         pairs = [c for c in root.children if c.type == "pair"] if root is not None else []
-        compact = root is not None and root.start_point.row == root.end_point.row
+        compact = bool(pairs) and root.start_point.row == root.end_point.row
         unit = "  "
         if pairs and not compact:
             found = indentation_at(self._bytes, pairs[0].start_byte).decode()
@@ -250,11 +261,34 @@ def _value(node: Any) -> Any:
     return json.loads(node.text)
 
 
+def _blank_jsonc(root: Any, source: bytes) -> bytes:
+    out = bytearray(source)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        closing = node.next_sibling
+        while closing is not None and closing.type == "comment":
+            closing = closing.next_sibling
+        if node.type == "comment" or (node.type == "," and closing is not None and closing.type in ("}", "]")):
+            for i in range(node.start_byte, node.end_byte):
+                if out[i] not in (0x0A, 0x0D):
+                    out[i] = 0x20
+    return bytes(out)
+
+
 def _first_error(node: Any) -> tuple[int, int]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.type == "ERROR" or current.is_missing:
+        if current.is_missing:
             return current.start_point.row, current.start_point.column
+        if current.type == "ERROR":
+            # An ERROR that wraps only whole nodes (a member before a missing comma) means the
+            # fault is what follows it.
+            whole = all(not (c.has_error or c.is_missing) and c.type != "ERROR" for c in current.children)
+            after = current.next_sibling
+            point = after.start_point if whole and current.named_child_count and after is not None else current.start_point
+            return point.row, point.column
         stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing or c.type == "ERROR"]))
     return node.start_point.row, node.start_point.column

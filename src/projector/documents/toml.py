@@ -80,9 +80,9 @@ class TomlDocument:
                 splices += self._removals(pieces)
             elif len(pieces) == 1 and pieces[0].is_table:  # rewrite the table where it stands
                 splices.append(Splice(pieces[0].start, pieces[0].end, self._table(key, name, value)))
-            elif pieces:  # spelled in several places: replace them all, at the first one
-                splices += self._removals(pieces[1:])
-                splices.append(Splice(pieces[0].start, pieces[0].end, self._table(key, name, value)))
+            elif pieces:  # spelled as keys or in several places: take them out, add one table
+                splices += self._removals(pieces)
+                new[name] = value
             else:
                 new[name] = value
         if new:
@@ -134,6 +134,8 @@ class TomlDocument:
                 start -= len(nl)  # the blank line that set the table off goes with it
             if end == len(source) and not source[start:end].endswith(b"\n") and source[:start].endswith(nl):
                 start -= len(nl)  # the file had no final newline: keep it so
+            if start == 0 and source[end:].startswith(nl):
+                end += len(nl)  # at the top of the file: the blank line after it goes instead
             splices.append(Splice(start, end, b""))
         return splices
 
