@@ -38,6 +38,7 @@ def _parser() -> Any:
 class _Style:
     unit: str  # one level of indentation
     colon: str  # ": " or ":"
+    comma: str  # between members written on one line: ", " or ","
     newline: str
     compact: bool  # the file is written on one line
 
@@ -180,7 +181,7 @@ class JsonDocument:
         indent = indentation_at(self._bytes, pairs[-1].start_byte).decode() if pairs and not inline else outer + style.unit
         rendered = [f"{json.dumps(n, ensure_ascii=False)}{style.colon}{self._render(v, indent, inline)}" for n, v in members.items()]
         if inline:
-            separator = "," if style.compact else ", "
+            separator = style.comma
             body = separator.join(rendered)
             if trailing:
                 return [Splice(children[-2].end_byte, children[-2].end_byte, f" {body},".encode())]
@@ -212,8 +213,7 @@ class JsonDocument:
     def _render(self, value: Any, indent: str, inline: bool) -> str:
         style = self._style
         if inline:
-            separators = (",", ":") if style.compact else (", ", style.colon)
-            return json.dumps(value, ensure_ascii=False, separators=separators)
+            return json.dumps(value, ensure_ascii=False, separators=(style.comma, style.colon))
         text = json.dumps(value, ensure_ascii=False, indent=style.unit, separators=(",", style.colon))
         return text.replace("\n", style.newline + indent)
 
@@ -233,10 +233,10 @@ class JsonDocument:
             unit = found or unit
         colon = ": "
         if pairs:
-            key = pairs[0].child_by_field_name("key")
-            value = pairs[0].child_by_field_name("value")
-            colon = ":" if self._bytes[key.end_byte : value.start_byte].strip() == self._bytes[key.end_byte : value.start_byte] else ": "
-        return _Style(unit=unit, colon=colon, newline=newline, compact=compact)
+            key, value = pairs[0].child_by_field_name("key"), pairs[0].child_by_field_name("value")
+            colon = ":" if self._bytes[key.end_byte : value.start_byte] == b":" else ": "
+        comma = ", " if colon == ": " else ","  # a file is either spaced or minified
+        return _Style(unit=unit, colon=colon, comma=comma, newline=newline, compact=compact)
 
 
 def _member(obj: Any, name: str) -> Any:
