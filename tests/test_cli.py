@@ -1,0 +1,94 @@
+"""The command line as a person uses it: exit codes, what is printed where, init."""
+
+from __future__ import annotations
+
+import json
+
+MODEL = """\
+version: 1
+clients: [claude-code, codex]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+    kbs: [a, b]
+bindings:
+  ~/work/a:
+    docs: [a]
+"""
+
+
+def test_diff_then_sync_then_nothing_to_do(sandbox):
+    sandbox.install_projector()
+    config = sandbox.model(MODEL)
+    diff = sandbox.run("diff", "--no-color", config=config)
+    assert diff.returncode == 1, diff.stderr
+    assert "--- /dev/null\n+++ ~/.codex/config.toml\n" in diff.stdout
+    assert "+++ ~/.claude.json" in diff.stdout
+    assert not (sandbox.home / ".claude.json").exists(), "diff writes nothing"
+
+    sync = sandbox.run("sync", config=config)
+    assert sync.returncode == 0, sync.stderr
+    assert sync.stdout.splitlines() == ["created ~/.claude.json (Claude Code)", "created ~/.codex/config.toml (Codex CLI)"]
+    written = json.loads((sandbox.home / ".claude.json").read_text())
+    assert written["mcpServers"]["docs"]["command"] == str(sandbox.bin / "projector")
+
+    again = sandbox.run("diff", config=config)
+    assert (again.returncode, again.stdout) == (0, "")
+    assert sandbox.run("sync", config=config).stdout == ""
+
+
+def test_quiet_sync_prints_only_warnings(sandbox):
+    config = sandbox.model(MODEL)  # projector not on PATH: a warning
+    result = sandbox.run("sync", "--quiet", config=config)
+    assert result.returncode == 0
+    assert result.stdout == ""
+    assert result.stderr.startswith('warning: provider "docs" has bindings but projector is not on PATH')
+
+
+def test_client_option_narrows_and_rejects_unknown_ids(sandbox):
+    config = sandbox.model(MODEL)
+    assert sandbox.run("sync", "--client", "codex", config=config).stdout.startswith("created ~/.codex/config.toml")
+    assert not (sandbox.home / ".claude.json").exists()
+    bad = sandbox.run("sync", "--client", "claude", config=config)
+    assert bad.returncode == 2 and "unknown client 'claude'" in bad.stderr
+
+
+def test_model_error_is_exit_2_with_location(sandbox):
+    config = sandbox.model(MODEL.replace("docs: [a]", "docs: [z]"))
+    for command in ("diff", "sync"):
+        result = sandbox.run(command, config=config)
+        assert result.returncode == 2
+        assert result.stderr == f'error: {config}:10:12: bindings.~/work/a.docs[0]: "z" is not a KB of provider "docs" (it mounts: a, b)\n'
+
+
+def test_broken_client_file_is_exit_1_and_the_others_still_sync(sandbox):
+    config = sandbox.model(MODEL)
+    sandbox.file(".claude.json", "{ // comment\n}\n")
+    result = sandbox.run("sync", config=config)
+    assert result.returncode == 1
+    assert "error: ~/.claude.json:1:3: not valid JSON" in result.stderr
+    assert (sandbox.home / ".codex" / "config.toml").exists()
+    assert (sandbox.home / ".claude.json").read_text() == "{ // comment\n}\n"
+    assert sandbox.run("diff", config=config).returncode == 2
+
+
+def test_colour_on_request(sandbox):
+    result = sandbox.run("diff", "--color", config=sandbox.model(MODEL))
+    assert "\033[32m+" in result.stdout
+
+
+def test_init_writes_a_starter_and_never_overwrites(sandbox):
+    first = sandbox.run("init")
+    target = sandbox.home / ".config" / "projector" / "projector.yaml"
+    assert first.returncode == 0 and first.stdout.startswith("wrote ~/.config/projector/projector.yaml")
+    assert sandbox.run("diff").returncode == 0  # the starter is a valid, empty model
+    target.write_text(MODEL)
+    second = sandbox.run("init")
+    assert second.returncode == 1 and "never overwrites" in second.stderr
+    assert target.read_text() == MODEL
+
+
+def test_missing_model_points_to_init(sandbox):
+    result = sandbox.run("sync")
+    assert result.returncode == 2 and "run `projector init`" in result.stderr
