@@ -32,7 +32,7 @@ EMPTY = Model(Path("m.yaml"), None, (), ())
 def _sync(model: Model, client: clients.Client, environ: dict, state: ledger.Ledger):
     outcome = engine.compute(model, [client], environ, state)
     assert outcome.problems == ()
-    return outcome, engine.write(outcome, state)
+    return outcome, engine.write(outcome, state).ledger
 
 
 @pytest.mark.parametrize("original", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

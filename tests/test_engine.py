@@ -51,7 +51,7 @@ class Home:
 
     def sync(self, m: Model, ids=CLIENT_IDS, force=False) -> engine.Outcome:
         outcome = engine.compute(m, [clients.registry()[i] for i in ids], self.environ, self.ledger, force=force)
-        self.ledger = engine.write(outcome, self.ledger)
+        self.ledger = engine.write(outcome, self.ledger).ledger
         return outcome
 
 

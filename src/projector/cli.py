@@ -47,10 +47,10 @@ def _compute(config: str | None, only: list[str] | None, force: bool) -> tuple[e
     return engine.compute(loaded, chosen, environ, state, force=force), state
 
 
-def _report_warnings(outcome: engine.Outcome) -> None:
+def _report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:
     for warning in outcome.warnings:
         _err(f"warning: {warning}")
-    for problem in outcome.problems:
+    for problem in outcome.problems + tuple(problems):
         _err(f"error: {problem}")
 
 
@@ -85,26 +85,62 @@ def sync(
     client: ClientOption = None,
     force: ForceOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another running sync.")] = 10.0,
 ) -> None:
     """Write the model into every client's file: only the files whose bytes change. Exit 1
     when a file could not be read or parsed (it is left untouched; the others are synced)."""
+    from projector import files
+    from projector.report import change_line
+
+    lock = ledger.state_dir(os.environ) / "sync.lock"
     try:
-        outcome, state = _compute(config, client, force)
+        with files.sync_lock(lock, wait):
+            outcome, state = _compute(config, client, force)
+            written = engine.write(outcome, state)
+            if written.ledger != state:
+                files.write_text(ledger.ledger_path(os.environ), written.ledger.to_json())
+    except files.Busy:
+        _err(f"error: another projector sync is running (it holds {display_path(lock)}); nothing was written, try again")
+        raise typer.Exit(2)
     except ProjectorError as error:
         _err(f"error: {error}")
         raise typer.Exit(2)
-    from projector.report import change_line
-
-    new_state = engine.write(outcome, state)
-    if new_state != state:
-        from projector import files
-
-        files.write_text(ledger.ledger_path(os.environ), new_state.to_json())
     if not quiet:
-        for result in outcome.changed:
-            print(change_line(result))
-    _report_warnings(outcome)
-    raise typer.Exit(1 if outcome.problems else 0)
+        for result in written.results:
+            if result.changed:
+                print(change_line(result))
+    _report_warnings(outcome, written.problems)
+    raise typer.Exit(1 if outcome.problems or written.problems else 0)
+
+
+@app.command()
+def status(
+    config: ConfigOption = None,
+    client: ClientOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (with a schema version).")] = False,
+) -> None:
+    """Whether every client's file matches the model. Exit 0: in sync, 1: drift or pending
+    changes, 2: an error."""
+    import json
+
+    from projector.report import status_lines, status_report
+
+    try:
+        outcome, _ = _compute(config, client, False)
+    except ProjectorError as error:
+        if as_json:
+            print(json.dumps({"schema": 1, "in_sync": False, "files": [], "warnings": [], "errors": [str(p) for p in error.problems]}, indent=2))
+        else:
+            _err(f"error: {error}")
+        raise typer.Exit(2)
+    report = status_report(outcome)
+    if as_json:
+        print(json.dumps(report, indent=2))
+    else:
+        for line in status_lines(report):
+            print(line)
+        _report_warnings(outcome)
+    raise typer.Exit(2 if outcome.problems else (0 if report["in_sync"] else 1))
 
 
 @app.command()

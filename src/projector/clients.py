@@ -37,6 +37,7 @@ class Client:
     env_reference: str | None
     templates: tuple[tuple[str, str], ...]  # (transport, jinja2 source)
     project_files: tuple[ProjectFile, ...]
+    local_scopes: tuple[tuple[str, ...], ...]  # key paths with "{workspace}" in the global file
     detect_paths: tuple[str, ...]
     detect_binaries: tuple[str, ...]
 
@@ -70,6 +71,9 @@ class Client:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise RuntimeError(f"clients/{self.id}.yaml: the {transport} template renders invalid JSON: {exc}\n{text}")
+
+    def local_scope_keys(self, workspace: str) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(workspace if step == "{workspace}" else step for step in s) for s in self.local_scopes)
 
     def env_ref(self, name: str) -> str:
         if self.env_reference is None:
@@ -137,6 +141,7 @@ def _client(data: dict[str, Any]) -> Client:
         project_files=tuple(
             ProjectFile(p["path"], p["format"], tuple(p["servers_key"])) for p in data.get("project_files") or ()
         ),
+        local_scopes=tuple(tuple(scope) for scope in data.get("local_scopes") or ()),
         detect_paths=tuple(detect.get("paths") or ()),
         detect_binaries=tuple(detect.get("binaries") or ()),
     )

@@ -1,11 +1,12 @@
-"""The compiler: one computation, shown by ``diff`` and carried out by ``sync``.
+"""The compiler: one computation, shown by ``diff`` and ``status`` and carried out by ``sync``.
 
     projector.yaml ─load─▶ Model ─plan─▶ servers ─render per client─▶ desired entries
-    client file ─read─▶ Document ─reconcile with the ledger─▶ edits ─▶ new text
+    targets: each client's global file, and the project files of every bound workspace
+    target file ─read─▶ Document ─reconcile (global) / prune (project)─▶ edits ─▶ new text
 
-``compute`` reads and decides; nothing is written until ``write`` is called with its result.
-A client whose file cannot be read or parsed gets a problem and is left untouched; the others
-go on.
+``compute`` reads and decides; nothing is written until ``write`` carries out its result. A
+target that cannot be read or parsed gets a problem and is left untouched; the others go on.
+Pruning is not a second mechanism: a project file is a target whose desired entries are none.
 """
 
 from __future__ import annotations
@@ -13,32 +14,62 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from projector import documents, files
 from projector.clients import Client
 from projector.errors import DocumentError, Problem, display_path
 from projector.ledger import FileRecord, Ledger
-from projector.model import Model
+from projector.model import Model, Provider
 from projector.plan import plan
-from projector.reconcile import reconcile
+from projector.reconcile import Decision, prune, reconcile
+
+RETRIES = 5  # times a file may change under us before we give up on it for this sync
+
+
+@dataclass(frozen=True)
+class Target:
+    client: Client  # for a project file shared by clients: the first of them
+    path: Path
+    shown: str  # the path as a person reads it (~/...)
+    format: str
+    key: tuple[str, ...]
+    desired: Mapping[str, Any] | None  # None: a project file, where entries are pruned
+    prune_keys: tuple[tuple[str, ...], ...] = ()  # local scopes inside a global file
+    shadows: str = ""  # the clients a project file's entries shadow the global entry in
+
+    @property
+    def is_project(self) -> bool:
+        return self.desired is None
 
 
 @dataclass(frozen=True)
 class FileResult:
-    client: Client
-    path: Path
-    shown: str  # the path as a person reads it (~/...)
+    target: Target
     before: str | None  # None: the file does not exist
     after: str | None  # None: the file is (to be) removed
     bom: bool
-    record: FileRecord | None  # the ledger's record after the sync
+    record: FileRecord | None  # the ledger's record after the sync (global files)
     notes: tuple[str, ...]
+    states: tuple[tuple[str, str], ...]  # entry name -> state, for status
 
     @property
     def changed(self) -> bool:
         return self.before != self.after
+
+    @property
+    def client(self) -> Client:
+        return self.target.client
+
+    @property
+    def path(self) -> Path:
+        return self.target.path
+
+    @property
+    def shown(self) -> str:
+        return self.target.shown
 
 
 @dataclass(frozen=True)
@@ -46,6 +77,8 @@ class Outcome:
     results: tuple[FileResult, ...]
     problems: tuple[Problem, ...]  # files left untouched
     warnings: tuple[str, ...]
+    providers: Mapping[str, Provider]
+    force: bool
 
     @property
     def changed(self) -> tuple[FileResult, ...]:
@@ -59,88 +92,172 @@ def projector_on_path(environ: Mapping[str, str]) -> str | None:
     return os.path.abspath(found) if found else None
 
 
-def compute(
-    model: Model,
-    clients: list[Client],
-    environ: Mapping[str, str],
-    ledger: Ledger,
-    force: bool = False,
-) -> Outcome:
-    compiled = plan(model, projector_on_path(environ))
-    providers = {p.name: p for p in model.providers}
+# --------------------------------------------------------------------------- targets
+
+
+def workspaces(model: Model) -> tuple[str, ...]:
+    """Every bound folder, as written and as its canonical path (both spellings are in use)."""
+    paths = {b.path for b in model.bindings} | {os.path.realpath(b.path) for b in model.bindings}
+    return tuple(sorted(paths))
+
+
+def targets(model: Model, clients: list[Client], environ: Mapping[str, str], desired: Mapping[str, Mapping[str, Any]]) -> list[Target]:
     home = Path(environ.get("HOME") or Path.home())
-    results, problems, warnings = [], [], list(compiled.warnings)
+    found: list[Target] = []
     for client in clients:
         path = client.global_file(environ)
         assert path is not None  # every descriptor ends its folder list with one under ~
-        shown = display_path(path, home)
-        desired = {name: client.render(server) for name, server in compiled.servers}
-        try:
-            result = _file_result(client, path, shown, desired, ledger.record(path), providers, force)
-        except DocumentError as error:
-            problems += error.problems
-            continue
-        except (OSError, UnicodeDecodeError) as error:
-            problems.append(Problem(shown, None, None, _reason(error)))
-            continue
-        results.append(result)
-        warnings += result.notes
-    return Outcome(tuple(results), tuple(problems), tuple(warnings))
+        scopes = tuple(key for w in workspaces(model) for key in client.local_scope_keys(w))
+        found.append(Target(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes, client.name))
+    project: dict[Path, Target] = {}
+    for workspace in workspaces(model):
+        for client in clients:
+            for spec in client.project_files:
+                path = Path(workspace) / spec.path
+                if path in project:
+                    project[path] = replace(project[path], shadows=f"{project[path].shadows} and {client.name}")
+                elif os.path.lexists(path):  # projector never creates a file inside a workspace
+                    project[path] = Target(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name)
+    return found + [project[p] for p in sorted(project)]
 
 
-def _reason(error: Exception) -> str:
-    if isinstance(error, UnicodeDecodeError):
-        return "not UTF-8 text; left untouched"
-    return f"{error.strerror or error}; left untouched" if isinstance(error, OSError) else str(error)
+# --------------------------------------------------------------------------- evaluating
 
 
-def _file_result(
-    client: Client,
-    path: Path,
-    shown: str,
-    desired: dict,
-    record: FileRecord | None,
-    providers: Mapping,
-    force: bool,
-) -> FileResult:
-    read = files.read_text(path)
-    document = documents.parse(client.format, read.text or "", shown)
-    key = client.servers_key
-    current = document.servers(key)
-    owned = dict(record.entries) if record else {}
-    decision = reconcile(shown, current, desired, owned, providers, force)
-    after: str | None = document.edited(key, decision.edits) if decision.edits else document.text
-    created = record.created if record else None
-    if decision.owned and not owned:
-        created = "file" if read.text is None else ("key" if current is None else None)
-    if not decision.owned and created:
-        after = _undo_creation(client, after, shown, created, read.text)
-    new_record = FileRecord(client.id, decision.owned, created) if decision.owned else None
-    before = read.text
-    if before is None and after == "":
+def compute(model: Model, clients: list[Client], environ: Mapping[str, str], ledger: Ledger, force: bool = False) -> Outcome:
+    compiled = plan(model, projector_on_path(environ))
+    desired = {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients}
+    providers = {p.name: p for p in model.providers}
+    results, problems, warnings = [], [], list(compiled.warnings)
+    for target in targets(model, clients, environ, desired):
+        outcome = evaluate(target, ledger.record(target.path), providers, force)
+        if isinstance(outcome, Problem):
+            problems.append(outcome)
+        else:
+            results.append(outcome)
+            warnings += outcome.notes
+    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force)
+
+
+def evaluate(target: Target, record: FileRecord | None, providers: Mapping[str, Provider], force: bool) -> FileResult | Problem:
+    """Read one target and decide its new text; a Problem when it cannot be read or parsed."""
+    try:
+        return _decide(target, record, providers, force)
+    except DocumentError as error:
+        return error.problems[0]
+    except UnicodeDecodeError:
+        return Problem(target.shown, None, None, "not UTF-8 text; left untouched")
+    except OSError as error:
+        return Problem(target.shown, None, None, f"{error.strerror or error}; left untouched")
+
+
+def _decide(target: Target, record: FileRecord | None, providers: Mapping[str, Provider], force: bool) -> FileResult:
+    read = files.read_text(target.path)
+    document = documents.parse(target.format, read.text or "", target.shown)
+    current = document.servers(target.key)
+    if target.is_project:
+        decision = prune(target.shown, current, providers, target.shadows)
+    else:
+        owned = dict(record.entries) if record else {}
+        decision = reconcile(target.shown, current, target.desired, owned, providers, force)
+    text = document.edited(target.key, decision.edits) if decision.edits else document.text
+    notes, states = list(decision.notes), list(decision.states)
+    for key in target.prune_keys:  # local scopes inside a global file
+        scoped = documents.parse(target.format, text, target.shown)
+        local = prune(f"{target.shown} ({'.'.join(key[:-1])})", scoped.servers(key), providers, target.client.name)
+        if local.edits:
+            text = scoped.edited(key, local.edits)
+        notes += local.notes
+        states += [(f"{key[1]}: {name}", state) for name, state in local.states]
+    after: str | None = text
+    new_record = None
+    if target.is_project:
+        if decision.edits and _structurally_empty(target, text):
+            after = None
+    else:
+        created = _created(record, decision, read.text, current)
+        if not decision.owned and created:
+            after = _undo_creation(target, text, created)
+        new_record = FileRecord(target.client.id, decision.owned, created) if decision.owned else None
+    if read.text is None and after == "":
         after = None
-    return FileResult(client, path, shown, before, after, read.bom, new_record, decision.notes)
+    return FileResult(target, read.text, after, read.bom, new_record, tuple(notes), tuple(states))
 
 
-def _undo_creation(client: Client, text: str, shown: str, created: str, original: str | None) -> str | None:
+def _created(record: FileRecord | None, decision: Decision, before: str | None, current: Any) -> str | None:
+    """What projector brings into being with its first entry in this file."""
+    if record is not None and record.entries:
+        return record.created
+    if not decision.owned:
+        return None
+    return "file" if before is None else ("key" if current is None else None)
+
+
+def _structurally_empty(target: Target, text: str) -> bool:
+    """Nothing but (an empty) servers key: the file was only ever projector's entries."""
+    value = documents.parse(target.format, text, target.shown).servers(())
+    return not value or value == _nest(target.key)
+
+
+def _nest(key: tuple[str, ...]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for step in reversed(key):
+        value = {step: value}
+    return value
+
+
+def _undo_creation(target: Target, text: str, created: str) -> str | None:
     """With its last entry gone, take away what projector brought into being."""
-    document = documents.parse(client.format, text, shown)
-    if not document.key_is_empty(client.servers_key) and document.servers(client.servers_key) is not None:
-        return text  # the user added entries of their own: keep them
-    stripped = document.without_key(client.servers_key)
-    if created == "file" and not documents.parse(client.format, stripped, shown).servers(()):  # nothing else there
+    document = documents.parse(target.format, text, target.shown)
+    if document.servers(target.key):
+        return text  # the user added entries of their own: keep the key
+    stripped = document.without_key(target.key)
+    if created == "file" and not documents.parse(target.format, stripped, target.shown).servers(()):
         return None
     return stripped
 
 
-def write(outcome: Outcome, ledger: Ledger) -> Ledger:
-    """Carry out the outcome: changed files written or removed; the new ledger returned."""
+# --------------------------------------------------------------------------- writing
+
+
+@dataclass(frozen=True)
+class Written:
+    ledger: Ledger
+    results: tuple[FileResult, ...]  # what was finally written (after any redo)
+    problems: tuple[Problem, ...]
+
+
+def write(outcome: Outcome, ledger: Ledger) -> Written:
+    """Carry out the outcome. A file its client changed since it was read is read again and
+    merged anew (a few times at most): the client's change is never overwritten."""
     records: dict[str, FileRecord | None] = {}
+    results, problems = [], []
     for result in outcome.results:
-        if result.changed:
+        final = _write_one(result, outcome, ledger)
+        if isinstance(final, Problem):
+            problems.append(final)
+            continue
+        results.append(final)
+        if not final.target.is_project:
+            records[str(final.path)] = final.record
+    return Written(ledger.with_records(records), tuple(results), tuple(problems))
+
+
+def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger) -> FileResult | Problem:
+    for _ in range(RETRIES):
+        if not result.changed:
+            return result
+        try:
             if result.after is None:
-                files.remove(result.path)
+                files.remove(result.path, expected=result.before)
             else:
-                files.write_text(result.path, result.after, bom=result.bom)
-        records[str(result.path)] = result.record
-    return ledger.with_records(records)
+                files.write_text(result.path, result.after, bom=result.bom, expected=result.before)
+            return result
+        except files.ChangedMeanwhile:
+            again = evaluate(result.target, ledger.record(result.path), outcome.providers, outcome.force)
+            if isinstance(again, Problem):
+                return again
+            result = again
+        except OSError as error:
+            return Problem(result.shown, None, None, f"{error.strerror or error}; left untouched")
+    return Problem(result.shown, None, None, "kept changing while projector wrote it; left untouched, sync again")

@@ -1,9 +1,11 @@
 """Reading and writing client files without ever leaving one half-written.
 
 A write goes to a temporary file in the same folder, is flushed to disk, and replaces the old
-file by rename, so a reader sees the old bytes or the new ones, never a mix. The mode of an
-existing file is kept (a new file is 0600: it may hold references to secrets); a symlinked file
-(dotfile managers) is written through to its target and stays a link.
+file by rename, so a reader sees the old bytes or the new ones, never a mix. Just before the
+rename the file is read again: if its client changed it since projector read it, nothing is
+replaced and the caller redoes its merge on the new content. The mode of an existing file is
+kept (a new file is 0600: it may hold references to secrets); a symlinked file (dotfile managers)
+is written through to its target and stays a link; a read-only file is left alone.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ from pathlib import Path
 BOM = "\ufeff"
 
 
+class ChangedMeanwhile(Exception):
+    """The file changed between projector's read and its write; nothing was replaced."""
+
+
+class Busy(Exception):
+    """Another projector sync holds the lock."""
+
+
 @dataclass(frozen=True)
 class Read:
     text: str | None  # None: the file does not exist
@@ -26,11 +36,15 @@ class Read:
 def read_text(path: Path) -> Read:
     """The file's text (a UTF-8 byte order mark is set aside and restored on write)."""
     try:
-        raw = path.read_bytes()
+        info = path.stat()
     except FileNotFoundError:
         return Read(None)
-    except IsADirectoryError:
-        raise OSError(f"is a folder, not a file") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise OSError("is a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError("is not a regular file")
+    try:
+        raw = path.read_bytes()
     except PermissionError:
         raise OSError("cannot be read (permission denied)") from None
     text = raw.decode("utf-8")
@@ -39,13 +53,23 @@ def read_text(path: Path) -> Read:
     return Read(text)
 
 
-def write_text(path: Path, text: str, bom: bool = False) -> None:
+def current_text(path: Path) -> str | None:
+    """The file's text as read_text gives it, for comparing with what was read before."""
+    return read_text(path).text
+
+
+def write_text(path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
+    """Replace ``path`` with ``text``. With ``expected`` (the text read before; None: absent)
+    the file must still hold exactly that just before the rename, or ChangedMeanwhile."""
     target = Path(os.path.realpath(path))  # through a symlink to its target
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         mode = 0o600
+    else:
+        if not mode & 0o222:  # checked by mode bits: root may write anything, the user said no
+            raise OSError("is read-only; left untouched (make it writable to let projector edit it)")
     data = ((BOM if bom else "") + text).encode("utf-8")
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".projector-tmp")
     try:
@@ -54,6 +78,8 @@ def write_text(path: Path, text: str, bom: bool = False) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
+        if expected is not False and current_text(target) != expected:
+            raise ChangedMeanwhile(str(path))
         os.replace(temporary, target)
     except BaseException:
         try:
@@ -64,8 +90,10 @@ def write_text(path: Path, text: str, bom: bool = False) -> None:
     _sync_folder(target.parent)
 
 
-def remove(path: Path) -> None:
+def remove(path: Path, expected: str | None | bool = False) -> None:
     target = Path(os.path.realpath(path))
+    if expected is not False and current_text(target) != expected:
+        raise ChangedMeanwhile(str(path))
     try:
         target.unlink()
     except FileNotFoundError:
@@ -85,3 +113,25 @@ def _sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+def sync_lock(path: Path, timeout: float):
+    """One lock for a whole sync; Busy when another sync keeps it longer than ``timeout``."""
+    import contextlib
+
+    import filelock
+
+    @contextlib.contextmanager
+    def held():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(str(path), timeout=timeout)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise Busy(str(path)) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    return held()

@@ -28,6 +28,7 @@ class Decision:
     edits: dict[str, Any | None]  # name -> new value, or None to remove
     owned: dict[str, str]  # name -> hash of what the file holds for us afterwards
     notes: tuple[str, ...]
+    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | drift | foreign
 
 
 def _without_query(url: str) -> str:
@@ -67,30 +68,49 @@ def reconcile(
     edits: dict[str, Any | None] = {}
     kept: dict[str, str] = {}
     notes: list[str] = []
+    states: dict[str, str] = {}
     for name, value in desired.items():
         present = current.get(name)
         if name not in current:
-            edits[name] = value
+            edits[name], states[name] = value, "add"
         elif present == value:
-            pass
+            states[name] = "in-sync"
         elif name in owned and (entry_hash(present) == owned[name] or force):
-            edits[name] = value
+            edits[name], states[name] = value, "update"
         elif name in owned:
             notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept (--force overwrites)')
-            kept[name] = owned[name]
+            kept[name], states[name] = owned[name], "drift"
             continue
         elif recognisable(present, providers[name]) or force:
-            edits[name] = value
+            edits[name], states[name] = value, "update"
         else:
             notes.append(f'{where}: entry "{name}" was not written by projector; left as it is (rename or remove it to let projector manage it)')
+            states[name] = "foreign"
             continue
         kept[name] = entry_hash(value)
     for name, digest in owned.items():
         if name in desired or name not in current:
             continue
         if entry_hash(current[name]) == digest or force:
-            edits[name] = None
+            edits[name], states[name] = None, "remove"
         else:
             notes.append(f'{where}: entry "{name}" of a removed provider was changed by hand; kept (--force removes it)')
-            kept[name] = digest
-    return Decision(edits=edits, owned=kept, notes=tuple(notes))
+            kept[name], states[name] = digest, "drift"
+    return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())))
+
+
+def prune(where: str, current: Mapping[str, Any] | None, providers: Mapping[str, Provider], shadows: str) -> Decision:
+    """Project entries that would shadow a provider's global entry: those with a shape projector
+    (or its predecessor) wrote are removed; the user's own are left, with a warning."""
+    edits: dict[str, Any | None] = {}
+    notes: list[str] = []
+    states: dict[str, str] = {}
+    for name, value in (current or {}).items():
+        if name not in providers:
+            continue
+        if recognisable(value, providers[name]):
+            edits[name], states[name] = None, "remove"
+        else:
+            notes.append(f'{where}: entry "{name}" shadows the global entry in {shadows}; left as it is')
+            states[name] = "foreign"
+    return Decision(edits=edits, owned={}, notes=tuple(notes), states=tuple(sorted(states.items())))

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import difflib
 
-from projector.engine import FileResult
+from typing import Any
+
+from projector.engine import FileResult, Outcome
+
+STATUS_SCHEMA = 1
 
 _COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
 _RESET = "\033[0m"
@@ -38,4 +42,40 @@ def change_line(result: FileResult) -> str:
         verb = "removed"
     else:
         verb = "updated"
-    return f"{verb} {result.shown} ({result.client.name})"
+    return f"{verb} {result.shown} ({result.target.shadows})"
+
+
+def status_report(outcome: Outcome) -> dict[str, Any]:
+    """The facts diff uses, as data: per file, whether it is pending and each entry's state."""
+    files = []
+    for result in outcome.results:
+        entries = dict(result.states)
+        files.append(
+            {
+                "path": result.shown,
+                "client": result.client.id,
+                "kind": "project" if result.target.is_project else "global",
+                "pending": result.changed,
+                "drift": sorted(n for n, s in entries.items() if s == "drift"),
+                "entries": entries,
+            }
+        )
+    in_sync = not outcome.problems and not any(f["pending"] or f["drift"] for f in files)
+    return {
+        "schema": STATUS_SCHEMA,
+        "in_sync": in_sync,
+        "files": files,
+        "warnings": list(outcome.warnings),
+        "errors": [str(p) for p in outcome.problems],
+    }
+
+
+def status_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for file in report["files"]:
+        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign")]
+        if file["pending"] and not changes:
+            changes = ["removes what projector created"]
+        state = "pending: " + ", ".join(changes) if file["pending"] or file["drift"] else "in sync"
+        lines.append(f"{file['path']}: {state}")
+    return lines
