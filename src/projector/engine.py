@@ -26,7 +26,7 @@ from projector.model import Model, Provider
 from projector.plan import plan
 from projector.reconcile import Decision, prune, reconcile
 
-RETRIES = 5  # times a file may change under us before we give up on it for this sync
+RETRIES = 20  # times a file may change under us before we give up on it for this sync
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,10 @@ def write(outcome: Outcome, ledger: Ledger) -> Written:
 
 
 def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger) -> FileResult | Problem:
-    for _ in range(RETRIES):
+    import random
+    import time
+
+    for attempt in range(RETRIES):
         if not result.changed:
             return result
         try:
@@ -254,6 +257,7 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger) -> FileResu
                 files.write_text(result.path, result.after, bom=result.bom, expected=result.before)
             return result
         except files.ChangedMeanwhile:
+            time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # let the client finish
             again = evaluate(result.target, ledger.record(result.path), outcome.providers, outcome.force)
             if isinstance(again, Problem):
                 return again

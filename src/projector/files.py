@@ -1,15 +1,19 @@
 """Reading and writing client files without ever leaving one half-written.
 
 A write goes to a temporary file in the same folder, is flushed to disk, and replaces the old
-file by rename, so a reader sees the old bytes or the new ones, never a mix. Just before the
-rename the file is read again: if its client changed it since projector read it, nothing is
-replaced and the caller redoes its merge on the new content. The mode of an existing file is
+file by rename, so a reader sees the old bytes or the new ones, never a mix. The replacement is
+a compare-and-swap against what projector read: on Linux the new file is swapped in with
+renameat2(RENAME_EXCHANGE), the bytes it displaced are checked, and if the client wrote in the
+meantime they are swapped back; a new file is linked into place only if none appeared. The
+caller then redoes its merge on the client's content, so a client's write is never lost. The mode of an existing file is
 kept (a new file is 0600: it may hold references to secrets); a symlinked file (dotfile managers)
 is written through to its target and stays a link; a read-only file is left alone.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import stat
 import tempfile
@@ -71,16 +75,18 @@ def write_text(path: Path, text: str, bom: bool = False, expected: str | None | 
         if not mode & 0o222:  # checked by mode bits: root may write anything, the user said no
             raise OSError("is read-only; left untouched (make it writable to let projector edit it)")
     data = ((BOM if bom else "") + text).encode("utf-8")
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".projector-tmp")
+    _remove_leftovers(target)
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMPORARY)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
-        if expected is not False and current_text(target) != expected:
-            raise ChangedMeanwhile(str(path))
-        os.replace(temporary, target)
+        if expected is False:
+            os.replace(temporary, target)
+        else:
+            _swap_in(temporary, target, expected, path)
     except BaseException:
         try:
             os.unlink(temporary)
@@ -88,6 +94,65 @@ def write_text(path: Path, text: str, bom: bool = False, expected: str | None | 
             pass
         raise
     _sync_folder(target.parent)
+
+
+TEMPORARY = ".projector-tmp"
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Temporary files of a sync that was killed (ours by name; the sync lock is held)."""
+    for leftover in target.parent.glob(f".{target.name}.*{TEMPORARY}"):
+        try:
+            leftover.unlink()
+        except OSError:
+            pass
+
+
+def _swap_in(temporary: str, target: Path, expected: str | None, shown: Path) -> None:
+    if expected is None:  # a new file: only if nobody created one meanwhile
+        try:
+            os.link(temporary, target)
+        except FileExistsError:
+            raise ChangedMeanwhile(str(shown)) from None
+        os.unlink(temporary)
+        return
+    if current_text(target) != expected:
+        raise ChangedMeanwhile(str(shown))
+    if not _exchange(temporary, target):
+        os.replace(temporary, target)  # no atomic exchange here: the check above is the guard
+        return
+    if read_text(Path(temporary)).text != expected:  # the client wrote between check and swap
+        _exchange(temporary, target)
+        raise ChangedMeanwhile(str(shown))
+    os.unlink(temporary)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(first: str, second: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2); False where the system cannot."""
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        return False
+    result = renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(str(second)), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+_LIBC = None
 
 
 def remove(path: Path, expected: str | None | bool = False) -> None:

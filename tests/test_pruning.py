@@ -1,0 +1,98 @@
+"""Pruning: in every bound workspace, project entries that would shadow a provider's global entry
+and have a shape projector (or its predecessor) wrote are removed; nothing else is touched."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+MODEL = """\
+version: 1
+clients: [claude-code, codex, opencode, crush, kiro, copilot]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+bindings:
+  ~/work/a:
+    docs: []
+"""
+
+LEGACY_HTTP = {"type": "http", "url": "https://kb.example.com/mcp?kbs=api-a"}
+LEGACY_BRIDGE = {"command": "/old/venv/bin/projector", "args": ["mcp", "--provider", "docs"]}
+MINE = {"command": "npx", "args": ["-y", "mine"]}
+
+# project file -> (text with a legacy entry and an entry of the user's, text after pruning)
+JSON_FILES = {
+    ".mcp.json": "mcpServers",
+    ".crush.json": "mcp",
+    "crush.json": "mcp",
+    ".kiro/settings/mcp.json": "mcpServers",
+    ".github/mcp.json": "mcpServers",
+}
+
+
+def _write(sandbox, relative, text):
+    return sandbox.file(f"work/a/{relative}", text)
+
+
+@pytest.mark.parametrize("relative", sorted(JSON_FILES))
+def test_legacy_entries_go_other_entries_stay_byte_for_byte(sandbox, relative):
+    key = JSON_FILES[relative]
+    before = '{\n  "%s": {\n    "docs": %s,\n    "other": %s\n  },\n  "keep": true\n}\n' % (key, json.dumps(LEGACY_HTTP), json.dumps(MINE))
+    path = _write(sandbox, relative, before)
+    result = sandbox.run("sync", config=sandbox.model(MODEL))
+    assert result.returncode == 0, result.stderr
+    assert path.read_text() == '{\n  "%s": {\n    "other": %s\n  },\n  "keep": true\n}\n' % (key, json.dumps(MINE))
+    assert sandbox.run("diff", config=sandbox.model(MODEL)).returncode == 0, "a second sync changes nothing"
+
+
+@pytest.mark.parametrize(
+    ("relative", "text"),
+    [
+        (".mcp.json", json.dumps({"mcpServers": {"docs": LEGACY_BRIDGE}}, indent=2) + "\n"),
+        ("opencode.json", json.dumps({"mcp": {"docs": {"type": "remote", "url": "https://kb.example.com/mcp"}}}) + "\n"),
+        (".opencode/opencode.json", '{\n  // old\n  "mcp": {"docs": {"type": "local", "command": ["/x/projector", "mcp", "--provider", "docs"]}}\n}\n'),
+        (".codex/config.toml", '[mcp_servers.docs]\nurl = "https://kb.example.com/mcp?kbs=a"\n'),
+    ],
+)
+def test_a_file_left_structurally_empty_is_deleted(sandbox, relative, text):
+    path = _write(sandbox, relative, text)
+    assert sandbox.run("sync", config=sandbox.model(MODEL)).returncode == 0
+    assert not path.exists()
+    assert path.parent.exists(), "folders stay"
+
+
+def test_codex_project_entry_is_pruned_and_the_rest_kept(sandbox):
+    path = _write(sandbox, ".codex/config.toml", '# project\nmodel = "o3"\n\n[mcp_servers.docs]\nurl = "https://kb.example.com/mcp"\n\n[mcp_servers.mine]\ncommand = "x"\n')
+    sandbox.run("sync", config=sandbox.model(MODEL))
+    assert path.read_text() == '# project\nmodel = "o3"\n\n[mcp_servers.mine]\ncommand = "x"\n'
+
+
+def test_a_users_own_project_entry_stays_with_a_warning(sandbox):
+    path = _write(sandbox, ".mcp.json", json.dumps({"mcpServers": {"docs": MINE}}) + "\n")
+    before = path.read_text()
+    result = sandbox.run("sync", config=sandbox.model(MODEL))
+    assert path.read_text() == before
+    assert 'warning: ~/work/a/.mcp.json: entry "docs" shadows the global entry in Claude Code and GitHub Copilot CLI; left as it is' in result.stderr
+
+
+def test_claude_local_scope_is_pruned(sandbox):
+    workspace = str(sandbox.home / "work" / "a")
+    sandbox.file("work/a/.keep", "")
+    claude = {"numStartups": 2, "projects": {workspace: {"allowedTools": [], "mcpServers": {"docs": LEGACY_HTTP, "other": MINE}}}}
+    path = sandbox.file(".claude.json", json.dumps(claude, indent=2) + "\n")
+    assert sandbox.run("sync", config=sandbox.model(MODEL)).returncode == 0
+    after = json.loads(path.read_text())
+    assert after["projects"][workspace] == {"allowedTools": [], "mcpServers": {"other": MINE}}
+    assert "docs" in after["mcpServers"]  # the global entry is there
+
+
+def test_nothing_is_created_inside_a_workspace_and_other_folders_are_not_touched(sandbox):
+    sandbox.file("work/a/README", "x")
+    unbound = sandbox.file("elsewhere/.mcp.json", json.dumps({"mcpServers": {"docs": LEGACY_HTTP}}) + "\n")
+    before = unbound.read_text()
+    sandbox.run("sync", config=sandbox.model(MODEL))
+    assert sorted(p.name for p in (sandbox.home / "work" / "a").iterdir()) == ["README"]
+    assert unbound.read_text() == before

@@ -1,0 +1,64 @@
+"""Race: 20 syncs at once while a process keeps rewriting ~/.claude.json the way Claude Code
+does (read, add its own keys, write the whole file anew). No key of the client's is lost, no
+entry is lost, and the end state is the state of one clean sync."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+MODEL = """\
+version: 1
+clients: [claude-code, codex]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+  web:
+    url: https://web.example.com/mcp
+bindings:
+  ~/work/a:
+    docs: [x]
+"""
+
+REWRITER = r"""
+import json, os, sys, time
+path, rounds = sys.argv[1], int(sys.argv[2])
+for i in range(rounds):
+    with open(path) as f:
+        data = json.load(f)
+    data["numStartups"] = data.get("numStartups", 0) + 1
+    data[f"key{i}"] = i                      # a key only the client knows about
+    tmp = path + ".claude-tmp"
+    with open(tmp, "w") as f:
+        f.write(json.dumps(data, indent=2))  # whole-file rewrite, in its own style
+    os.replace(tmp, path)
+    time.sleep(0.002)
+"""
+
+
+def test_parallel_syncs_and_a_rewriting_client_lose_nothing(sandbox):
+    sandbox.install_projector()
+    config = sandbox.model(MODEL)
+    claude = sandbox.file(".claude.json", json.dumps({"numStartups": 0, "mcpServers": {"mine": {"type": "stdio", "command": "x"}}}))
+    rounds = 400
+    rewriter = subprocess.Popen([sys.executable, "-c", REWRITER, str(claude), str(rounds)])
+    command = [sys.executable, "-m", "projector", "sync", "--quiet", "--wait", "120", "--config", str(config)]
+    syncs = [subprocess.Popen(command, env=sandbox.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(20)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in syncs]
+    assert rewriter.wait(timeout=300) == 0
+    assert [code for code, _ in results] == [0] * 20, [err for _, err in results]
+
+    final = json.loads(claude.read_text())
+    assert all(f"key{i}" in final for i in range(rounds)), "no key the client wrote is lost"
+    assert final["numStartups"] == rounds
+    assert "mine" in final["mcpServers"], "the user's own server is still there"
+
+    # The client may have rewritten the file from a copy read before a sync wrote: the next sync
+    # (as the shell hook would run it) settles it, and then nothing is left to do.
+    assert sandbox.run("sync", "--quiet", config=config).returncode == 0
+    assert sandbox.run("diff", config=config).returncode == 0
+    settled = json.loads(claude.read_text())
+    assert set(settled["mcpServers"]) == {"mine", "docs", "web"}
+    assert {k: v for k, v in settled.items() if k != "mcpServers"} == {k: v for k, v in final.items() if k != "mcpServers"}
