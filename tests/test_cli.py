@@ -92,3 +92,13 @@ def test_init_writes_a_starter_and_never_overwrites(sandbox):
 def test_missing_model_points_to_init(sandbox):
     result = sandbox.run("sync")
     assert result.returncode == 2 and "run `projector init`" in result.stderr
+
+
+def test_read_only_client_file_is_reported_and_kept(sandbox):
+    config = sandbox.model(MODEL)
+    claude = sandbox.file(".claude.json", "{}\n")
+    claude.chmod(0o444)
+    result = sandbox.run("sync", config=config)
+    assert result.returncode == 1
+    assert "error: ~/.claude.json: is read-only; left untouched (make it writable to let projector edit it)" in result.stderr
+    assert claude.read_text() == "{}\n" and (sandbox.home / ".codex" / "config.toml").exists()

@@ -96,3 +96,12 @@ def test_nothing_is_created_inside_a_workspace_and_other_folders_are_not_touched
     sandbox.run("sync", config=sandbox.model(MODEL))
     assert sorted(p.name for p in (sandbox.home / "work" / "a").iterdir()) == ["README"]
     assert unbound.read_text() == before
+
+
+def test_a_linked_project_file_is_emptied_not_deleted(sandbox):
+    real = sandbox.file("dotfiles/mcp.json", json.dumps({"mcpServers": {"docs": LEGACY_HTTP}}, indent=2) + "\n")
+    link = sandbox.home / "work" / "a" / ".mcp.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    assert sandbox.run("sync", config=sandbox.model(MODEL)).returncode == 0
+    assert link.is_symlink() and json.loads(real.read_text()) == {"mcpServers": {}}

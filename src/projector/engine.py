@@ -172,7 +172,8 @@ def _decide(target: Target, record: FileRecord | None, providers: Mapping[str, P
     after: str | None = text
     new_record = None
     if target.is_project:
-        if decision.edits and _structurally_empty(target, text):
+        # A linked file may be someone's dotfile: it is emptied, never deleted through the link.
+        if decision.edits and _structurally_empty(target, text) and not target.path.is_symlink():
             after = None
     else:
         created = _created(record, decision, read.text, current)
