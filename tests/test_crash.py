@@ -9,6 +9,8 @@ the whole sync."""
 
 from __future__ import annotations
 
+from models import SIX_CLIENTS
+
 import json
 import os
 import random
@@ -22,21 +24,7 @@ from pathlib import Path
 from projector import cli, documents
 
 RUNS = 200
-MODEL = """\
-version: 1
-clients: [claude-code, codex, opencode, crush, kiro, copilot]
-providers:
-  docs:
-    url: https://kb.example.com/mcp
-    token_env: DOCS_TOKEN
-  web:
-    url: https://web.example.com/mcp
-    token_env: WEB_TOKEN
-    default: [a]
-bindings:
-  ~/work/a:
-    docs: [x]
-"""
+MODEL = SIX_CLIENTS
 FIXTURES = Path(__file__).parent / "fixtures" / "existing"
 PLACES = {
     "claude-code.json": ".claude.json",

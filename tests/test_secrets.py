@@ -3,21 +3,10 @@ diff, no status output, no warning and no error message."""
 
 from __future__ import annotations
 
+from models import SIX_CLIENTS
+
 CANARY = "canary-7f3a9c-do-not-leak"
-MODEL = """\
-version: 1
-clients: [claude-code, codex, opencode, crush, kiro, copilot]
-providers:
-  docs:
-    url: https://kb.example.com/mcp
-    token_env: DOCS_TOKEN
-  web:
-    url: https://web.example.com/mcp
-    token_env: WEB_TOKEN
-bindings:
-  ~/work/a:
-    docs: [x]
-"""
+MODEL = SIX_CLIENTS
 
 
 def test_token_values_never_appear_anywhere(sandbox):

@@ -1,0 +1,17 @@
+"""Model texts more than one test uses."""
+
+SIX_CLIENTS = """\
+version: 1
+clients: [claude-code, codex, opencode, crush, kiro, copilot]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+  web:
+    url: https://web.example.com/mcp
+    token_env: WEB_TOKEN
+    default: [a]
+bindings:
+  ~/work/a:
+    docs: [x]
+"""
