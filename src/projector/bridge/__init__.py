@@ -1,0 +1,109 @@
+"""``projector mcp --provider P``: the stdio server every client spawns for a bound provider.
+
+It reads the folder it runs in (``os.getcwd()``, never ``$PWD``), resolves the deepest binding
+once, and either answers the session itself with no tools (empty KB set), or proxies it to the
+provider's URL with ``?kbs=<set>``, or first asks the client for its roots (unbound folder).
+Stdout carries only JSON-RPC; everything else goes to stderr (and ``--log-file``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="projector mcp", description="stdio MCP bridge for one provider")
+    parser.add_argument("--provider", required=True)
+    parser.add_argument("--no-kb", action="store_true", help="show no knowledge base: a server with no tools")
+    parser.add_argument("--config", help="the model file")
+    parser.add_argument("--log-file", help="also log to this file")
+    options = parser.parse_args(argv)
+    log = _logger(options.provider, options.log_file)
+
+    from projector.bridge.stdio import claim_stdout, read_lines
+
+    writer = claim_stdout()
+    try:
+        session = _session(options, writer, log)
+    except SystemExit as failure:
+        log(str(failure))
+        os._exit(2)
+
+    from projector.bridge.session import run
+
+    lines: queue.Queue[Any] = queue.Queue()
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: Any) -> None:
+        stopping.set()
+        lines.put(None)
+
+    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+        signal.signal(getattr(signal, name), stop)
+    read_lines(0, lines.put)
+    run(session, lines, stopping)
+    session.finish(drain=1.0 if stopping.is_set() else 5.0)
+    os._exit(0)  # no interpreter shutdown while the stdin thread sits in a read
+
+
+def _logger(provider: str, log_file: str | None):
+    handle = open(log_file, "a", encoding="utf-8") if log_file else None  # noqa: SIM115 - lives as long as the process
+
+    def log(message: str) -> None:
+        line = f"projector mcp[{provider}]: {message}\n"
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except OSError:
+            pass
+        if handle is not None:
+            handle.write(line)
+            handle.flush()
+
+    return log
+
+
+def _session(options: argparse.Namespace, writer: Any, log: Any) -> Any:
+    from projector import clients, model, scope
+    from projector.bridge.session import Session
+    from projector.errors import display_path
+    from projector.plan import with_kbs
+
+    environ = os.environ
+    loaded = model.load(model.model_path(options.config, environ), environ, tuple(clients.registry()))
+    provider = loaded.provider(options.provider)
+    if provider is None:
+        raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
+    folder = os.getcwd()
+    here = scope.resolve(loaded, provider, folder)
+    if here.dropped:
+        log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
+    kbs = () if options.no_kb else here.kbs
+    token = (environ.get(provider.token_env) or "").strip() if provider.token_env else None
+    if provider.token_env and not token:
+        log(f"${provider.token_env} is not set: the provider will likely refuse the session")
+
+    def upstream_for(kbs: Any) -> Any:
+        from projector.bridge.upstream import Upstream
+
+        return Upstream(with_kbs(provider.url, kbs), token, provider.token_env, log)
+
+    def roots_scope(paths: list[str]) -> Any:
+        bound = [s for s in (scope.resolve(loaded, provider, p) for p in paths) if s.binding is not None]
+        return scope.union(bound) if bound else provider.default
+
+    shown = display_path(Path(folder))
+    if kbs == ():
+        where = f"the binding of {display_path(Path(here.binding.path))}" if here.binding else "its default"
+        instructions = f"projector: provider {provider.name} shows no knowledge base in {shown} ({where}); no tools here."
+    else:
+        instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
+    unbound = here.binding is None and not options.no_kb
+    return Session(writer, kbs, upstream_for, roots_scope if unbound else None, instructions, log)
