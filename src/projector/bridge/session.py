@@ -144,7 +144,7 @@ class Session:
 
     def start(self, message: dict[str, Any]) -> None:
         """The first initialize decides between proxying and resolving roots first."""
-        if self.mode == "proxy" and message.get("method") == "initialize" and self.wants_roots(message):
+        if self.mode in ("proxy", "local") and message.get("method") == "initialize" and self.wants_roots(message):
             self.mode = "roots-init"
             self.client_init = message
             self._local_initialize(message)
