@@ -41,6 +41,7 @@ run: $(STAMP)
 	    echo "--- ~/$$f"; cat "$$f"; done
 
 test: $(STAMP)
+	$(BIN)/python tests/tools/npm_tools.py install
 	$(BIN)/python -m pytest -n auto -q
 
 bench: $(STAMP)

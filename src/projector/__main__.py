@@ -1,3 +1,3 @@
-from projector.cli import main
+from projector.entry import main
 
 main()

@@ -159,11 +159,6 @@ def init(config: ConfigOption = None) -> None:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["mcp"]:  # spawned by clients: start fast, no typer
-        from projector.bridge import main as bridge
-
-        bridge(sys.argv[2:])
-        return
     try:
         app()
     except ModelError as error:  # pragma: no cover - commands handle their own

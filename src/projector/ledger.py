@@ -7,7 +7,6 @@ client's file (clients rewrite their files and drop comments). The ledger lives 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,8 @@ SCHEMA = 1
 
 def entry_hash(value: Any) -> str:
     """A hash of an entry's meaning: key order and formatting do not count."""
+    import hashlib  # here: the bridge imports this module for state_dir and starts on every session
+
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 

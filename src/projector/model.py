@@ -71,6 +71,11 @@ def model_path(explicit: str | None, environ: Mapping[str, str]) -> Path:
 
 
 def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Model:
+    return _build(path, validated(path, environ, known_clients), environ)
+
+
+def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
+    """The model file's data, checked by the schema and the semantic pass."""
     shown = display_path(path, _home(environ))
     data = _read_yaml(path, shown)
     problems = _schema_problems(data, shown)
@@ -78,6 +83,34 @@ def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...])
         problems = _semantic_problems(data, shown, environ, known_clients)
     if problems:
         raise ModelError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    return data
+
+
+def cached(path: Path, environ: Mapping[str, str], known_clients: Any, cache: Path) -> Model:
+    """``load``, answered from ``cache`` while the model file's stat is unchanged.
+
+    The bridge starts once per client session; a checked model is kept as plain JSON so a start
+    reads it with the standard library instead of validating YAML again. ``known_clients`` is a
+    callable, only called when the model has to be checked.
+    """
+    import json
+
+    try:
+        info = path.stat()
+        key = [str(path), info.st_mtime_ns, info.st_size]
+        entry = json.loads(cache.read_text(encoding="utf-8"))
+        if entry.get("key") == key:
+            return _build(path, entry["data"], environ)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    data = validated(path, environ, known_clients())
+    try:
+        from projector import files
+
+        info = path.stat()
+        files.write_text(cache, json.dumps({"key": [str(path), info.st_mtime_ns, info.st_size], "data": data}))
+    except (OSError, TypeError, ValueError):
+        pass  # a cache that cannot be written costs time, never correctness
     return _build(path, data, environ)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
 
 from projector.model import Binding, KbSet, Model, Provider
 
@@ -63,6 +62,8 @@ def union(scopes: list[Scope]) -> KbSet:
 
 def root_path(uri: object) -> str | None:
     """A ``file://`` root as a local path; None for anything else (never raises)."""
+    from urllib.parse import unquote, urlsplit  # only sessions that ask for roots need it
+
     if not isinstance(uri, str):
         return None
     try:

@@ -319,3 +319,16 @@ def test_a_refused_token_names_the_variable_not_the_value(kb_server, tmp_path):
     assert "refused the token (HTTP 401); check $DOCS_TOKEN" in message
     assert bridge.close() == 0
     assert b"wrong-secret" not in b"".join(bridge.stderr) and "wrong-secret" not in message
+
+
+def test_usage_errors_go_to_stderr_with_exit_2(tmp_path):
+    for argv in ([], ["--provider"], ["--provider", "docs", "--bogus"]):
+        done = subprocess.run([sys.executable, "-m", "projector", "mcp", *argv], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2 and done.stdout == "" and "usage: projector mcp --provider NAME" in done.stderr
+
+
+def test_a_provider_missing_from_the_model_is_said_on_stderr(kb_server, tmp_path):
+    layout = Layout(tmp_path, "http://127.0.0.1:9/mcp")
+    done = subprocess.run([sys.executable, "-m", "projector", "mcp", "--provider", "nope", "--config", str(layout.config)],
+                          capture_output=True, text=True, timeout=30, env=layout.env, input="")
+    assert done.returncode == 2 and done.stdout == "" and 'no provider "nope"' in done.stderr

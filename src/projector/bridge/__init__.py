@@ -8,23 +8,55 @@ Stdout carries only JSON-RPC; everything else goes to stderr (and ``--log-file``
 
 from __future__ import annotations
 
-import argparse
 import os
 import queue
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 
+USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--log-file FILE]"
+
+
+@dataclass(frozen=True)
+class Options:
+    provider: str
+    no_kb: bool = False  # show no knowledge base: a server with no tools
+    config: str | None = None  # the model file
+    log_file: str | None = None  # also log to this file
+
+
+def parse(argv: list[str]) -> Options:
+    """Four flags, read by hand: argparse alone costs a fifth of the bridge's start-up, and
+    clients start the bridge for every session."""
+    values: dict[str, Any] = {}
+    names = {"--provider": "provider", "--config": "config", "--log-file": "log_file"}
+    rest = list(argv)
+    while rest:
+        flag = rest.pop(0)
+        name, _, inline = flag.partition("=")
+        if flag == "--no-kb":
+            values["no_kb"] = True
+        elif name in names and (inline or rest):
+            values[names[name]] = inline or rest.pop(0)
+        elif flag in ("-h", "--help"):
+            raise SystemExit(USAGE)
+        else:
+            raise SystemExit(f"projector mcp: unexpected {flag!r}\n{USAGE}")
+    if "provider" not in values:
+        raise SystemExit(f"projector mcp: --provider is required\n{USAGE}")
+    return Options(**values)
+
+
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="projector mcp", description="stdio MCP bridge for one provider")
-    parser.add_argument("--provider", required=True)
-    parser.add_argument("--no-kb", action="store_true", help="show no knowledge base: a server with no tools")
-    parser.add_argument("--config", help="the model file")
-    parser.add_argument("--log-file", help="also log to this file")
-    options = parser.parse_args(argv)
+    try:
+        options = parse(argv)
+    except SystemExit as problem:
+        print(problem, file=sys.stderr)
+        os._exit(2)
     log = _logger(options.provider, options.log_file)
 
     from projector.bridge.stdio import claim_stdout, read_lines
@@ -47,10 +79,24 @@ def main(argv: list[str]) -> None:
 
     for name in ("SIGTERM", "SIGINT", "SIGHUP"):
         signal.signal(getattr(signal, name), stop)
+    sys.setswitchinterval(0.0005)  # hand-offs between the stdin, worker and writer threads
     read_lines(0, lines.put)
     run(session, lines, stopping)
     session.finish(drain=1.0 if stopping.is_set() else 5.0)
     os._exit(0)  # no interpreter shutdown while the stdin thread sits in a read
+
+
+def _known_clients() -> tuple[str, ...]:
+    from projector import clients
+
+    return tuple(clients.registry())
+
+
+def _preload_http() -> None:
+    def load() -> None:
+        import projector.bridge.upstream  # noqa: F401 - httpx is the slowest import of a start
+
+    threading.Thread(target=load, daemon=True).start()
 
 
 def _logger(provider: str, log_file: str | None):
@@ -70,14 +116,16 @@ def _logger(provider: str, log_file: str | None):
     return log
 
 
-def _session(options: argparse.Namespace, writer: Any, log: Any) -> Any:
-    from projector import clients, model, scope
+def _session(options: Options, writer: Any, log: Any) -> Any:
+    from projector import model, scope
     from projector.bridge.session import Session
     from projector.errors import display_path
+    from projector.ledger import state_dir
     from projector.plan import with_kbs
 
     environ = os.environ
-    loaded = model.load(model.model_path(options.config, environ), environ, tuple(clients.registry()))
+    path = model.model_path(options.config, environ)
+    loaded = model.cached(path, environ, _known_clients, state_dir(environ) / "model-cache.json")
     provider = loaded.provider(options.provider)
     if provider is None:
         raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
@@ -86,6 +134,8 @@ def _session(options: argparse.Namespace, writer: Any, log: Any) -> Any:
     if here.dropped:
         log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
     kbs = () if options.no_kb else here.kbs
+    if kbs != () or here.binding is None:
+        _preload_http()  # the session will (or may) go upstream: overlap the import with the start
     token = (environ.get(provider.token_env) or "").strip() if provider.token_env else None
     if provider.token_env and not token:
         log(f"${provider.token_env} is not set: the provider will likely refuse the session")

@@ -69,10 +69,13 @@ class Session:
         self.client_init: dict[str, Any] | None = None
         self.waiting: list[dict[str, Any]] = []  # client messages held while roots are resolved
         self.roots_deadline: float | None = None
-        self.inflight: set[threading.Thread] = set()
+        self.pending = 0  # requests being answered
+        self._work: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle_workers = 0
         self._server_ids = itertools.count(1)
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
 
     # ------------------------------------------------------------------ dispatch
 
@@ -235,17 +238,25 @@ class Session:
             self.send(error(message["id"], -32603, f"projector: internal error: {failure}"))
 
     def _in_thread(self, work: Callable[[], None]) -> None:
-        def run() -> None:
+        """Run ``work`` on a worker (reused; a new one only when all are busy)."""
+        with self._lock:
+            self.pending += 1
+            if self._idle_workers == 0:
+                threading.Thread(target=self._worker, daemon=True).start()
+            else:
+                self._idle_workers -= 1
+        self._work.put(work)
+
+    def _worker(self) -> None:
+        while True:
+            work = self._work.get()
             try:
                 work()
             finally:
                 with self._lock:
-                    self.inflight.discard(thread)
-
-        thread = threading.Thread(target=run, daemon=True)
-        with self._lock:
-            self.inflight.add(thread)
-        thread.start()
+                    self.pending -= 1
+                    self._idle_workers += 1
+                    self._settled.notify_all()
 
     def _from_server(self, message: dict[str, Any]) -> None:
         """The server's own request or notification inside a stream, on to the client."""
@@ -278,12 +289,9 @@ class Session:
         import time
 
         deadline = time.monotonic() + drain
-        while True:
-            with self._lock:
-                pending = list(self.inflight)
-            if not pending or time.monotonic() >= deadline:
-                break
-            pending[0].join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            while self.pending and time.monotonic() < deadline:
+                self._settled.wait(max(0.0, deadline - time.monotonic()))
         if self.upstream is not None:
             self.upstream.close()
 
