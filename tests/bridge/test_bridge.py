@@ -332,3 +332,70 @@ def test_a_provider_missing_from_the_model_is_said_on_stderr(kb_server, tmp_path
     done = subprocess.run([sys.executable, "-m", "projector", "mcp", "--provider", "nope", "--config", str(layout.config)],
                           capture_output=True, text=True, timeout=30, env=layout.env, input="")
     assert done.returncode == 2 and done.stdout == "" and 'no provider "nope"' in done.stderr
+
+
+def test_a_reply_in_flight_is_still_delivered_after_stdin_closes(kb_server, tmp_path):
+    server = kb_server()
+    layout = Layout(tmp_path, server.url)
+    bridge = Raw(layout, "work/a")
+    bridge.send(INIT, INITIALIZED)
+    bridge.receive()
+    bridge.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "big", "arguments": {"size": 2_000_000}}})
+    bridge.process.stdin.close()  # the client goes away right after asking
+    assert len(bridge.receive()["result"]["content"][0]["text"]) == 2_000_000
+    assert bridge.process.wait(timeout=15) == 0
+    assert server.requests()[-1]["method"] == "DELETE"
+
+
+def test_a_closed_stdout_ends_the_session(kb_server, tmp_path):
+    server = kb_server()
+    layout = Layout(tmp_path, server.url)
+    process = subprocess.Popen(layout.command(), cwd=tmp_path / "work" / "a", env=layout.env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process.stdin.write((json.dumps(INIT) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
+    process.stdin.flush()
+    assert "result" in json.loads(process.stdout.readline())
+    process.stdout.close()  # the client stops reading
+    process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+    process.stdin.flush()
+    assert process.wait(timeout=15) == 0
+    assert server.requests()[-1]["method"] == "DELETE"
+
+
+def test_the_trailing_slash_redirect_is_followed(kb_server, tmp_path):
+    server = kb_server()
+    layout = Layout(tmp_path, server.url + "/")
+    tools = with_client(layout.params("work/a"), lambda c: c.list_tools())
+    assert any(t.name == "search" for t in tools.tools)
+    assert {r["path"] for r in server.requests()} == {"/mcp/", "/mcp"}
+
+
+def test_http_proxy_and_no_proxy_are_honoured(kb_server, tmp_path):
+    import http.server
+
+    seen = []
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            seen.append(self.path)
+            self.send_response(502)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    server = kb_server()
+    layout = Layout(tmp_path, server.url)
+    proxied = dict(layout.env, HTTP_PROXY=f"http://127.0.0.1:{proxy.server_address[1]}", NO_PROXY="")
+    bridge = Raw(layout, "work/a", env=proxied)
+    bridge.send(INIT)
+    assert "HTTP 502" in bridge.receive()["error"]["message"]
+    bridge.close()
+    assert seen == [server.url + "?kbs=api-a,handbook"] and server.requests() == []
+    direct = Raw(layout, "work/a", env=dict(proxied, NO_PROXY="127.0.0.1"))
+    direct.send(INIT)
+    assert "result" in direct.receive()
+    direct.close()
+    proxy.shutdown()
