@@ -105,3 +105,9 @@ def test_a_linked_project_file_is_emptied_not_deleted(sandbox):
     link.symlink_to(real)
     assert sandbox.run("sync", config=sandbox.model(MODEL)).returncode == 0
     assert link.is_symlink() and json.loads(real.read_text()) == {"mcpServers": {}}
+
+
+def test_a_schema_pointer_alone_does_not_keep_a_file(sandbox):
+    path = _write(sandbox, "opencode.json", json.dumps({"$schema": "https://opencode.ai/config.json", "mcp": {"docs": LEGACY_HTTP}}) + "\n")
+    sandbox.run("sync", config=sandbox.model(MODEL))
+    assert not path.exists()

@@ -195,8 +195,10 @@ def _created(record: FileRecord | None, decision: Decision, before: str | None, 
 
 
 def _structurally_empty(target: Target, text: str) -> bool:
-    """Nothing but (an empty) servers key: the file was only ever projector's entries."""
-    value = documents.parse(target.format, text, target.shown).servers(())
+    """Nothing but (an empty) servers key: the file was only ever projector's entries. A
+    ``$schema`` pointer carries no setting (OpenCode writes one into a file it reads)."""
+    value = dict(documents.parse(target.format, text, target.shown).servers(()) or {})
+    value.pop("$schema", None)
     return not value or value == _nest(target.key)
 
 

@@ -87,3 +87,8 @@ def test_malformed_toml_names_line_and_column():
 def test_servers_as_one_inline_table_is_refused_clearly():
     with pytest.raises(DocumentError, match=r"config.toml:1:1: mcp_servers is one inline table"):
         edit('mcp_servers = { x = { command = "x" } }\n', {"d": ENTRY})
+
+
+def test_two_tables_removed_together_at_the_top():
+    before = '[mcp_servers.a]\nurl = "x"\n\n[mcp_servers.b]\nurl = "y"\n\n[tui]\nn = 1\n'
+    assert edit(before, {"a": None, "b": None}) == '[tui]\nn = 1\n'

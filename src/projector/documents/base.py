@@ -18,8 +18,15 @@ class Splice:
 
 
 def splice(source: bytes, splices: list[Splice]) -> bytes:
-    """Apply non-overlapping splices (any order)."""
-    ordered = sorted(splices, key=lambda s: (s.start, s.end))
+    """Apply splices (any order). Deletions that overlap (two tables removed together both
+    claiming the blank line between them) become one; any other overlap is a bug."""
+    ordered: list[Splice] = []
+    for s in sorted(splices, key=lambda s: (s.start, s.end)):
+        last = ordered[-1] if ordered else None
+        if last is not None and s.start < last.end and not s.text and not last.text:
+            ordered[-1] = Splice(last.start, max(last.end, s.end), b"")
+        else:
+            ordered.append(s)
     for before, after in zip(ordered, ordered[1:]):
         if before.end > after.start:
             raise AssertionError(f"overlapping edits at bytes {before.start}-{before.end} and {after.start}")

@@ -73,18 +73,20 @@ class TomlDocument:
             return self.text
         self._refuse_inline(key)
         splices: list[Splice] = []
+        doomed: list[_Piece] = []  # removed together, so neighbours share one blank-line rule
         new: dict[str, Any] = {}
         for name, value in edits.items():
             pieces = self._pieces(key + (name,))
             if value is None:
-                splices += self._removals(pieces)
+                doomed += pieces
             elif len(pieces) == 1 and pieces[0].is_table:  # rewrite the table where it stands
                 splices.append(Splice(pieces[0].start, pieces[0].end, self._table(key, name, value)))
             elif pieces:  # spelled as keys or in several places: take them out, add one table
-                splices += self._removals(pieces)
+                doomed += pieces
                 new[name] = value
             else:
                 new[name] = value
+        splices += self._removals(doomed)
         if new:
             splices.append(self._insertion(key, new))
         document = self._reparsed(self._apply(splices))
@@ -125,12 +127,11 @@ class TomlDocument:
         return Splice(at, at, blocks)
 
     def _removals(self, pieces: list[_Piece]) -> list[Splice]:
-        splices = []
         source = self._bytes
         nl = self._newline.encode()
-        for piece in pieces:
-            start, end = piece.start, piece.end
-            if piece.is_table and source[:start].endswith(nl + nl):
+        splices = []
+        for start, end, is_table in self._merged(pieces):
+            if is_table and source[:start].endswith(nl + nl):
                 start -= len(nl)  # the blank line that set the table off goes with it
             if end == len(source) and not source[start:end].endswith(b"\n") and source[:start].endswith(nl):
                 start -= len(nl)  # the file had no final newline: keep it so
@@ -138,6 +139,17 @@ class TomlDocument:
                 end += len(nl)  # at the top of the file: the blank line after it goes instead
             splices.append(Splice(start, end, b""))
         return splices
+
+    def _merged(self, pieces: list[_Piece]) -> list[tuple[int, int, bool]]:
+        """Pieces with nothing but blank lines between them, as one block."""
+        blocks: list[tuple[int, int, bool]] = []
+        for piece in sorted(pieces, key=lambda p: p.start):
+            if blocks and not self._bytes[blocks[-1][1] : piece.start].strip():
+                start, _, is_table = blocks[-1]
+                blocks[-1] = (start, max(piece.end, blocks[-1][1]), is_table or piece.is_table)
+            else:
+                blocks.append((piece.start, piece.end, piece.is_table))
+        return blocks
 
     # ------------------------------------------------------------------ finding entries
 

@@ -1,0 +1,167 @@
+"""The real client CLIs (pinned in tests/tools/package.json) as readers of what projector wrote.
+
+Each call runs with the test's HOME, a PATH that holds only `node`, `git` and the sandbox's own
+`projector`, CI=1, TERM=dumb, NO_COLOR=1, MCP_TIMEOUT=3000, a timeout, and a process group of its
+own that is killed afterwards (Claude Code health-checks servers and may leave them running).
+
+Every client's answer is reduced to one shape, so a test compares it with projector's plan:
+    {name: {"transport": "stdio"|"http", "command", "args", "url", "token"}}
+where ``token`` is the NAME of the variable the entry passes on (None: none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import npm_tools
+
+Entry = dict[str, Any]
+
+
+def tool_path() -> Path:
+    """A folder with `node` and `git` only, so `npx`, `uvx`, `python` in users' entries are not found."""
+    folder = npm_tools.cache() / "minimal-path"
+    if not folder.exists():
+        folder.mkdir()
+        for name in ("node", "git"):
+            found = shutil.which(name)
+            if found:
+                (folder / name).symlink_to(found)
+    return folder
+
+
+def run(home: Path, cwd: Path, command: list[str], extra_path: str = "") -> subprocess.CompletedProcess[str]:
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "PATH": ":".join(p for p in (str(tool_path()), extra_path) if p),
+        "CI": "1",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "MCP_TIMEOUT": "3000",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=120)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def _bin(name: str) -> str:
+    found = npm_tools.binary(name)
+    assert found is not None, f"{name} is not installed"
+    return str(found)
+
+
+def _ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, f"{done.args[0]} failed: {done.stderr[-1500:]}"
+    return done.stdout
+
+
+# --------------------------------------------------------------------------- one reader per client
+
+
+def codex(home: Path, cwd: Path) -> dict[str, Entry]:
+    listed = json.loads(_ok(run(home, cwd, [_bin("codex"), "mcp", "list", "--json"])))
+    entries = {}
+    for item in listed:
+        transport = item["transport"]
+        if transport["type"] == "stdio":
+            names = transport.get("env_vars") or []
+            entries[item["name"]] = _entry("stdio", command=transport["command"], args=transport.get("args") or [],
+                                           token=names[0] if names else None)
+        else:
+            entries[item["name"]] = _entry("http", url=transport["url"], token=transport.get("bearer_token_env_var"))
+    return entries
+
+
+def copilot(home: Path, cwd: Path) -> dict[str, Entry]:
+    listed = json.loads(_ok(run(home, cwd, [_bin("copilot"), "mcp", "list", "--json"])))["mcpServers"]
+    return {name: _from_json(item, "${", "}") for name, item in listed.items()}
+
+
+def opencode(home: Path, cwd: Path) -> dict[str, Entry]:
+    config = json.loads(_ok(run(home, cwd, [_bin("opencode"), "debug", "config"])))
+    entries = {}
+    for name, item in (config.get("mcp") or {}).items():
+        if item.get("type") == "local":
+            command = item["command"]
+            entries[name] = _entry("stdio", command=command[0], args=command[1:], token=_ref_name(item.get("environment"), "{env:", "}"))
+        else:
+            # opencode masks header values ("***") and substitutes {env:X} at load: the presence of
+            # the header is what it can show.
+            token = "<masked>" if (item.get("headers") or {}).get("Authorization") else None
+            entries[name] = _entry("http", url=item["url"], token=token)
+    return entries
+
+
+def claude(home: Path, cwd: Path) -> dict[str, Entry]:
+    listing = _ok(run(home, cwd, [_bin("claude"), "mcp", "list"]))
+    names = re.findall(r"^([\w-]+): .* - ", listing, flags=re.M)
+    return {name: _claude_get(home, cwd, name) for name in names}
+
+
+def _claude_get(home: Path, cwd: Path, name: str) -> Entry:
+    text = _ok(run(home, cwd, [_bin("claude"), "mcp", "get", name]))
+    field = dict(re.findall(r"^  (Type|Command|Args|URL): (.*)$", text, flags=re.M))
+    references = re.findall(r"^    \S+?[=:] ?(?:Bearer )?\$\{(\w+)\}$", text, flags=re.M)
+    token = references[0] if references else None
+    if field.get("Type") == "stdio":
+        return _entry("stdio", command=field.get("Command"), args=field.get("Args", "").split(), token=token)
+    return _entry("http", url=field.get("URL"), token=token)
+
+
+READERS = {"codex": codex, "copilot": copilot, "opencode": opencode, "claude-code": claude}
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _entry(transport: str, *, command: str | None = None, args: list[str] | None = None, url: str | None = None, token: str | None = None) -> Entry:
+    return {"transport": transport, "command": command, "args": list(args or []), "url": url, "token": token}
+
+
+def _from_json(item: dict[str, Any], opening: str, closing: str) -> Entry:
+    if item.get("url"):
+        authorization = (item.get("headers") or {}).get("Authorization", "")
+        return _entry("http", url=item["url"], token=_ref_name({"h": authorization}, opening, closing))
+    return _entry("stdio", command=item.get("command"), args=item.get("args"), token=_ref_name(item.get("env"), opening, closing))
+
+
+def _ref_name(values: dict[str, str] | None, opening: str, closing: str) -> str | None:
+    for value in (values or {}).values():
+        found = re.search(re.escape(opening) + r"(\w+)" + re.escape(closing), value)
+        if found:
+            return found.group(1)
+    return None
+
+
+def planned(servers: list[tuple[str, Any]], client: str) -> dict[str, Entry]:
+    """What each client should show for projector's plan (client-neutral servers)."""
+    from projector.plan import StdioServer
+
+    expected = {}
+    for name, server in servers:
+        if isinstance(server, StdioServer):
+            # claude-code and opencode hand the whole environment to stdio servers: no reference
+            token = server.pass_env[0] if server.pass_env and client not in ("claude-code", "opencode") else None
+            expected[name] = _entry("stdio", command=server.command, args=list(server.args), token=token)
+        else:
+            token = server.token_env if client != "opencode" else ("<masked>" if server.token_env else None)
+            expected[name] = _entry("http", url=server.url, token=token)
+    return expected

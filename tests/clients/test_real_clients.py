@@ -1,0 +1,167 @@
+"""Real clients as the judge: after `projector sync`, each client's own reader must parse exactly
+projector's plan — names, transport, command and args or URL (with kbs), the variable passed on —
+and still list the user's own entries."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+sys.path.insert(0, str(TOOLS))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import npm_tools  # noqa: E402
+import real  # noqa: E402
+
+from projector import clients as registry  # noqa: E402
+from projector import engine, model  # noqa: E402
+from projector.plan import plan  # noqa: E402
+
+CLIENTS = ["claude-code", "codex", "copilot", "opencode"]
+CORPUS = Path(__file__).resolve().parent.parent.parent.parent / "shared" / "corpus"
+USERS_FILE = {
+    "claude-code": "claude/modelcontextprotocol-servers-mcp.json",
+    "codex": "codex/kazuyamiyagi-dotfiles.toml",
+    "copilot": "copilot-cli/caarlos0-dotfiles.json",
+    "opencode": "opencode/glips-dotfiles.jsonc",
+}
+
+
+@pytest.fixture(autouse=True)
+def _tools():
+    reason = npm_tools.missing_reason()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def models(work: Path) -> dict[str, str]:
+    docs = "  docs:\n    url: http://127.0.0.1:9/mcp/routed\n    token_env: DOCS_TOKEN\n    kbs: [handbook, api-a]\n"
+    return {
+        "bridge": f"version: 1\nproviders:\n{docs}bindings:\n  {work}:\n    docs: [api-a]\n",
+        "http": "version: 1\nproviders:\n  web:\n    url: http://127.0.0.1:9/mcp?team=x\n    token_env: WEB_TOKEN\n    default: [a, b]\n",
+        "several": f"version: 1\nproviders:\n{docs}  web:\n    url: http://127.0.0.1:9/web\n    token_env: WEB_TOKEN\n"
+                   f"  open:\n    url: http://127.0.0.1:9/open\nbindings:\n  {work}:\n    docs: [handbook]\n",
+        "none": "version: 1\nproviders: {}\n",
+    }
+
+
+class Home:
+    def __init__(self, root: Path, client: str):
+        self.root, self.client = root, client
+        self.home, self.bin, self.work = root / "home", root / "bin", root / "home" / "work"
+        self.work.mkdir(parents=True)
+        self.bin.mkdir()
+        launcher = self.bin / "projector"
+        launcher.write_text(f"#!/bin/sh\nexec {sys.executable} -m projector \"$@\"\n")
+        launcher.chmod(0o755)
+        self.environ = {"HOME": str(self.home), "PATH": str(self.bin)}
+        self.state = None
+
+    def sync(self, text: str) -> list:
+        from projector import ledger
+
+        path = self.root / "projector.yaml"
+        path.write_text(text)
+        loaded = model.load(path, self.environ, tuple(registry.registry()))
+        chosen = [registry.registry()[self.client]]
+        state = self.state or ledger.Ledger()
+        outcome = engine.compute(loaded, chosen, self.environ, state)
+        assert outcome.problems == ()
+        written = engine.write(outcome, state)
+        assert written.problems == ()
+        self.state = written.ledger
+        return list(plan(loaded, engine.projector_on_path(self.environ)).servers)
+
+    def read(self, cwd: Path | None = None) -> dict:
+        return real.READERS[self.client](self.home, cwd or self.root)
+
+    def global_file(self) -> Path:
+        return registry.registry()[self.client].global_file(self.environ)
+
+
+@pytest.mark.parametrize("scenario", ["bridge", "http", "several"])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_client_parses_exactly_the_plan(client, scenario, tmp_path):
+    home = Home(tmp_path, client)
+    servers = home.sync(models(home.work)[scenario])
+    assert home.read() == real.planned(servers, client)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_users_own_entries_are_still_there(client, tmp_path):
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is absent (a user's clone)")
+    home = Home(tmp_path, client)
+    target = home.global_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes((CORPUS / USERS_FILE[client]).read_bytes())  # the corpus is read-only: not its mode
+    before = home.read()
+    assert before, "the user's file has servers of its own"
+    servers = home.sync(models(home.work)["bridge"])
+    after = home.read()
+    assert {k: v for k, v in after.items() if k not in dict(servers)} == before
+    assert {k: after[k] for k in dict(servers)} == real.planned(servers, client)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_removed_provider_is_gone_in_the_client_too(client, tmp_path):
+    home = Home(tmp_path, client)
+    home.sync(models(home.work)["several"])
+    servers = home.sync(models(home.work)["http"])
+    assert home.read() == real.planned(servers, client)
+    home.sync(models(home.work)["none"])
+    assert home.read() == {}
+
+
+# A legacy project entry (an older projector wrote the provider's URL into the repository),
+# in a project the client trusts: once sync prunes it, the client resolves the global entry there.
+LEGACY = {
+    "claude-code": (".mcp.json", {"mcpServers": {"docs": {"type": "http", "url": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
+    "copilot": (".mcp.json", {"mcpServers": {"docs": {"type": "http", "url": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
+    "opencode": ("opencode.json", {"mcp": {"docs": {"type": "remote", "url": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
+    "codex": (".codex/config.toml", None),
+}
+
+
+def _trust(home: Home, project: Path) -> None:
+    """Trust/approval the way real-clients.md describes, in the client's own state files."""
+    if home.client == "claude-code":
+        state = home.home / ".claude.json"
+        data = json.loads(state.read_text()) if state.exists() else {}
+        data.setdefault("projects", {})[str(project)] = {"hasTrustDialogAccepted": True, "enabledMcpjsonServers": ["docs"]}
+        state.write_text(json.dumps(data))
+    elif home.client == "copilot":
+        (home.home / ".copilot").mkdir(exist_ok=True)
+        (home.home / ".copilot" / "config.json").write_text(json.dumps({"trusted_folders": [str(project)]}))
+    elif home.client == "codex":
+        config = home.global_file()
+        config.parent.mkdir(parents=True, exist_ok=True)
+        with config.open("a") as handle:
+            handle.write(f'[projects."{project}"]\ntrust_level = "trusted"\n')
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_pruned_legacy_project_entry_lets_the_global_entry_through(client, tmp_path):
+    home = Home(tmp_path, client)
+    project = home.work
+    relative, content = LEGACY[client]
+    legacy = project / relative
+    legacy.parent.mkdir(parents=True, exist_ok=True)
+    if content is None:
+        legacy.write_text('[mcp_servers.docs]\nurl = "http://127.0.0.1:9/mcp/routed?kbs=api-a"\n')
+    else:
+        legacy.write_text(json.dumps(content, indent=2) + "\n")
+    _trust(home, project)
+    (project / ".git").mkdir()  # a repository root, as clients look for one
+    shadowed = home.read(project)
+    assert shadowed["docs"]["transport"] == "http", "before the sync the project entry wins"
+    servers = home.sync(models(home.work)["bridge"])
+    assert not legacy.exists(), "the file held only the legacy entry"
+    assert home.read(project)["docs"] == real.planned(servers, client)["docs"]
