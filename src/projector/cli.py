@@ -34,10 +34,14 @@ def _err(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def _load(config: str | None) -> model.Model:
+    return model.load(model.model_path(config, os.environ), os.environ, tuple(client_registry.registry()))
+
+
 def _compute(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, ledger.Ledger]:
     environ = os.environ
     known = tuple(client_registry.registry())
-    loaded = model.load(model.model_path(config, environ), environ, known)
+    loaded = _load(config)
     unknown = [c for c in only or () if c not in known]
     if unknown:
         raise typer.BadParameter(f"unknown client {unknown[0]!r} (known: {', '.join(known)})", param_hint="--client")
@@ -45,6 +49,30 @@ def _compute(config: str | None, only: list[str] | None, force: bool) -> tuple[e
     chosen = client_registry.selected(ids, environ)
     state = ledger.load(ledger.ledger_path(environ))
     return engine.compute(loaded, chosen, environ, state, force=force), state
+
+
+def _remember(config: str | None, complete: bool, hook: bool) -> None:
+    """After a sync: the fast path's fingerprint (a complete, clean sync only) and, for the shell
+    hook, the files to watch and the stamp they are compared with."""
+    from projector import __version__, fastpath, files
+
+    environ = os.environ
+    try:
+        loaded = _load(config)
+        paths, binaries = engine.dependencies(loaded, list(client_registry.registry().values()), environ)
+    except ProjectorError:
+        paths, binaries = [str(model.model_path(config, environ))], ["projector"]
+    if complete:
+        model_file = str(model.model_path(config, environ))
+        fastpath.record(model_file, paths + [str(ledger.ledger_path(environ))], binaries, environ, __version__)
+    else:
+        fastpath.forget(environ)
+    if hook:
+        folder = ledger.state_dir(environ)
+        watch = "".join(("+" if os.path.exists(p) else "-") + p + "\n" for p in sorted(set(paths)))
+        watch += f"@{engine.projector_on_path(environ) or ''}\n"  # where projector was on PATH
+        files.write_text(folder / "hook-watch", watch)
+        files.write_text(folder / "hook-stamp", "")  # last: what the hook compares files with
 
 
 def _report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:
@@ -86,6 +114,7 @@ def sync(
     force: ForceOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another running sync.")] = 10.0,
+    hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Run from the shell hook.")] = False,
 ) -> None:
     """Write the model into every client's file: only the files whose bytes change. Exit 1
     when a file could not be read or parsed (it is left untouched; the others are synced)."""
@@ -104,7 +133,10 @@ def sync(
         raise typer.Exit(2)
     except ProjectorError as error:
         _err(f"error: {error}")
+        _remember(config, complete=False, hook=hook)
         raise typer.Exit(2)
+    complete = not (outcome.problems or written.problems or client or force)
+    _remember(config, complete=complete, hook=hook)
     if not quiet:
         for result in written.results:
             if result.changed:
@@ -141,6 +173,20 @@ def status(
             print(line)
         _report_warnings(outcome)
     raise typer.Exit(2 if outcome.problems else (0 if report["in_sync"] else 1))
+
+
+SHELLS = {"bash": "bash.sh", "zsh": "zsh.sh", "fish": "fish.fish"}
+
+
+@app.command()
+def hook(shell: Annotated[str, typer.Argument(help="bash, zsh or fish")]) -> None:
+    """Print the shell hook: `eval "$(projector hook bash)"`, `eval "$(projector hook zsh)"` or
+    `projector hook fish | source`. It syncs at a prompt only when something that matters changed
+    (the model, a client's file, where projector is on PATH), and starts no process otherwise."""
+    if shell not in SHELLS:
+        _err(f"error: no hook for {shell!r} (shells: {', '.join(SHELLS)})")
+        raise typer.Exit(2)
+    sys.stdout.write((Path(__file__).parent / "hooks" / SHELLS[shell]).read_text(encoding="utf-8"))
 
 
 @app.command()

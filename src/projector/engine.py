@@ -121,6 +121,22 @@ def targets(model: Model, clients: list[Client], environ: Mapping[str, str], des
     return found + [project[p] for p in sorted(project)]
 
 
+def dependencies(model: Model, clients: list[Client], environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Every path and binary a sync's result depends on: (paths, binaries) for the fast path."""
+    from projector.clients import expand
+
+    paths: list[str] = [str(model.source)]
+    binaries = ["projector"]
+    for client in clients:
+        folder = client.folder(environ)
+        if folder is not None:
+            paths += [str(folder / name) for name in client.files]
+        paths += [str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None]
+        binaries += list(client.detect_binaries)
+        paths += [str(Path(w) / spec.path) for w in workspaces(model) for spec in client.project_files]
+    return paths, binaries
+
+
 # --------------------------------------------------------------------------- evaluating
 
 

@@ -1,5 +1,6 @@
-"""The `projector` command. Clients spawn `projector mcp` for every session, so that path
-starts with nothing but what the bridge needs; every other command goes to the typer app."""
+"""The `projector` command. Clients spawn `projector mcp` for every session and shell hooks run
+`projector sync` at prompts, so those paths start with nothing but what they need; every other
+command goes to the typer app."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ import sys
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["mcp"]:
+    command = sys.argv[1:2]
+    if command == ["mcp"]:
         from projector.bridge import main as bridge
 
         bridge(sys.argv[2:])
         return
+    if command == ["sync"]:
+        from projector import fastpath
+
+        if fastpath.main():
+            sys.exit(0)
     from projector.cli import main as cli
 
     cli()

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from projector import locations
+
 SCHEMA = 1
 
 
@@ -57,10 +59,7 @@ class Ledger:
         return json.dumps({"schema": SCHEMA, "files": files}, indent=2) + "\n"
 
 
-def state_dir(environ: Mapping[str, str]) -> Path:
-    if environ.get("XDG_STATE_HOME"):
-        return Path(environ["XDG_STATE_HOME"]) / "projector"
-    return Path(environ.get("HOME") or Path.home()) / ".local" / "state" / "projector"
+state_dir = locations.state_dir
 
 
 def ledger_path(environ: Mapping[str, str]) -> Path:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from projector import locations
 from projector.errors import ModelError, Problem, display_path
 
 KbSet = tuple[str, ...] | None
@@ -56,15 +57,7 @@ class Model:
 # --------------------------------------------------------------------------- locating the model
 
 
-def model_path(explicit: str | None, environ: Mapping[str, str]) -> Path:
-    """``--config``, else ``$PROJECTOR_CONFIG``, else the XDG config folder."""
-    if explicit:
-        return Path(explicit).expanduser()
-    if environ.get("PROJECTOR_CONFIG"):
-        return Path(environ["PROJECTOR_CONFIG"]).expanduser()
-    home = Path(environ.get("HOME") or Path.home())
-    config_home = Path(environ["XDG_CONFIG_HOME"]) if environ.get("XDG_CONFIG_HOME") else home / ".config"
-    return config_home / "projector" / "projector.yaml"
+model_path = locations.model_path
 
 
 # --------------------------------------------------------------------------- loading
@@ -114,8 +107,7 @@ def cached(path: Path, environ: Mapping[str, str], known_clients: Any, cache: Pa
     return _build(path, data, environ)
 
 
-def _home(environ: Mapping[str, str]) -> Path:
-    return Path(environ.get("HOME") or Path.home())
+_home = locations.home
 
 
 def _read_yaml(path: Path, shown: str) -> Any:

@@ -1,0 +1,93 @@
+"""`projector sync` with nothing to do, decided before anything heavy is imported.
+
+A full sync records a fingerprint of everything its result depends on: the stat of the model
+file, of every client and project file it read (or their absence), of the folders and binaries
+that decide which clients are present, where `projector` is on PATH, the variables that move
+these files, and projector's own version. The next plain `sync` recomputes it with `os.stat`
+alone; when it is equal, there is nothing to do and it exits at once. Only the standard
+library's `os`, `sys` and `json` are imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+
+from projector import locations
+
+VARIABLES = ("HOME", "PATH", "PROJECTOR_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
+             "COPILOT_HOME", "CRUSH_GLOBAL_CONFIG")
+SIMPLE = {"--quiet", "-q", "--hook"}  # options that do not change what a sync computes
+CONFIG = {"--config", "-c"}
+
+
+def fingerprint_path(environ: Mapping[str, str]) -> str:
+    return str(locations.state_dir(environ) / "fingerprint.json")
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_mtime_ns, info.st_size, info.st_ino]
+
+
+def _on_path(name: str, environ: Mapping[str, str]) -> str | None:
+    for folder in (environ.get("PATH") or os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    return None
+
+
+def fingerprint(model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str) -> dict:
+    return {
+        "version": version,
+        "model": model,
+        "variables": {name: environ.get(name) for name in VARIABLES},
+        "files": {path: _stat(path) for path in sorted(set(paths))},
+        "binaries": {name: _on_path(name, environ) for name in sorted(set(binaries))},
+    }
+
+
+def record(model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str) -> None:
+    """Remember what this sync depended on (called after a sync that left nothing pending)."""
+    from pathlib import Path
+
+    from projector import files
+
+    files.write_text(Path(fingerprint_path(environ)), json.dumps(fingerprint(model, paths, binaries, environ, version)))
+
+
+def forget(environ: Mapping[str, str]) -> None:
+    try:
+        os.unlink(fingerprint_path(environ))
+    except OSError:
+        pass
+
+
+def nothing_to_do(argv: list[str], environ: Mapping[str, str], version: str) -> bool:
+    """For `projector sync [--quiet] [--hook] [--config F]`: whether the last sync's fingerprint
+    still holds."""
+    options = argv[1:]
+    config = locations.config_option(options)
+    plain = [a for a in options if a not in CONFIG and a != config and not a.startswith("--config=")]
+    if not argv or argv[0] != "sync" or any(a not in SIMPLE for a in plain):
+        return False
+    model = str(locations.model_path(config, environ))
+    try:
+        with open(fingerprint_path(environ), encoding="utf-8") as handle:
+            saved = json.load(handle)
+        return saved == fingerprint(model, saved["files"], saved["binaries"], environ, version)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def main() -> bool:
+    """True when the sync asked for on the command line has nothing to do."""
+    from projector import __version__
+
+    return nothing_to_do(sys.argv[1:], os.environ, __version__)
