@@ -175,6 +175,105 @@ def status(
     raise typer.Exit(2 if outcome.problems else (0 if report["in_sync"] else 1))
 
 
+@app.command()
+def explain(
+    folder: Annotated[Optional[str], typer.Argument(help="The folder (default: the current one).")] = None,
+    config: ConfigOption = None,
+    client: ClientOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (with a schema version).")] = False,
+) -> None:
+    """What a folder gets, and why: the binding that applies (and the others around it), each
+    provider's KB set, and each client's entry."""
+    import json
+
+    from projector import diagnose
+    from projector.report import explain_lines
+
+    try:
+        loaded = _load(config)
+        chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
+    except ProjectorError as error:
+        _err(f"error: {error}")
+        raise typer.Exit(2)
+    report = diagnose.explain(loaded, folder or os.getcwd(), chosen, os.environ)
+    print(json.dumps(report, indent=2) if as_json else "\n".join(explain_lines(report)))
+
+
+@app.command()
+def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
+    """Check projector's set-up: projector on PATH and in the entries, clients and their files,
+    files that do not parse, token variables, tokens a client will not pass on, shadowed entries.
+    Exit 0 healthy, 1 problems found."""
+    from projector import diagnose
+
+    try:
+        outcome, _ = _compute(config, client, False)
+        loaded = _load(config)
+    except ProjectorError as error:
+        _err(f"error: {error}")
+        raise typer.Exit(1)
+    report = diagnose.doctor(loaded, outcome, [r.client for r in outcome.results if not r.target.is_project], os.environ)
+    for item in report["checks"]:
+        print(("ok       " if item["ok"] else "PROBLEM  ") + item["message"])
+    raise typer.Exit(0 if report["healthy"] else 1)
+
+
+FolderArgument = Annotated[str, typer.Argument(help="The folder to bind (a path; ~ works).")]
+
+
+@app.command()
+def bind(
+    folder: FolderArgument,
+    provider: Annotated[str, typer.Option("--provider", help="The provider to bind.")],
+    kb: Annotated[Optional[list[str]], typer.Option("--kb", help="A KB shown there (repeatable).")] = None,
+    no_kb: Annotated[bool, typer.Option("--no-kb", help="Show no KB there: the session has no tools.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Bind FOLDER: in it and below, PROVIDER shows only the given KBs. Comments and order in
+    the model are kept."""
+    if bool(kb) == no_kb:
+        _err("error: give --kb NAME (repeatable) or --no-kb")
+        raise typer.Exit(2)
+    from projector import modeledit
+
+    _edit_model(config, lambda text, shown: modeledit.bind(text, shown, folder, provider, list(kb or []), os.environ))
+
+
+@app.command()
+def unbind(
+    folder: FolderArgument,
+    provider: Annotated[Optional[str], typer.Option("--provider", help="Only this provider's part of the binding.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Remove the binding of FOLDER (or only PROVIDER's part of it). Comments are kept."""
+    from projector import modeledit
+
+    _edit_model(config, lambda text, shown: modeledit.unbind(text, shown, folder, provider, os.environ))
+
+
+def _edit_model(config: str | None, edit) -> None:
+    """Edit the model's text, check the result like a hand edit, write it (compare-and-swap)."""
+    from projector import files
+
+    path = model.model_path(config, os.environ)
+    shown = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        edited = edit(text, shown)
+        model.checked_text(edited, shown, os.environ, tuple(client_registry.registry()))
+        files.write_text(path, edited, expected=text)
+    except FileNotFoundError:
+        _err(f"error: {shown}: no model here: run `projector init` first")
+        raise typer.Exit(2)
+    except ProjectorError as error:
+        _err(f"error: {error}")
+        raise typer.Exit(1)
+    except files.ChangedMeanwhile:
+        _err(f"error: {shown} changed while projector edited it; nothing was written, try again")
+        raise typer.Exit(1)
+    print(f"updated {shown}: run `projector sync` to apply it")
+
+
 SHELLS = {"bash": "bash.sh", "zsh": "zsh.sh", "fish": "fish.fish"}
 
 

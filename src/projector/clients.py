@@ -35,6 +35,7 @@ class Client:
     create: str
     servers_key: tuple[str, ...]
     env_reference: str | None
+    stdio_env: str  # inherit | listed
     templates: tuple[tuple[str, str], ...]  # (transport, jinja2 source)
     project_files: tuple[ProjectFile, ...]
     local_scopes: tuple[tuple[str, ...], ...]  # key paths with "{workspace}" in the global file
@@ -137,6 +138,7 @@ def _client(data: dict[str, Any]) -> Client:
         create=data["global"].get("create", data["global"]["files"][0]),
         servers_key=tuple(data["servers_key"]),
         env_reference=data["env_reference"],
+        stdio_env=data["stdio_env"],
         templates=tuple(sorted(data["templates"].items())),
         project_files=tuple(
             ProjectFile(p["path"], p["format"], tuple(p["servers_key"])) for p in data.get("project_files") or ()

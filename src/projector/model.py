@@ -70,7 +70,12 @@ def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...])
 def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
     """The model file's data, checked by the schema and the semantic pass."""
     shown = display_path(path, _home(environ))
-    data = _read_yaml(path, shown)
+    return checked_text(_read_text(path, shown), shown, environ, known_clients)
+
+
+def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
+    """A model's text, parsed and checked; ModelError with every problem's place."""
+    data = _parse_yaml(text, shown)
     problems = _schema_problems(data, shown)
     if not problems:
         problems = _semantic_problems(data, shown, environ, known_clients)
@@ -110,19 +115,22 @@ def cached(path: Path, environ: Mapping[str, str], known_clients: Any, cache: Pa
 _home = locations.home
 
 
-def _read_yaml(path: Path, shown: str) -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.constructor import DuplicateKeyError
-    from ruamel.yaml.error import MarkedYAMLError
-
+def _read_text(path: Path, shown: str) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ModelError(
             Problem(shown, None, None, "no model here: run `projector init` to write a starter, or pass --config")
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
+
+
+def _parse_yaml(text: str, shown: str) -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import MarkedYAMLError
+
     try:
         data = YAML(typ="rt").load(text)
     except DuplicateKeyError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 
 from typing import Any
 
@@ -78,4 +79,27 @@ def status_lines(report: dict[str, Any]) -> list[str]:
             changes = ["removes what projector created"]
         state = "pending: " + ", ".join(changes) if file["pending"] or file["drift"] else "in sync"
         lines.append(f"{file['path']}: {state}")
+    return lines
+
+
+def explain_lines(report: dict[str, Any]) -> list[str]:
+    lines = [f"folder: {report['folder']}" + (f"  ({report['canonical']})" if report["canonical"] != report["folder"] else "")]
+    bindings = report["bindings"]
+    lines.append("binding: " + (f"{bindings[0]['path']}" if bindings else "none"))
+    lines += [f"  inside: {b['path']}" for b in bindings[1:]]
+    for provider in report["providers"]:
+        kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
+        where = f" ({provider['binding']})" if provider["binding"] else ""
+        lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}{where}")
+        if provider["dropped"]:
+            lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
+        if provider["entry"] == "http":
+            lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
+        elif provider["entry"] == "none":
+            lines.append("  entry: none (its default shows no KB)")
+        else:
+            lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+    for client, entries in report["clients"].items():
+        lines.append(f"{client}:")
+        lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
     return lines

@@ -1,0 +1,124 @@
+"""`explain` (what a folder gets, and why) and `doctor` (what is wrong), as data.
+
+Both are computed from the same model, plan and outcome that `diff` and `sync` use; the CLI
+prints them as text or JSON.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from projector import engine, scope
+from projector.clients import Client
+from projector.errors import display_path
+from projector.model import Model
+from projector.plan import HttpServer, StdioServer, plan
+
+SCHEMA = 1
+
+
+def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:
+    home = Path(environ.get("HOME") or Path.home())
+    folder = os.path.abspath(folder)
+    canonical = scope.canonical(folder)
+    shown = lambda path: display_path(path, home)  # noqa: E731 - one short formatter
+    containing = sorted(
+        (b for b in model.bindings if scope.contains(scope.canonical(b.path), canonical)),
+        key=lambda b: len(scope.canonical(b.path)),
+        reverse=True,
+    )
+    compiled = plan(model, engine.projector_on_path(environ))
+    servers = dict(compiled.servers)
+    providers = []
+    for provider in model.providers:
+        here = scope.resolve(model, provider, canonical)
+        server = servers.get(provider.name)
+        providers.append(
+            {
+                "name": provider.name,
+                "kbs": None if here.kbs is None else list(here.kbs),
+                "why": _why(here),
+                "binding": shown(here.binding.path) if here.binding else None,
+                "dropped": list(here.dropped),
+                "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
+                "url": server.url if isinstance(server, HttpServer) else None,
+            }
+        )
+    return {
+        "schema": SCHEMA,
+        "folder": shown(folder),
+        "canonical": canonical,
+        "bindings": [{"path": shown(b.path), "providers": [p for p, _ in b.kb_sets]} for b in containing],
+        "providers": providers,
+        "clients": {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients},
+        "warnings": list(compiled.warnings),
+    }
+
+
+def _why(here: scope.Scope) -> str:
+    if here.binding is not None:
+        if here.kbs == () and here.dropped:
+            return "bound, but the provider mounts none of the bound KBs: no tools here"
+        if here.kbs == ():
+            return "bound to no KB: no tools here"
+        return "bound" + (" (KBs the provider does not mount left out)" if here.dropped else "")
+    if here.kbs is None:
+        return "no binding and no default: every KB"
+    if here.kbs == ():
+        return "no binding; the default is no KB: no tools here"
+    return "no binding: the provider's default"
+
+
+def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:
+    """Every check, each with ok/problem and a message a person can act on."""
+    home = Path(environ.get("HOME") or Path.home())
+    checks: list[dict[str, Any]] = []
+
+    def check(ok: bool, message: str) -> None:
+        checks.append({"ok": ok, "message": message})
+
+    found = engine.projector_on_path(environ)
+    check(found is not None, f"projector on PATH: {found}" if found else "projector is not on PATH: bound providers get plain HTTP entries")
+    for client in clients:
+        path = client.global_file(environ)
+        check(True, f"{client.name}: {display_path(path, home)}" + ("" if path and path.exists() else " (not there yet)"))
+    for problem in outcome.problems:
+        check(False, f"does not parse or cannot be read: {problem}")
+    for provider in model.providers:
+        if provider.token_env and not (environ.get(provider.token_env) or "").strip():
+            check(False, f"${provider.token_env} (provider {provider.name}) is not set in this shell")
+    for result in outcome.results:
+        if result.target.is_project:
+            continue
+        document_entries = _entries(result)
+        for name, value in document_entries.items():
+            provider = outcome.providers.get(name)
+            command = value.get("command") if isinstance(value, dict) else None
+            command = command[0] if isinstance(command, list) and command else command
+            if provider is None or not isinstance(command, str) or os.path.basename(command) != "projector":
+                continue
+            if found and command != found:
+                check(False, f"{result.shown}: entry {name} runs {command}, but PATH finds {found} (stale after an upgrade?): run `projector sync`")
+            if provider.token_env and result.client.stdio_env == "listed" and not _passes(value, provider.token_env):
+                check(False, f"{result.shown}: {result.client.name} will not pass ${provider.token_env} to entry {name}: run `projector sync`")
+    for warning in outcome.warnings:
+        if "shadows the global entry" in warning:
+            check(False, warning)
+    return {"schema": SCHEMA, "healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _entries(result: engine.FileResult) -> dict[str, Any]:
+    from projector import documents
+
+    if result.before is None:
+        return {}
+    return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
+
+
+def _passes(value: dict[str, Any], variable: str) -> bool:
+    listed = value.get("env_vars") or []
+    names = {item if isinstance(item, str) else item.get("name") for item in listed if isinstance(item, (str, dict))}
+    return variable in names or variable in (value.get("env") or {})

@@ -1,0 +1,67 @@
+"""`explain` and `doctor` on prepared HOMEs (snapshots, with the sandbox path replaced)."""
+
+from __future__ import annotations
+
+import json
+
+MODEL = """\
+version: 1
+clients: [codex, copilot]
+providers:
+  docs:
+    url: https://kb.example.com/mcp/routed
+    token_env: DOCS_TOKEN
+    kbs: [handbook, api-a, api-b]
+    default: [handbook]
+  web:
+    url: https://web.example.com/mcp
+    token_env: WEB_TOKEN
+    default: []
+bindings:
+  ~/work/a:
+    docs: [api-a, handbook]
+  ~/work/a/vendor:
+    docs: []
+"""
+
+
+def _clean(sandbox, text: str) -> str:
+    return text.replace(str(sandbox.root), "/SANDBOX")
+
+
+def test_explain_text_and_json(sandbox, snapshot):
+    sandbox.install_projector()
+    for folder in ("work/a/sub", "work/a/vendor", "elsewhere"):
+        (sandbox.home / folder).mkdir(parents=True)
+    config = sandbox.model(MODEL)
+    outputs = {}
+    for folder in ("work/a/sub", "work/a/vendor", "elsewhere"):
+        result = sandbox.run("explain", str(sandbox.home / folder), config=config)
+        assert result.returncode == 0, result.stderr
+        outputs[folder] = _clean(sandbox, result.stdout)
+    assert outputs == snapshot
+    report = json.loads(sandbox.run("explain", str(sandbox.home / "work/a/sub"), "--json", config=config).stdout)
+    assert report["schema"] == 1
+    assert [(p["name"], p["kbs"], p["entry"]) for p in report["providers"]] == [("docs", ["api-a", "handbook"], "bridge"), ("web", [], "none")]
+    assert [b["path"] for b in report["bindings"]] == ["~/work/a"]
+
+
+def test_doctor_finds_problems_then_is_healthy(sandbox, snapshot):
+    sandbox.install_projector()
+    config = sandbox.model(MODEL)
+    sandbox.run("sync", config=config)
+    codex = sandbox.home / ".codex" / "config.toml"
+    codex.write_text(codex.read_text().replace('env_vars = ["DOCS_TOKEN"]\n', "").replace(str(sandbox.bin), "/old/pipx/bin"))
+    sandbox.file("work/a/.mcp.json", json.dumps({"mcpServers": {"docs": {"command": "my-own-docs"}}}))
+    sandbox.file(".copilot/mcp-config.json", "{ broken")
+    sick = sandbox.run("doctor", config=config)
+    assert sick.returncode == 1
+    assert _clean(sandbox, sick.stdout) == snapshot
+
+    (sandbox.home / ".copilot" / "mcp-config.json").unlink()
+    (sandbox.home / "work" / "a" / ".mcp.json").unlink()
+    sandbox.run("sync", "--force", config=config)
+    sandbox.env.update(DOCS_TOKEN="x", WEB_TOKEN="y")
+    healthy = sandbox.run("doctor", config=config)
+    assert healthy.returncode == 0, healthy.stdout
+    assert "PROBLEM" not in healthy.stdout

@@ -1,0 +1,54 @@
+"""`bind` and `unbind`: the model's comments and order stay byte for byte outside the edit."""
+
+from __future__ import annotations
+
+MODEL = """\
+# my projector model
+version: 1
+providers:
+  docs:                      # the company KB
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN    # never the value
+    kbs: [handbook, api-a, api-b]
+
+bindings:
+  # the main project
+  ~/work/a:
+    docs: [api-a]            # only its API
+  ~/work/b:
+    docs: []
+"""
+
+
+def test_bind_a_new_folder_appends_and_keeps_everything_else(sandbox):
+    config = sandbox.model(MODEL)
+    result = sandbox.run("bind", str(sandbox.home / "work" / "c"), "--provider", "docs", "--kb", "api-b", "--kb", "handbook", config=config)
+    assert result.returncode == 0, result.stderr
+    assert config.read_text() == MODEL + "  ~/work/c:\n    docs: [api-b, handbook]\n"
+
+
+def test_bind_an_existing_folder_replaces_only_its_set(sandbox):
+    config = sandbox.model(MODEL)
+    (sandbox.home / "work" / "a").mkdir(parents=True)
+    (sandbox.root / "link").symlink_to(sandbox.home / "work" / "a")
+    assert sandbox.run("bind", str(sandbox.root / "link"), "--provider", "docs", "--no-kb", config=config).returncode == 0
+    assert config.read_text() == MODEL.replace("docs: [api-a]            # only its API", "docs: []                 # only its API")
+
+
+def test_unbind_removes_the_binding_and_nothing_else(sandbox):
+    config = sandbox.model(MODEL)
+    assert sandbox.run("unbind", "~/work/b", config=config).returncode == 0
+    assert config.read_text() == MODEL.replace("  ~/work/b:\n    docs: []\n", "")
+    assert sandbox.run("unbind", "~/work/a", "--provider", "docs", config=config).returncode == 0
+    assert config.read_text() == MODEL.split("bindings:")[0] + "bindings: {}\n"
+
+
+def test_edits_are_checked_like_hand_edits(sandbox):
+    config = sandbox.model(MODEL)
+    bad = sandbox.run("bind", "~/x", "--provider", "docs", "--kb", "zzz", config=config)
+    assert bad.returncode == 1 and '"zzz" is not a KB of provider "docs"' in bad.stderr
+    assert sandbox.run("bind", "~/x", "--provider", "nope", "--kb", "a", config=config).returncode == 1
+    assert sandbox.run("bind", "~/x", "--provider", "docs", config=config).returncode == 2
+    missing = sandbox.run("unbind", "~/nowhere", config=config)
+    assert missing.returncode == 1 and "no binding of ~/nowhere" in missing.stderr
+    assert config.read_text() == MODEL
