@@ -84,3 +84,13 @@ def test_kiro_entries_have_the_documented_shape():
     assert isinstance(local["command"], str) and isinstance(local["args"], list)
     assert set(local) <= {"command", "args", "env", "disabled", "autoApprove", "disabledTools", "timeout"}
     assert remote["url"].startswith("https://") and set(remote) <= {"type", "url", "headers", "oauth"}
+
+
+def test_a_broken_descriptor_is_refused_with_its_place(tmp_path, monkeypatch):
+    from projector import clients
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: bad\nname: Bad\nformat: xml\n")
+    with pytest.raises(RuntimeError) as raised:
+        clients._validated(bad)
+    assert str(raised.value).startswith(f"{bad}: ") and "is a required property" in str(raised.value)

@@ -35,7 +35,9 @@ def _err(text: str) -> None:
 
 
 def _load(config: str | None) -> model.Model:
-    return model.load(model.model_path(config, os.environ), os.environ, tuple(client_registry.registry()))
+    """The model, checked (answered from the checked-model cache while the file is unchanged)."""
+    cache = ledger.state_dir(os.environ) / "model-cache.json"
+    return model.cached(model.model_path(config, os.environ), os.environ, lambda: tuple(client_registry.registry()), cache)
 
 
 def _compute(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, ledger.Ledger]:

@@ -109,22 +109,49 @@ def _template(client_id: str, transport: str, source: str) -> Any:
 
 @cache
 def registry() -> dict[str, Client]:
-    """Every descriptor under clients/, by id, validated."""
+    """Every descriptor under clients/, by id, validated (checked once per version of them)."""
+    from projector.resources import data_dir
+
+    files = sorted(data_dir("clients").glob("*.yaml"))
+    return {data["id"]: _client(data) for data in _checked_descriptors(files)}
+
+
+def _checked_descriptors(files: list[Path]) -> list[dict[str, Any]]:
+    """The descriptors' data, from a cache in the state folder while the files are unchanged:
+    every `projector sync` needs them, and YAML plus JSON Schema cost more than the sync."""
+    from projector import __version__
+    from projector.locations import state_folder
+
+    key = [__version__] + [[str(f), f.stat().st_mtime_ns, f.stat().st_size] for f in files]
+    cache = Path(state_folder(os.environ)) / "clients-cache.json"
+    try:
+        entry = json.loads(cache.read_text(encoding="utf-8"))
+        if entry["key"] == key:
+            return entry["data"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    checked = [_validated(path) for path in files]
+    try:
+        from projector import files as writer
+
+        writer.write_text(cache, json.dumps({"key": key, "data": checked}))
+    except OSError:
+        pass  # a cache that cannot be written costs time, never correctness
+    return checked
+
+
+def _validated(path: Path) -> dict[str, Any]:
     import jsonschema
     from ruamel.yaml import YAML
 
-    from projector.resources import data_dir, schema
+    from projector.resources import schema
 
-    validator = jsonschema.Draft202012Validator(schema("client"))
-    clients: dict[str, Client] = {}
-    for path in sorted(data_dir("clients").glob("*.yaml")):
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        if errors:
-            where = ".".join(str(p) for p in errors[0].absolute_path)
-            raise RuntimeError(f"{path}: {where}: {errors[0].message}")
-        clients[data["id"]] = _client(data)
-    return clients
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema("client")).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = ".".join(str(p) for p in errors[0].absolute_path)
+        raise RuntimeError(f"{path}: {where}: {errors[0].message}")
+    return data
 
 
 def _client(data: dict[str, Any]) -> Client:

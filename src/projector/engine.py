@@ -15,6 +15,7 @@ import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,7 @@ def projector_on_path(environ: Mapping[str, str]) -> str | None:
 # --------------------------------------------------------------------------- targets
 
 
+@cache
 def workspaces(model: Model) -> tuple[str, ...]:
     """Every bound folder, as written and as its canonical path (both spellings are in use)."""
     paths = {b.path for b in model.bindings} | {os.path.realpath(b.path) for b in model.bindings}
@@ -109,32 +111,43 @@ def targets(model: Model, clients: list[Client], environ: Mapping[str, str], des
         assert path is not None  # every descriptor ends its folder list with one under ~
         scopes = tuple(key for w in workspaces(model) for key in client.local_scope_keys(w))
         found.append(Target(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes, client.name))
-    project: dict[Path, Target] = {}
+    project: dict[str, Target] = {}
     for workspace in workspaces(model):
         for client in clients:
             for spec in client.project_files:
-                path = Path(workspace) / spec.path
-                if path in project:
-                    project[path] = replace(project[path], shadows=f"{project[path].shadows} and {client.name}")
-                elif os.path.lexists(path):  # projector never creates a file inside a workspace
-                    project[path] = Target(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name)
+                name = os.path.join(workspace, spec.path)  # strings: most of these do not exist
+                if name in project:
+                    project[name] = replace(project[name], shadows=f"{project[name].shadows} and {client.name}")
+                elif os.path.lexists(name):  # projector never creates a file inside a workspace
+                    path = Path(name)
+                    project[name] = Target(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name)
     return found + [project[p] for p in sorted(project)]
 
 
 def dependencies(model: Model, clients: list[Client], environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """Every path and binary a sync's result depends on: (paths, binaries) for the fast path."""
+    """Every path and binary a sync's result depends on: (paths, binaries), for the fast path and
+    the shell hook. A project file that does not exist is watched through its nearest existing
+    folder (creating it changes that folder), which keeps the list to about one path a workspace."""
     from projector.clients import expand
 
-    paths: list[str] = [str(model.source)]
-    binaries = ["projector"]
+    paths: set[str] = {str(model.source)}
+    binaries = {"projector"}
     for client in clients:
         folder = client.folder(environ)
         if folder is not None:
-            paths += [str(folder / name) for name in client.files]
-        paths += [str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None]
-        binaries += list(client.detect_binaries)
-        paths += [str(Path(w) / spec.path) for w in workspaces(model) for spec in client.project_files]
-    return paths, binaries
+            paths.update(str(folder / name) for name in client.files)
+        paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
+        binaries.update(client.detect_binaries)
+        for workspace in workspaces(model):
+            paths.update(_watched(os.path.join(workspace, spec.path), workspace) for spec in client.project_files)
+    return sorted(paths), sorted(binaries)
+
+
+def _watched(path: str, stop: str) -> str:
+    """``path`` if it exists, else its nearest existing folder (not above ``stop``)."""
+    while not os.path.lexists(path) and path != stop and len(path) > len(stop):
+        path = os.path.dirname(path)
+    return path
 
 
 # --------------------------------------------------------------------------- evaluating
@@ -178,11 +191,12 @@ def _decide(target: Target, record: FileRecord | None, providers: Mapping[str, P
         decision = reconcile(target.shown, current, target.desired, owned, providers, force)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     notes, states = list(decision.notes), list(decision.states)
-    for key in target.prune_keys:  # local scopes inside a global file
-        scoped = documents.parse(target.format, text, target.shown)
+    scoped = documents.parse(target.format, text, target.shown) if target.prune_keys else None
+    for key in target.prune_keys:  # local scopes inside a global file: one parse, again after an edit
         local = prune(f"{target.shown} ({'.'.join(key[:-1])})", scoped.servers(key), providers, target.client.name)
         if local.edits:
             text = scoped.edited(key, local.edits)
+            scoped = documents.parse(target.format, text, target.shown)
         notes += local.notes
         states += [(f"{key[1]}: {name}", state) for name, state in local.states]
     after: str | None = text

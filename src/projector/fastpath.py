@@ -10,7 +10,7 @@ library's `os`, `sys` and `json` are imported here.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -24,7 +24,7 @@ CONFIG = {"--config", "-c"}
 
 
 def fingerprint_path(environ: Mapping[str, str]) -> str:
-    return str(locations.state_dir(environ) / "fingerprint.json")
+    return os.path.join(locations.state_folder(environ), "fingerprint")
 
 
 def _stat(path: str) -> list[int] | None:
@@ -46,6 +46,7 @@ def _on_path(name: str, environ: Mapping[str, str]) -> str | None:
 def fingerprint(model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str) -> dict:
     return {
         "version": version,
+        "python": sys.version,
         "model": model,
         "variables": {name: environ.get(name) for name in VARIABLES},
         "files": {path: _stat(path) for path in sorted(set(paths))},
@@ -59,7 +60,8 @@ def record(model: str, paths: Iterable[str], binaries: Iterable[str], environ: M
 
     from projector import files
 
-    files.write_text(Path(fingerprint_path(environ)), json.dumps(fingerprint(model, paths, binaries, environ, version)))
+    data = marshal.dumps(fingerprint(model, paths, binaries, environ, version))
+    files.write_bytes(Path(fingerprint_path(environ)), data)
 
 
 def forget(environ: Mapping[str, str]) -> None:
@@ -77,12 +79,12 @@ def nothing_to_do(argv: list[str], environ: Mapping[str, str], version: str) -> 
     plain = [a for a in options if a not in CONFIG and a != config and not a.startswith("--config=")]
     if not argv or argv[0] != "sync" or any(a not in SIMPLE for a in plain):
         return False
-    model = str(locations.model_path(config, environ))
+    model = locations.model_file(config, environ)
     try:
-        with open(fingerprint_path(environ), encoding="utf-8") as handle:
-            saved = json.load(handle)
+        with open(fingerprint_path(environ), "rb") as handle:
+            saved = marshal.load(handle)
         return saved == fingerprint(model, saved["files"], saved["binaries"], environ, version)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
         return False
 
 

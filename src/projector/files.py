@@ -65,6 +65,11 @@ def current_text(path: Path) -> str | None:
 def write_text(path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
     """Replace ``path`` with ``text``. With ``expected`` (the text read before; None: absent)
     the file must still hold exactly that just before the rename, or ChangedMeanwhile."""
+    write_bytes(path, ((BOM if bom else "") + text).encode("utf-8"), expected)
+
+
+def write_bytes(path: Path, data: bytes, expected: str | None | bool = False) -> None:
+    """``write_text`` for bytes."""
     target = Path(os.path.realpath(path))  # through a symlink to its target
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -74,7 +79,6 @@ def write_text(path: Path, text: str, bom: bool = False, expected: str | None | 
     else:
         if not mode & 0o222:  # checked by mode bits: root may write anything, the user said no
             raise OSError("is read-only; left untouched (make it writable to let projector edit it)")
-    data = ((BOM if bom else "") + text).encode("utf-8")
     _remove_leftovers(target)
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMPORARY)
     try:

@@ -1,31 +1,48 @@
-"""Where projector's own files are. Standard library only: the fast paths import this."""
+"""Where projector's own files are. Only `os` is imported: the fast paths use this."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 
-def home(environ: Mapping[str, str]) -> Path:
+def home(environ: Mapping[str, str]):  # -> Path
+    from pathlib import Path
+
     return Path(environ.get("HOME") or Path.home())
 
 
-def model_path(explicit: str | None, environ: Mapping[str, str]) -> Path:
+def home_text(environ: Mapping[str, str]) -> str:
+    return environ.get("HOME") or os.path.expanduser("~")
+
+
+def model_file(explicit: str | None, environ: Mapping[str, str]) -> str:
     """``--config``, else ``$PROJECTOR_CONFIG``, else the XDG config folder."""
     if explicit:
-        return Path(explicit).expanduser()
+        return os.path.expanduser(explicit)
     if environ.get("PROJECTOR_CONFIG"):
-        return Path(environ["PROJECTOR_CONFIG"]).expanduser()
-    config_home = Path(environ["XDG_CONFIG_HOME"]) if environ.get("XDG_CONFIG_HOME") else home(environ) / ".config"
-    return config_home / "projector" / "projector.yaml"
+        return os.path.expanduser(environ["PROJECTOR_CONFIG"])
+    config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(home_text(environ), ".config")
+    return os.path.join(config_home, "projector", "projector.yaml")
 
 
-def state_dir(environ: Mapping[str, str]) -> Path:
+def state_folder(environ: Mapping[str, str]) -> str:
     """``$XDG_STATE_HOME/projector`` (``~/.local/state/projector`` by default)."""
     if environ.get("XDG_STATE_HOME"):
-        return Path(environ["XDG_STATE_HOME"]) / "projector"
-    return home(environ) / ".local" / "state" / "projector"
+        return os.path.join(environ["XDG_STATE_HOME"], "projector")
+    return os.path.join(home_text(environ), ".local", "state", "projector")
+
+
+def model_path(explicit: str | None, environ: Mapping[str, str]):  # -> Path
+    from pathlib import Path
+
+    return Path(model_file(explicit, environ))
+
+
+def state_dir(environ: Mapping[str, str]):  # -> Path
+    from pathlib import Path
+
+    return Path(state_folder(environ))
 
 
 def config_option(argv: list[str]) -> str | None:

@@ -74,7 +74,14 @@ def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, 
 
 
 def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
-    """A model's text, parsed and checked; ModelError with every problem's place."""
+    """A model's text, parsed and checked; ModelError with every problem's place.
+
+    A good model is read once with the fast (C) parser; the round-trip parser, which knows where
+    every key and value stands, reads it again only when there is a problem to point at.
+    """
+    quick = _quick_yaml(text)
+    if quick is not None and not _schema_problems(quick, shown) and not _semantic_problems(quick, shown, environ, known_clients):
+        return quick
     data = _parse_yaml(text, shown)
     problems = _schema_problems(data, shown)
     if not problems:
@@ -124,6 +131,17 @@ def _read_text(path: Path, shown: str) -> str:
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
+
+
+def _quick_yaml(text: str) -> Any:
+    """The data, or None when the text needs the careful parser (an error, or it is empty)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return YAML(typ="safe").load(text)
+    except (YAMLError, ValueError):
+        return None
 
 
 def _parse_yaml(text: str, shown: str) -> Any:
