@@ -46,6 +46,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/sync_bench.py
+	$(BIN)/python bench/scale_bench.py
+	$(BIN)/python bench/bridge_bench.py
 
 clean:
 	rm -rf $(VENV) $(SANDBOX)
