@@ -173,3 +173,18 @@ def test_a_byte_order_mark_is_kept(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf{}\n")
     home.sync(model(DOCS), ["copilot"])
     assert path.read_bytes().startswith(b"\xef\xbb\xbf{\n")
+
+
+def test_written_crush_files_pass_crushs_own_schema(tmp_path, reference):
+    import json
+
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json.loads((reference / "crush-schema.json").read_text()))
+    for existing in (None, _existing("crush")):
+        home = Home(tmp_path / ("fresh" if existing is None else "existing"))
+        if existing is not None:
+            home.path("crush").parent.mkdir(parents=True)
+            home.path("crush").write_text(existing)
+        home.sync(model(DOCS, WEB), ["crush"])
+        validator.validate(json.loads(home.path("crush").read_text()))

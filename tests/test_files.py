@@ -104,3 +104,13 @@ def test_a_killed_syncs_temporary_file_is_cleaned_up(tmp_path):
     (tmp_path / ".other.json.abc.projector-tmp").write_text("not ours to judge")
     files.write_text(path, "y", expected="x")
     assert sorted(os.listdir(tmp_path)) == [".other.json.abc.projector-tmp", "c.json"]
+
+
+def test_the_owner_is_kept_when_root_writes_someone_elses_file(tmp_path):
+    if os.getuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    path = tmp_path / "c.json"
+    path.write_text("old")
+    os.chown(path, 1234, 2345)
+    files.write_text(path, "new", expected="old")
+    assert (path.stat().st_uid, path.stat().st_gid) == (1234, 2345)

@@ -72,11 +72,13 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False) ->
     """``write_text`` for bytes."""
     target = Path(os.path.realpath(path))  # through a symlink to its target
     target.parent.mkdir(parents=True, exist_ok=True)
+    owner: tuple[int, int] | None = None
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        info = target.stat()
     except FileNotFoundError:
         mode = 0o600
     else:
+        mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
         if not mode & 0o222:  # checked by mode bits: root may write anything, the user said no
             raise OSError("is read-only; left untouched (make it writable to let projector edit it)")
     _remove_leftovers(target)
@@ -87,6 +89,11 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False) ->
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
+        if owner is not None and owner != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temporary, *owner)  # root syncing someone's file leaves it theirs
+            except PermissionError:
+                pass
         if expected is False:
             os.replace(temporary, target)
         else:

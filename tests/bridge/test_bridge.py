@@ -399,3 +399,11 @@ def test_http_proxy_and_no_proxy_are_honoured(kb_server, tmp_path):
     assert "result" in direct.receive()
     direct.close()
     proxy.shutdown()
+
+
+def test_a_broken_model_is_a_clear_line_on_stderr(tmp_path):
+    layout = Layout(tmp_path, "http://127.0.0.1:9/mcp")
+    layout.config.write_text("version: 1\nproviders:\n  docs:\n    urll: x\n")
+    done = subprocess.run(layout.command(), capture_output=True, text=True, timeout=30, env=layout.env, input="", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "projector.yaml:4:5: providers.docs.urll: unknown key" in done.stderr and "Traceback" not in done.stderr

@@ -61,10 +61,12 @@ def main(argv: list[str]) -> None:
 
     from projector.bridge.stdio import claim_stdout, read_lines
 
+    from projector.errors import ProjectorError
+
     writer = claim_stdout()
     try:
         session = _session(options, writer, log)
-    except SystemExit as failure:
+    except (SystemExit, ProjectorError) as failure:  # the model is missing or wrong: say where
         log(str(failure))
         os._exit(2)
 
