@@ -13,7 +13,6 @@ Everything runs in temporary HOMEs; the real one is not touched.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess

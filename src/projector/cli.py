@@ -97,7 +97,7 @@ def diff(
         outcome, _ = _compute(config, client, force)
     except ProjectorError as error:
         _err(f"error: {error}")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     colour = sys.stdout.isatty() if color is None else color
     from projector.report import unified_diff
 
@@ -132,11 +132,11 @@ def sync(
                 files.write_text(ledger.ledger_path(os.environ), written.ledger.to_json())
     except files.Busy:
         _err(f"error: another projector sync is running (it holds {display_path(lock)}); nothing was written, try again")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except ProjectorError as error:
         _err(f"error: {error}")
         _remember(config, complete=False, hook=hook)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     complete = not (outcome.problems or written.problems or client or force)
     _remember(config, complete=complete, hook=hook)
     if not quiet:
@@ -166,7 +166,7 @@ def status(
             print(json.dumps({"schema": 1, "in_sync": False, "files": [], "warnings": [], "errors": [str(p) for p in error.problems]}, indent=2))
         else:
             _err(f"error: {error}")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     report = status_report(outcome)
     if as_json:
         print(json.dumps(report, indent=2))
@@ -196,7 +196,7 @@ def explain(
         chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
     except ProjectorError as error:
         _err(f"error: {error}")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     report = diagnose.explain(loaded, folder or os.getcwd(), chosen, os.environ)
     print(json.dumps(report, indent=2) if as_json else "\n".join(explain_lines(report)))
 
@@ -213,7 +213,7 @@ def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
         loaded = _load(config)
     except ProjectorError as error:
         _err(f"error: {error}")
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     report = diagnose.doctor(loaded, outcome, [r.client for r in outcome.results if not r.target.is_project], os.environ)
     for item in report["checks"]:
         print(("ok       " if item["ok"] else "PROBLEM  ") + item["message"])
@@ -266,13 +266,13 @@ def _edit_model(config: str | None, edit) -> None:
         files.write_text(path, edited, expected=text)
     except FileNotFoundError:
         _err(f"error: {shown}: no model here: run `projector init` first")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except ProjectorError as error:
         _err(f"error: {error}")
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     except files.ChangedMeanwhile:
         _err(f"error: {shown} changed while projector edited it; nothing was written, try again")
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     print(f"updated {shown}: run `projector sync` to apply it")
 
 

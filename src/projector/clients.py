@@ -71,7 +71,7 @@ class Client:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise RuntimeError(f"clients/{self.id}.yaml: the {transport} template renders invalid JSON: {exc}\n{text}")
+            raise RuntimeError(f"clients/{self.id}.yaml: the {transport} template renders invalid JSON: {exc}\n{text}") from None
 
     def local_scope_keys(self, workspace: str) -> tuple[tuple[str, ...], ...]:
         return tuple(tuple(workspace if step == "{workspace}" else step for step in s) for s in self.local_scopes)

@@ -38,7 +38,7 @@ class KbServer:
                 return
             except OSError:
                 if self.process.poll() is not None:
-                    raise RuntimeError(self.process.stderr.read().decode())
+                    raise RuntimeError(self.process.stderr.read().decode()) from None
                 time.sleep(0.05)
         raise RuntimeError("the KB server did not start")
 

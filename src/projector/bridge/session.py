@@ -299,7 +299,7 @@ class Session:
 _MISSING = object()
 
 
-def run(session: Session, lines: "queue.Queue[Line | None]", stopping: threading.Event) -> None:
+def run(session: Session, lines: queue.Queue[Line | None], stopping: threading.Event) -> None:
     """The main loop: hand each line to the session until stdin ends or a signal arrives."""
     import time
 

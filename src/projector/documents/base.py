@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 Edits = Mapping[str, Any | None]
@@ -27,7 +28,7 @@ def splice(source: bytes, splices: list[Splice]) -> bytes:
             ordered[-1] = Splice(last.start, max(last.end, s.end), b"")
         else:
             ordered.append(s)
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in pairwise(ordered):
         if before.end > after.start:
             raise AssertionError(f"overlapping edits at bytes {before.start}-{before.end} and {after.start}")
     out, position = [], 0

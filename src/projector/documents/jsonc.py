@@ -145,12 +145,10 @@ class JsonDocument:
     def _set_members(self, key: tuple[str, ...], values: dict[str, Any]) -> str:
         if self._root is None:
             return self._new_file(key, values)
-        parent, depth = self._root, 0
-        for step in key:
-            child = self._object_at(key[: depth + 1])
-            if child is None:
-                break
-            parent, depth = child, depth + 1
+        depth = 0  # how much of the key path exists already
+        while depth < len(key) and self._object_at(key[: depth + 1]) is not None:
+            depth += 1
+        parent = self._object_at(key[:depth]) if depth else self._root
         if depth < len(key):  # create the missing keys, holding the new members
             nested: Any = dict(values)
             for step in reversed(key[depth + 1 :]):
