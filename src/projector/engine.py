@@ -190,15 +190,8 @@ def _decide(target: Target, record: FileRecord | None, providers: Mapping[str, P
         owned = dict(record.entries) if record else {}
         decision = reconcile(target.shown, current, target.desired, owned, providers, force)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
-    notes, states = list(decision.notes), list(decision.states)
-    scoped = documents.parse(target.format, text, target.shown) if target.prune_keys else None
-    for key in target.prune_keys:  # local scopes inside a global file: one parse, again after an edit
-        local = prune(f"{target.shown} ({'.'.join(key[:-1])})", scoped.servers(key), providers, target.client.name)
-        if local.edits:
-            text = scoped.edited(key, local.edits)
-            scoped = documents.parse(target.format, text, target.shown)
-        notes += local.notes
-        states += [(f"{key[1]}: {name}", state) for name, state in local.states]
+    text, local_notes, local_states = _prune_local_scopes(target, text, providers)
+    notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
     new_record = None
     if target.is_project:
@@ -213,6 +206,23 @@ def _decide(target: Target, record: FileRecord | None, providers: Mapping[str, P
     if read.text is None and after == "":
         after = None
     return FileResult(target, read.text, after, read.bom, new_record, tuple(notes), tuple(states))
+
+
+def _prune_local_scopes(target: Target, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
+    """Per-folder servers inside a global file (Claude's local scope), pruned like project files.
+    One parse for all of them; again only after an edit."""
+    notes: list[str] = []
+    states: list[tuple[str, str]] = []
+    scoped = documents.parse(target.format, text, target.shown) if target.prune_keys else None
+    for key in target.prune_keys:
+        where = ".".join(key[:-1])
+        local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name)
+        if local.edits:
+            text = scoped.edited(key, local.edits)
+            scoped = documents.parse(target.format, text, target.shown)
+        notes += local.notes
+        states += [(f"{where}: {name}", state) for name, state in local.states]
+    return text, tuple(notes), tuple(states)
 
 
 def _created(record: FileRecord | None, decision: Decision, before: str | None, current: Any) -> str | None:
