@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -63,6 +64,9 @@ class Session:
         self.roots_scope = roots_scope
         self.instructions = instructions
         self.log = log
+        # local | proxy | roots-init (initialize answered here, waiting for initialized) |
+        # roots-wait (roots/list sent, client requests queued) | failed (the provider could not
+        # be opened after roots: every request gets an error)
         self.mode = "local" if kbs == () else "proxy"
         self.upstream: Any = None
         self.promised_version: str | None = None
@@ -159,8 +163,6 @@ class Session:
         if method == "notifications/initialized" and self.mode == "roots-init":
             self.mode = "roots-wait"
             self.send({"jsonrpc": "2.0", "id": ROOTS_ID, "method": "roots/list"})
-            import time
-
             self.roots_deadline = time.monotonic() + ROOTS_WAIT
         elif method == "ping" and "id" in message:
             self.send(result(message["id"], {}))
@@ -286,8 +288,6 @@ class Session:
 
     def finish(self, drain: float = DRAIN) -> None:
         """Let replies in flight finish (bounded), then end the provider's session."""
-        import time
-
         deadline = time.monotonic() + drain
         with self._lock:
             while self.pending and time.monotonic() < deadline:
@@ -301,8 +301,6 @@ _MISSING = object()
 
 def run(session: Session, lines: queue.Queue[Line | None], stopping: threading.Event) -> None:
     """The main loop: hand each line to the session until stdin ends or a signal arrives."""
-    import time
-
     started = False
     while not stopping.is_set() and not session.writer.broken:
         timeout = None
