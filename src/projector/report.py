@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-
 from typing import Any
 
 from projector.engine import FileResult, Outcome

@@ -62,7 +62,10 @@ def union(scopes: list[Scope]) -> KbSet:
 
 def root_path(uri: object) -> str | None:
     """A ``file://`` root as a local path; None for anything else (never raises)."""
-    from urllib.parse import unquote, urlsplit  # only sessions that ask for roots need it
+    from urllib.parse import (  # only sessions that ask for roots need it
+        unquote,
+        urlsplit,
+    )
 
     if not isinstance(uri, str):
         return None

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--log-file FILE]"
 
 
@@ -60,7 +59,6 @@ def main(argv: list[str]) -> None:
     log = _logger(options.provider, options.log_file)
 
     from projector.bridge.stdio import claim_stdout, read_lines
-
     from projector.errors import ProjectorError
 
     writer = claim_stdout()

@@ -62,6 +62,20 @@ def only_space_between(source: bytes, start: int, end: int) -> bool:
     return not source[start:end].strip()
 
 
+def servers_at(value: Any, key: tuple[str, ...], source: str, kind: str) -> dict[str, Any] | None:
+    """The entries under ``key`` in a parsed document; None when ``key`` is absent."""
+    from projector.errors import DocumentError, Problem
+
+    node = value
+    for step in key:
+        if not isinstance(node, dict) or step not in node:
+            return None
+        node = node[step]
+    if not isinstance(node, dict):
+        raise DocumentError(Problem(source, None, None, f'"{".".join(key)}" is not {kind}; fix it by hand'))
+    return node
+
+
 def expected_servers(before: Mapping[str, Any] | None, edits: Edits) -> dict[str, Any]:
     result = dict(before or {})
     for name, value in edits.items():

@@ -21,6 +21,7 @@ from projector.documents.base import (
     indentation_at,
     newline_of,
     only_space_between,
+    servers_at,
     splice,
 )
 from projector.errors import DocumentError, Problem
@@ -82,14 +83,7 @@ class JsonDocument:
         return Problem(self.source, row + 1, col + 1, "not valid JSON with comments")
 
     def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
-        node: Any = self.value
-        for step in key:
-            if not isinstance(node, dict) or step not in node:
-                return None
-            node = node[step]
-        if not isinstance(node, dict):
-            raise DocumentError(Problem(self.source, None, None, f'"{".".join(key)}" is not an object; fix it by hand'))
-        return node
+        return servers_at(self.value, key, self.source, "an object")
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         return self.servers(key) == {}

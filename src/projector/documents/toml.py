@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from projector.documents.base import Edits, Splice, check_edit, line_start, newline_of, splice
+from projector.documents.base import (
+    Edits,
+    Splice,
+    check_edit,
+    line_start,
+    newline_of,
+    servers_at,
+    splice,
+)
 from projector.errors import DocumentError, Problem
 
 
@@ -51,14 +59,7 @@ class TomlDocument:
         self._newline = newline_of(text)
 
     def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
-        node: Any = self.value
-        for step in key:
-            if not isinstance(node, dict) or step not in node:
-                return None
-            node = node[step]
-        if not isinstance(node, dict):
-            raise DocumentError(Problem(self.source, None, None, f'"{".".join(key)}" is not a table; fix it by hand'))
-        return node
+        return servers_at(self.value, key, self.source, "a table")
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         return self.servers(key) == {}
