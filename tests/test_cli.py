@@ -102,3 +102,20 @@ def test_read_only_client_file_is_reported_and_kept(sandbox):
     assert result.returncode == 1
     assert "error: ~/.claude.json: is read-only; left untouched (make it writable to let projector edit it)" in result.stderr
     assert claude.read_text() == "{}\n" and (sandbox.home / ".codex" / "config.toml").exists()
+
+
+def test_the_written_bridge_entry_finds_a_model_kept_elsewhere(sandbox):
+    import subprocess
+    import tomllib
+
+    sandbox.install_projector()
+    config = sandbox.model(MODEL.replace("docs: [a]", "docs: []"), "models.yaml")
+    sandbox.env["PROJECTOR_CONFIG"] = str(config)  # the user's shell knows; a client does not
+    assert sandbox.run("sync").returncode == 0
+    entry = tomllib.loads((sandbox.home / ".codex" / "config.toml").read_text())["mcp_servers"]["docs"]
+    assert entry["args"] == ["mcp", "--provider", "docs", "--config", str(config)]
+    client_env = {k: v for k, v in sandbox.env.items() if k != "PROJECTOR_CONFIG"}
+    (sandbox.home / "work" / "a").mkdir(parents=True)
+    started = subprocess.run([entry["command"], *entry["args"]], env=client_env, cwd=sandbox.home / "work" / "a", timeout=30,
+                             input='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n', capture_output=True, text=True)
+    assert '"serverInfo":{"name":"projector"' in started.stdout, started.stderr

@@ -78,3 +78,18 @@ def test_with_kbs_keeps_the_query(url, kbs, expected):
 def test_an_empty_kb_set_never_becomes_a_url():
     with pytest.raises(ValueError):
         with_kbs("https://x/mcp", ())
+
+
+def test_a_model_away_from_the_default_place_is_named_in_the_bridge_entry():
+    result = plan(model(provider(), bindings=[BOUND]), "/bin/projector", "/home/me/models/projector.yaml")
+    assert result.servers[0][1].args == ("mcp", "--provider", "docs", "--config", "/home/me/models/projector.yaml")
+
+
+def test_bridge_config_is_only_for_a_model_elsewhere(tmp_path):
+    from projector.model import bridge_config
+
+    default = tmp_path / ".config" / "projector" / "projector.yaml"
+    env = {"HOME": str(tmp_path), "PROJECTOR_CONFIG": str(tmp_path / "m.yaml")}
+    assert bridge_config(Model(default, None, (), ()), env) is None
+    assert bridge_config(Model(tmp_path / "m.yaml", None, (), ()), env) == str(tmp_path / "m.yaml")  # the shell's variable is not the client's
+    assert bridge_config(Model(Path("m.yaml"), None, (), ()), env) is None

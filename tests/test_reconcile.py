@@ -60,3 +60,8 @@ def test_endpoint_reads_every_dialect():
     assert endpoint({"httpUrl": "https://x/a/?kbs=1"}) == ("url", "https://x/a")
     assert endpoint({"command": ["/p/projector", "mcp"]}) == ("command", "projector", "mcp")
     assert endpoint("not an entry") == ()
+
+
+def test_a_bridge_entry_with_a_config_path_is_recognised():
+    shape = {"command": "/x/projector", "args": ["mcp", "--provider", "docs", "--config", "/m.yaml"]}
+    assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS).edits == {"docs": NEW}

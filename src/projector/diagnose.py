@@ -14,7 +14,7 @@ from typing import Any
 from projector import engine, scope
 from projector.clients import Client
 from projector.errors import display_path
-from projector.model import Model
+from projector.model import Model, bridge_config
 from projector.plan import HttpServer, StdioServer, plan
 
 SCHEMA = 1
@@ -30,7 +30,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         key=lambda b: len(scope.canonical(b.path)),
         reverse=True,
     )
-    compiled = plan(model, engine.projector_on_path(environ))
+    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ))
     servers = dict(compiled.servers)
     providers = []
     for provider in model.providers:

@@ -23,7 +23,7 @@ from projector import documents, files
 from projector.clients import Client
 from projector.errors import DocumentError, Problem, display_path
 from projector.ledger import FileRecord, Ledger
-from projector.model import Model, Provider
+from projector.model import Model, Provider, bridge_config
 from projector.plan import plan
 from projector.reconcile import Decision, prune, reconcile
 
@@ -154,7 +154,7 @@ def _watched(path: str, stop: str) -> str:
 
 
 def compute(model: Model, clients: list[Client], environ: Mapping[str, str], ledger: Ledger, force: bool = False) -> Outcome:
-    compiled = plan(model, projector_on_path(environ))
+    compiled = plan(model, projector_on_path(environ), bridge_config(model, environ))
     desired = {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients}
     providers = {p.name: p for p in model.providers}
     results, problems, warnings = [], [], list(compiled.warnings)

@@ -67,6 +67,14 @@ def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...])
     return _build(path, validated(path, environ, known_clients), environ)
 
 
+def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
+    """The model's path for bridge entries, when it is not where the bridge looks by default."""
+    if not model.source.is_absolute():
+        return None  # a model made in code, not read from a file
+    plain = {k: v for k, v in environ.items() if k != "PROJECTOR_CONFIG"}  # clients do not pass it on
+    return None if model.source == locations.model_path(None, plain) else str(model.source)
+
+
 def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
     """The model file's data, checked by the schema and the semantic pass."""
     shown = display_path(path, _home(environ))
@@ -389,7 +397,7 @@ def _build(path: Path, data: Mapping[str, Any], environ: Mapping[str, str]) -> M
     )
     clients = data.get("clients")
     return Model(
-        source=path,
+        source=path.absolute(),
         clients=tuple(str(c) for c in clients) if clients is not None else None,
         providers=providers,
         bindings=bindings,

@@ -61,14 +61,17 @@ def _direct(provider: Provider) -> HttpServer | None:
     return HttpServer(url=with_kbs(provider.url, provider.default), token_env=provider.token_env)
 
 
-def plan(model: Model, projector_path: str | None) -> Plan:
+def plan(model: Model, projector_path: str | None, config: str | None = None) -> Plan:
+    """``config``: the model's path when the bridge cannot find it by itself (it is not at the
+    default place; clients start the bridge without the shell's PROJECTOR_CONFIG)."""
     servers: list[tuple[str, Server]] = []
     warnings: list[str] = []
     for provider in model.providers:
         bound = bool(model.bindings_of(provider.name))
         if bound and projector_path:
             pass_env = (provider.token_env,) if provider.token_env else ()
-            servers.append((provider.name, StdioServer(projector_path, bridge_args(provider.name), pass_env)))
+            args = bridge_args(provider.name) + (("--config", config) if config else ())
+            servers.append((provider.name, StdioServer(projector_path, args, pass_env)))
             continue
         if bound:
             warnings.append(

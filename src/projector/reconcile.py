@@ -53,7 +53,8 @@ def endpoint(value: Any) -> tuple[str, ...]:
 def recognisable(value: Any, provider: Provider) -> bool:
     """An entry projector (or its predecessor) writes for ``provider``."""
     found = endpoint(value)
-    return found == ("url", _without_query(provider.url)) or found == ("command", "projector", *bridge_args(provider.name))
+    bridge = ("command", "projector", *bridge_args(provider.name))
+    return found == ("url", _without_query(provider.url)) or found[: len(bridge)] == bridge  # any --config after
 
 
 def reconcile(

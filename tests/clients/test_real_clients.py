@@ -76,7 +76,7 @@ class Home:
         written = engine.write(outcome, state)
         assert written.problems == ()
         self.state = written.ledger
-        return list(plan(loaded, engine.projector_on_path(self.environ)).servers)
+        return list(plan(loaded, engine.projector_on_path(self.environ), model.bridge_config(loaded, self.environ)).servers)
 
     def read(self, cwd: Path | None = None) -> dict:
         return real.READERS[self.client](self.home, cwd or self.root)
