@@ -48,7 +48,12 @@ def test_parallel_syncs_and_a_rewriting_client_lose_nothing(sandbox):
     syncs = [subprocess.Popen(command, env=sandbox.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(20)]
     results = [(p.wait(timeout=300), p.stderr.read()) for p in syncs]
     assert rewriter.wait(timeout=300) == 0
-    assert [code for code, _ in results] == [0] * 20, [err for _, err in results]
+    # A sync may lose the race against a client that rewrites every 2-3 ms: it then gives up on
+    # that file, saying so, and leaves it untouched (the designed outcome). Nothing else may fail.
+    gave_up = "~/.claude.json: kept changing while projector wrote it; left untouched, sync again"
+    for code, err in results:
+        assert code == 0 or (code == 1 and err.strip() == f"error: {gave_up}"), err
+    assert sum(code == 0 for code, _ in results) >= 1
 
     final = json.loads(claude.read_text())
     assert all(f"key{i}" in final for i in range(rounds)), "no key the client wrote is lost"
