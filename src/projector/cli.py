@@ -59,13 +59,13 @@ def _remember(config: str | None, complete: bool, hook: bool) -> None:
     from projector import __version__, fastpath, files
 
     environ = os.environ
+    model_file = str(model.model_path(config, environ))
     try:
         loaded = _load(config)
         paths, binaries = engine.dependencies(loaded, list(client_registry.registry().values()), environ)
     except ProjectorError:
-        paths, binaries = [str(model.model_path(config, environ))], ["projector"]
+        paths, binaries = [model_file], ["projector"]
     if complete:
-        model_file = str(model.model_path(config, environ))
         fastpath.record(model_file, paths + [str(ledger.ledger_path(environ))], binaries, environ, __version__)
     else:
         fastpath.forget(environ)

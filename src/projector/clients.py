@@ -180,11 +180,10 @@ def selected(
     ids: tuple[str, ...] | None, environ: Mapping[str, str], which: Callable[[str], str | None] | None = None
 ) -> list[Client]:
     """The clients named (in registry order), or those found on this machine."""
-    import shutil
+    from projector.locations import on_path
 
     clients = registry()
     if ids is not None:
         return [c for i, c in clients.items() if i in ids]
-    path = environ.get("PATH", os.defpath)
-    finder = which or (lambda binary: shutil.which(binary, path=path))
+    finder = which or (lambda binary: on_path(binary, environ))
     return [c for c in clients.values() if c.detected(environ, finder)]

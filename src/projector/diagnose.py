@@ -16,6 +16,7 @@ from projector.clients import Client
 from projector.errors import display_path
 from projector.model import Model, bridge_config
 from projector.plan import HttpServer, StdioServer, plan
+from projector.reconcile import command_of
 
 SCHEMA = 1
 
@@ -96,10 +97,10 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         document_entries = _entries(result)
         for name, value in document_entries.items():
             provider = outcome.providers.get(name)
-            command = value.get("command") if isinstance(value, dict) else None
-            command = command[0] if isinstance(command, list) and command else command
-            if provider is None or not isinstance(command, str) or os.path.basename(command) != "projector":
+            found_command = command_of(value)
+            if provider is None or found_command is None or os.path.basename(found_command[0]) != "projector":
                 continue
+            command = found_command[0]
             if found and command != found:
                 check(False, f"{result.shown}: entry {name} runs {command}, but PATH finds {found} (stale after an upgrade?): run `projector sync`")
             if provider.token_env and result.client.stdio_env == "listed" and not _passes(value, provider.token_env):

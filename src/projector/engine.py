@@ -12,7 +12,6 @@ Pruning is not a second mechanism: a project file is a target whose desired entr
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -23,6 +22,7 @@ from projector import documents, files
 from projector.clients import Client
 from projector.errors import DocumentError, Problem, display_path
 from projector.ledger import FileRecord, Ledger
+from projector.locations import on_path
 from projector.model import Model, Provider, bridge_config
 from projector.plan import plan
 from projector.reconcile import Decision, prune, reconcile
@@ -87,10 +87,8 @@ class Outcome:
 
 
 def projector_on_path(environ: Mapping[str, str]) -> str | None:
-    """projector as PATH finds it: the stable entry (a pipx or Homebrew shim), not resolved
-    through symlinks, so an upgrade that moves the real file does not break the entries."""
-    found = shutil.which("projector", path=environ.get("PATH", os.defpath))
-    return os.path.abspath(found) if found else None
+    """projector as PATH finds it (the path the bridge entries name)."""
+    return on_path("projector", environ)
 
 
 # --------------------------------------------------------------------------- targets

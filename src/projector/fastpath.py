@@ -35,14 +35,6 @@ def _stat(path: str) -> list[int] | None:
     return [info.st_mtime_ns, info.st_size, info.st_ino]
 
 
-def _on_path(name: str, environ: Mapping[str, str]) -> str | None:
-    for folder in (environ.get("PATH") or os.defpath).split(os.pathsep):
-        candidate = os.path.join(folder or ".", name)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
-    return None
-
-
 def fingerprint(model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str) -> dict:
     return {
         "version": version,
@@ -50,7 +42,7 @@ def fingerprint(model: str, paths: Iterable[str], binaries: Iterable[str], envir
         "model": model,
         "variables": {name: environ.get(name) for name in VARIABLES},
         "files": {path: _stat(path) for path in sorted(set(paths))},
-        "binaries": {name: _on_path(name, environ) for name in sorted(set(binaries))},
+        "binaries": {name: locations.on_path(name, environ) for name in sorted(set(binaries))},
     }
 
 

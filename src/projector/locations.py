@@ -45,6 +45,16 @@ def state_dir(environ: Mapping[str, str]):  # -> Path
     return Path(state_folder(environ))
 
 
+def on_path(name: str, environ: Mapping[str, str]) -> str | None:
+    """``name`` as PATH finds it: absolute, but not resolved through symlinks (a pipx or
+    Homebrew shim stays the stable entry an upgrade keeps)."""
+    for folder in (environ.get("PATH") or os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    return None
+
+
 def config_option(argv: list[str]) -> str | None:
     """The value of ``--config``/``-c`` in ``argv`` (None when absent)."""
     for index, word in enumerate(argv):

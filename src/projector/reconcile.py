@@ -35,6 +35,18 @@ def _without_query(url: str) -> str:
     return url.partition("#")[0].partition("?")[0].rstrip("/")
 
 
+def command_of(value: Any) -> tuple[str, list[Any]] | None:
+    """A stdio entry's program and arguments, in any client's dialect; None for anything else."""
+    if not isinstance(value, Mapping):
+        return None
+    command, args = value.get("command"), value.get("args") or []
+    if isinstance(command, list) and command:  # OpenCode: program and arguments in one array
+        command, args = command[0], command[1:]
+    if not isinstance(command, str) or not isinstance(args, list):
+        return None
+    return command, args
+
+
 def endpoint(value: Any) -> tuple[str, ...]:
     """What an entry connects to, in any client's dialect: ("url", u) or ("command", name, *args)."""
     if not isinstance(value, Mapping):
@@ -42,12 +54,10 @@ def endpoint(value: Any) -> tuple[str, ...]:
     url = next((value[k] for k in URL_KEYS if isinstance(value.get(k), str)), None)
     if url is not None:
         return ("url", _without_query(url))
-    command, args = value.get("command"), value.get("args") or []
-    if isinstance(command, list) and command:  # OpenCode: program and arguments in one array
-        command, args = command[0], command[1:]
-    if not isinstance(command, str) or not isinstance(args, list):
+    found = command_of(value)
+    if found is None:
         return ()
-    return ("command", posixpath.basename(command), *map(str, args))
+    return ("command", posixpath.basename(found[0]), *map(str, found[1]))
 
 
 def recognisable(value: Any, provider: Provider) -> bool:
