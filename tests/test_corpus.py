@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from projector import clients, engine, ledger
-from projector.model import Binding, Model, Provider
+from projector.model import Binding, Model, Provider, Settings
 
 FOLDERS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "crush": "crush", "kiro": "kiro", "copilot-cli": "copilot"}
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -25,7 +25,7 @@ PROVIDERS = (
     Provider("projector-docs", "https://kb.example.com/mcp", "DOCS_TOKEN", ("a", "b"), ("a",)),
     Provider("projector-web", "https://web.example.com/mcp/", "WEB_TOKEN", None, None),
 )
-BOUND = Model(Path("m.yaml"), None, PROVIDERS, (Binding("/w/a", (("projector-docs", ("b",)),)),))
+BOUND = Model(Path("m.yaml"), None, PROVIDERS, (Binding("/w/a", (("projector-docs", Settings(kbs=("b",))),)),))
 EMPTY = Model(Path("m.yaml"), None, (), ())
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from projector.model import Binding, Model, Provider
+from projector.model import Binding, Model, Provider, Settings
 from projector.plan import HttpServer, StdioServer, plan, with_kbs
 
 
@@ -18,7 +18,7 @@ def model(*providers, bindings=()):
     return Model(source=Path("m.yaml"), clients=None, providers=tuple(providers), bindings=tuple(bindings))
 
 
-BOUND = Binding("/w/a", (("docs", ("api-a",)),))
+BOUND = Binding("/w/a", (("docs", Settings(kbs=("api-a",))),))
 
 
 def test_bound_and_on_path_is_the_bridge_with_that_exact_path():
@@ -55,7 +55,7 @@ def test_provider_without_token():
 
 
 def test_several_providers_in_name_order_and_deterministic():
-    m = model(provider("a"), provider("b", default=("x",)), bindings=[Binding("/w", (("b", ("x",)),))])
+    m = model(provider("a"), provider("b", default=("x",)), bindings=[Binding("/w", (("b", Settings(kbs=("x",))),))])
     first, second = plan(m, "/bin/projector"), plan(m, "/bin/projector")
     assert first == second
     assert [name for name, _ in first.servers] == ["a", "b"]
@@ -93,3 +93,32 @@ def test_bridge_config_is_only_for_a_model_elsewhere(tmp_path):
     assert bridge_config(Model(default, None, (), ()), env) is None
     assert bridge_config(Model(tmp_path / "m.yaml", None, (), ()), env) == str(tmp_path / "m.yaml")  # the shell's variable is not the client's
     assert bridge_config(Model(Path("m.yaml"), None, (), ()), env) is None
+
+
+def local(name="lint", env=(), enabled=True):
+    return Provider(name, None, None, None, None, command="lint-mcp", env=env, enabled=enabled)
+
+
+def test_a_local_provider_is_always_the_bridge_and_passes_the_variables_its_env_refers_to():
+    lint = local(env=(("TOKEN", "${LINT_TOKEN}"), ("PATH", "${PATH}:/opt/bin"), ("MODE", "fast"), ("GONE", None)))
+    bound = Binding("/w/a", (("lint", Settings(env=(("EXTRA", "${EXTRA_KEY:-x}"),))),))
+    result = plan(model(lint, bindings=[bound]), "/bin/projector")
+    assert result.servers == (("lint", StdioServer("/bin/projector", ("mcp", "--provider", "lint"), ("LINT_TOKEN", "PATH", "EXTRA_KEY"))),)
+
+
+def test_a_local_provider_without_projector_on_path_gets_no_entry_and_a_warning():
+    result = plan(model(local()), None)
+    assert result.servers == ()
+    assert len(result.warnings) == 1 and '"lint"' in result.warnings[0]
+
+
+def test_providers_only_project_files_declare_get_the_bridge_and_bindings_there_count():
+    from projector.projects import Project
+
+    own = Provider("notes", None, None, None, None, command="./notes", env=(("KEY", "${NOTES_KEY}"),))
+    project = Project("/w/a", "/w/a/.projector.yaml", (own,), (("docs", Settings(kbs=("x",))),))
+    result = plan(model(provider()), "/bin/projector", projects=(project,))
+    assert result.servers == (
+        ("docs", StdioServer("/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",))),
+        ("notes", StdioServer("/bin/projector", ("mcp", "--provider", "notes"), ("NOTES_KEY",))),
+    )

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from projector import clients as client_registry
-from projector import engine, ledger, model
+from projector import engine, ledger, model, projects
 from projector.errors import ModelError, ProjectorError, display_path
 
 app = typer.Typer(
@@ -50,7 +50,7 @@ def _compute(config: str | None, only: list[str] | None, force: bool) -> tuple[e
     ids = tuple(only) if only else loaded.clients
     chosen = client_registry.selected(ids, environ)
     state = ledger.load(ledger.ledger_path(environ))
-    return engine.compute(loaded, chosen, environ, state, force=force), state
+    return engine.compute(loaded, chosen, environ, state, force=force, projects=projects.recorded(environ)), state
 
 
 def _remember(config: str | None, complete: bool, hook: bool) -> None:
@@ -62,7 +62,8 @@ def _remember(config: str | None, complete: bool, hook: bool) -> None:
     model_file = str(model.model_path(config, environ))
     try:
         loaded = _load(config)
-        paths, binaries = engine.dependencies(loaded, list(client_registry.registry().values()), environ)
+        recorded = projects.recorded(environ)
+        paths, binaries = engine.dependencies(loaded, list(client_registry.registry().values()), environ, recorded)
     except ProjectorError:
         paths, binaries = [model_file], ["projector"]
     if complete:

@@ -22,6 +22,8 @@ SCHEMA = 1
 
 
 def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:
+    from projector import projects
+
     home = Path(environ.get("HOME") or Path.home())
     folder = os.path.abspath(folder)
     canonical = scope.canonical(folder)
@@ -31,36 +33,87 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         key=lambda b: len(scope.canonical(b.path)),
         reverse=True,
     )
-    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ))
+    recorded = projects.recorded(environ)
+    around = projects.trusted(environ, within=canonical)
+    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), recorded)
     servers = dict(compiled.servers)
     providers = []
     for provider in model.providers:
-        here = scope.resolve(model, provider, canonical)
+        if provider.local:
+            providers.append(_local(model, around, provider.name, canonical, environ, shown, servers))
+            continue
+        here = scope.resolve(model, provider, canonical, around)
         server = servers.get(provider.name)
         providers.append(
             {
                 "name": provider.name,
+                "kind": "remote",
                 "kbs": None if here.kbs is None else list(here.kbs),
                 "why": _why(here),
                 "binding": shown(here.binding.path) if here.binding else None,
+                "project_file": shown(here.project.file) if here.project else None,
                 "dropped": list(here.dropped),
                 "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
                 "url": server.url if isinstance(server, HttpServer) else None,
             }
         )
+    own = sorted({p.name for project in recorded for p in project.providers} - {p.name for p in model.providers})
+    providers += [_local(model, around, name, canonical, environ, shown, servers) for name in own]
     return {
         "schema": SCHEMA,
         "folder": shown(folder),
         "canonical": canonical,
-        "bindings": [{"path": shown(b.path), "providers": [p for p, _ in b.kb_sets]} for b in containing],
+        "bindings": [{"path": shown(b.path), "providers": [p for p, _ in b.uses]} for b in containing],
+        "project_files": [shown(p.file) for p in around],
+        "notices": list(projects.untrusted(canonical, environ)),
         "providers": providers,
         "clients": {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients},
         "warnings": list(compiled.warnings),
     }
 
 
+def _local(model: Model, around: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict) -> dict[str, Any]:
+    """A local provider in ``folder``: its workspace, what it runs, where each setting came from,
+    and the names (never the values) of the variables its workspace sets."""
+    from projector import launch, overlay
+
+    plan_here = launch.resolve(model, around, name, folder)
+    report: dict[str, Any] = {
+        "name": name,
+        "kind": "local",
+        "workspace": shown(plan_here.root) if plan_here.root else None,
+        "runs": plan_here.runs,
+        "why": _why_local(plan_here),
+        "command": plan_here.command,
+        "args": list(plan_here.args),
+        "cwd": shown(plan_here.cwd),
+        "sources": {key: _shown_source(source, shown) for key, source in plan_here.sources},
+        "env": {},
+        "notices": [],
+        "entry": "bridge" if isinstance(servers.get(name), StdioServer) else "none",
+    }
+    if plan_here.runs:
+        built = overlay.build(plan_here, environ)
+        report["env"] = {_shown_source(source, shown): list(names) for source, names in built.names}
+        report["notices"] = list(built.notices)
+    return report
+
+
+def _shown_source(source: str, shown: Any) -> str:
+    """A source ("binding /p in /m", "project file /f", "model /m", "default") with ~ paths."""
+    return " ".join(shown(word) if word.startswith("/") else word for word in source.split(" "))
+
+
+def _why_local(plan_here: Any) -> str:
+    if not plan_here.declared:
+        return "not declared here (a provider of other workspaces): no tools here"
+    if not plan_here.enabled:
+        return "turned off here: no tools, nothing is started"
+    return "started in its workspace" if plan_here.root else "no workspace here: started with its own settings"
+
+
 def _why(here: scope.Scope) -> str:
-    if here.binding is not None:
+    if here.bound:
         if here.kbs == () and here.dropped:
             return "bound, but the provider mounts none of the bound KBs: no tools here"
         if here.kbs == ():

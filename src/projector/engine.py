@@ -25,6 +25,7 @@ from projector.ledger import FileRecord, Ledger
 from projector.locations import on_path
 from projector.model import Model, Provider, bridge_config
 from projector.plan import plan
+from projector.projects import Project, trust_path
 from projector.reconcile import Decision, prune, reconcile
 
 RETRIES = 20  # times a file may change under us before we give up on it for this sync
@@ -95,22 +96,29 @@ def projector_on_path(environ: Mapping[str, str]) -> str | None:
 
 
 @cache
-def workspaces(model: Model) -> tuple[str, ...]:
-    """Every bound folder, as written and as its canonical path (both spellings are in use)."""
+def workspaces(model: Model, projects: tuple[Project, ...] = ()) -> tuple[str, ...]:
+    """Every bound folder, as written and as its canonical path (both spellings are in use),
+    and the root of every trusted project file."""
     paths = {b.path for b in model.bindings} | {os.path.realpath(b.path) for b in model.bindings}
-    return tuple(sorted(paths))
+    return tuple(sorted(paths | {p.root for p in projects}))
 
 
-def targets(model: Model, clients: list[Client], environ: Mapping[str, str], desired: Mapping[str, Mapping[str, Any]]) -> list[Target]:
+def targets(
+    model: Model,
+    clients: list[Client],
+    environ: Mapping[str, str],
+    desired: Mapping[str, Mapping[str, Any]],
+    projects: tuple[Project, ...] = (),
+) -> list[Target]:
     home = Path(environ.get("HOME") or Path.home())
     found: list[Target] = []
     for client in clients:
         path = client.global_file(environ)
         assert path is not None  # every descriptor ends its folder list with one under ~
-        scopes = tuple(key for w in workspaces(model) for key in client.local_scope_keys(w))
+        scopes = tuple(key for w in workspaces(model, projects) for key in client.local_scope_keys(w))
         found.append(Target(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes, client.name))
     project: dict[str, Target] = {}
-    for workspace in workspaces(model):
+    for workspace in workspaces(model, projects):
         for client in clients:
             for spec in client.project_files:
                 name = os.path.join(workspace, spec.path)  # strings: most of these do not exist
@@ -122,13 +130,15 @@ def targets(model: Model, clients: list[Client], environ: Mapping[str, str], des
     return found + [project[p] for p in sorted(project)]
 
 
-def dependencies(model: Model, clients: list[Client], environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
+def dependencies(
+    model: Model, clients: list[Client], environ: Mapping[str, str], projects: tuple[Project, ...] = ()
+) -> tuple[list[str], list[str]]:
     """Every path and binary a sync's result depends on: (paths, binaries), for the fast path and
     the shell hook. A project file that does not exist is watched through its nearest existing
     folder (creating it changes that folder), which keeps the list to about one path a workspace."""
     from projector.clients import expand
 
-    paths: set[str] = {str(model.source)}
+    paths: set[str] = {str(model.source), trust_path(environ)} | {p.file for p in projects}
     binaries = {"projector"}
     for client in clients:
         folder = client.folder(environ)
@@ -136,7 +146,7 @@ def dependencies(model: Model, clients: list[Client], environ: Mapping[str, str]
             paths.update(str(folder / name) for name in client.files)
         paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
         binaries.update(client.detect_binaries)
-        for workspace in workspaces(model):
+        for workspace in workspaces(model, projects):
             paths.update(_watched(os.path.join(workspace, spec.path), workspace) for spec in client.project_files)
     return sorted(paths), sorted(binaries)
 
@@ -151,12 +161,20 @@ def _watched(path: str, stop: str) -> str:
 # --------------------------------------------------------------------------- evaluating
 
 
-def compute(model: Model, clients: list[Client], environ: Mapping[str, str], ledger: Ledger, force: bool = False) -> Outcome:
-    compiled = plan(model, projector_on_path(environ), bridge_config(model, environ))
+def compute(
+    model: Model,
+    clients: list[Client],
+    environ: Mapping[str, str],
+    ledger: Ledger,
+    force: bool = False,
+    projects: tuple[Project, ...] = (),
+) -> Outcome:
+    """``projects``: the project files the trust store records (their providers get entries)."""
+    compiled = plan(model, projector_on_path(environ), bridge_config(model, environ), projects)
     desired = {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients}
-    providers = {p.name: p for p in model.providers}
+    providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
     results, problems, warnings = [], [], list(compiled.warnings)
-    for target in targets(model, clients, environ, desired):
+    for target in targets(model, clients, environ, desired, projects):
         outcome = evaluate(target, ledger.record(target.path), providers, force)
         if isinstance(outcome, Problem):
             problems.append(outcome)

@@ -64,7 +64,8 @@ def recognisable(value: Any, provider: Provider) -> bool:
     """An entry projector (or its predecessor) writes for ``provider``."""
     found = endpoint(value)
     bridge = ("command", "projector", *bridge_args(provider.name))
-    return found == ("url", _without_query(provider.url)) or found[: len(bridge)] == bridge  # any --config after
+    direct = provider.url is not None and found == ("url", _without_query(provider.url))
+    return direct or found[: len(bridge)] == bridge  # any --config after
 
 
 def reconcile(

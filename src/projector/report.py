@@ -86,19 +86,39 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
     bindings = report["bindings"]
     lines.append("binding: " + (f"{bindings[0]['path']}" if bindings else "none"))
     lines += [f"  inside: {b['path']}" for b in bindings[1:]]
+    lines += [f"project file: {file} (trusted)" for file in report.get("project_files", [])]
+    lines += [f"notice: {notice}" for notice in report.get("notices", [])]
     for provider in report["providers"]:
-        kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
-        where = f" ({provider['binding']})" if provider["binding"] else ""
-        lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}{where}")
-        if provider["dropped"]:
-            lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
-        if provider["entry"] == "http":
-            lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
-        elif provider["entry"] == "none":
-            lines.append("  entry: none (its default shows no KB)")
-        else:
-            lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+        lines += _local_lines(provider) if provider.get("kind") == "local" else _remote_lines(provider)
     for client, entries in report["clients"].items():
         lines.append(f"{client}:")
         lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
+    return lines
+
+
+def _remote_lines(provider: dict[str, Any]) -> list[str]:
+    kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
+    source = provider["binding"] or provider.get("project_file")
+    lines = [f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "")]
+    if provider["dropped"]:
+        lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
+    if provider["entry"] == "http":
+        lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
+    elif provider["entry"] == "none":
+        lines.append("  entry: none (its default shows no KB)")
+    else:
+        lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+    return lines
+
+
+def _local_lines(provider: dict[str, Any]) -> list[str]:
+    lines = [f"provider {provider['name']} (local): {provider['why']}"]
+    if provider["workspace"]:
+        lines.append(f"  workspace: {provider['workspace']}")
+    if provider["runs"]:
+        lines.append(f"  runs: {' '.join([provider['command'], *provider['args']])}  in {provider['cwd']}")
+    lines += [f"  {key}: from {source}" for key, source in provider["sources"].items()]
+    lines += [f"  env from {source}: {', '.join(names)}" for source, names in provider["env"].items()]
+    lines += [f"  notice: {notice}" for notice in provider["notices"]]
+    lines.append("  entry: the projector bridge" if provider["entry"] == "bridge" else "  entry: none (projector is not on PATH)")
     return lines

@@ -1,8 +1,11 @@
 """``projector mcp --provider P``: the stdio server every client spawns for a bound provider.
 
-It reads the folder it runs in (``os.getcwd()``, never ``$PWD``), resolves the deepest binding
-once, and either answers the session itself with no tools (empty KB set), or proxies it to the
-provider's URL with ``?kbs=<set>``, or first asks the client for its roots (unbound folder).
+It reads the folder it runs in (``os.getcwd()``, never ``$PWD``) and resolves its workspace
+once. A remote provider's session is answered here with no tools (empty KB set), proxied to the
+provider's URL with ``?kbs=<set>``, or first asks the client for its roots (unbound folder). A
+local provider enabled here replaces the bridge (exec) with its command, in the workspace's
+folder and environment, so the client talks to the server itself from the first byte; where it
+is disabled or not declared, the session is answered here with no tools and nothing is started.
 Stdout carries only JSON-RPC; everything else goes to stderr (and ``--log-file``).
 """
 
@@ -58,18 +61,25 @@ def main(argv: list[str]) -> None:
         os._exit(2)
     log = _logger(options.provider, options.log_file)
 
-    from projector.bridge.stdio import claim_stdout, read_lines
     from projector.errors import ProjectorError
 
-    writer = claim_stdout()
     try:
-        session = _session(options, writer, log)
+        where = _locate(options, log)
+        if where.provider is None or where.provider.local:
+            prepared = _local(options, where, log)  # execs the server where it runs here
+        else:
+            prepared = _remote(options, where, log)
     except (SystemExit, ProjectorError) as failure:  # the model is missing or wrong: say where
         log(str(failure))
         os._exit(2)
+    _serve(prepared)
 
-    from projector.bridge.session import run
 
+def _serve(prepared: Any) -> None:
+    from projector.bridge.session import Session, run
+    from projector.bridge.stdio import claim_stdout, read_lines
+
+    session = Session(claim_stdout(), *prepared)
     lines: queue.Queue[Any] = queue.Queue()
     stopping = threading.Event()
 
@@ -116,25 +126,94 @@ def _logger(provider: str, log_file: str | None):
     return log
 
 
-def _session(options: Options, writer: Any, log: Any) -> Any:
-    from projector import model, scope
-    from projector.bridge.session import Session
+@dataclass(frozen=True)
+class Where:
+    model: Any  # the checked model
+    provider: Any  # the model's provider of that name; None: only project files declare it
+    folder: str  # canonical
+    projects: tuple[Any, ...]  # trusted project files around the folder
+
+
+def _locate(options: Options, log: Any) -> Where:
+    from projector import model, projects
     from projector.errors import display_path
     from projector.ledger import state_dir
-    from projector.plan import with_kbs
 
     environ = os.environ
     path = model.model_path(options.config, environ)
     loaded = model.cached(path, environ, _known_clients, state_dir(environ) / "model-cache.json")
+    folder = os.path.realpath(os.getcwd())
+    for notice in projects.untrusted(folder, environ):
+        log(notice)
+    around = projects.trusted(environ, within=folder)
     provider = loaded.provider(options.provider)
-    if provider is None:
+    if provider is None and not projects.declares_anywhere(options.provider, environ):
         raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
-    folder = os.getcwd()
-    here = scope.resolve(loaded, provider, folder)
+    return Where(loaded, provider, folder, around)
+
+
+def _no_tools(why: str, log: Any) -> tuple[Any, ...]:
+    """A session answered here with no tools; ``why`` is its instructions."""
+    return ((), None, None, why, log)
+
+
+def _local(options: Options, where: Where, log: Any) -> tuple[Any, ...]:
+    from projector import launch, overlay
+    from projector.errors import display_path
+
+    shown = display_path(where.folder)
+    plan = launch.resolve(where.model, where.projects, options.provider, where.folder)
+    if not plan.declared:
+        return _no_tools(f"projector: provider {plan.provider} is not declared in {shown}; no tools here.", log)
+    if not plan.enabled or options.no_kb:
+        place = f"the workspace {display_path(plan.root)}" if plan.root else shown
+        return _no_tools(f"projector: provider {plan.provider} is turned off in {place}; no tools here.", log)
+    if not plan.command:
+        raise SystemExit(f"provider {plan.provider} has no command in {shown}: give it one in the model or the project file")
+    built = overlay.build(plan, os.environ)
+    for notice in built.notices:
+        log(notice)
+    for name in overlay.unset_references(plan, built.environ):
+        log(f"${name} is not set: it expands to nothing in the env of {plan.provider}")
+    _exec(plan, built.environ, log)
+    raise AssertionError("unreachable")  # _exec replaces the process or exits
+
+
+def _exec(plan: Any, environ: dict[str, str], log: Any) -> None:
+    """Become the provider's server: its folder, its environment, the client's stdin and stdout."""
+    from projector.locations import on_path
+
+    command = plan.command
+    program = os.path.join(plan.cwd, command) if "/" in command else on_path(command, environ)
+    if program is None or not os.access(program, os.X_OK):
+        log(f"cannot start {plan.provider}: {command!r} is not an executable (PATH of its workspace, or from {plan.cwd})")
+        os._exit(127)
+    try:
+        os.chdir(plan.cwd)
+    except OSError as exc:
+        log(f"cannot start {plan.provider}: its folder {plan.cwd} is not usable ({exc.strerror})")
+        os._exit(1)
+    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; an exec'd program must not inherit that
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        os.execve(program, [command, *plan.args], environ)
+    except OSError as exc:
+        log(f"cannot start {plan.provider}: {exc.strerror} ({command})")
+        os._exit(126)
+
+
+def _remote(options: Options, where: Where, log: Any) -> tuple[Any, ...]:
+    from projector import scope
+    from projector.errors import display_path
+    from projector.plan import with_kbs
+
+    environ = os.environ
+    loaded, provider, folder = where.model, where.provider, where.folder
+    here = scope.resolve(loaded, provider, folder, where.projects)
     if here.dropped:
         log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
     kbs = () if options.no_kb else here.kbs
-    if kbs != () or here.binding is None:
+    if kbs != () or not here.bound:
         _preload_http()  # the session will (or may) go upstream: overlap the import with the start
     token = (environ.get(provider.token_env) or "").strip() if provider.token_env else None
     if provider.token_env and not token:
@@ -146,14 +225,20 @@ def _session(options: Options, writer: Any, log: Any) -> Any:
         return Upstream(with_kbs(provider.url, kbs), token, provider.token_env, log)
 
     def roots_scope(paths: list[str]) -> Any:
-        bound = [s for s in (scope.resolve(loaded, provider, p) for p in paths) if s.binding is not None]
+        from projector import projects
+
+        resolved = (scope.resolve(loaded, provider, p, projects.trusted(environ, within=scope.canonical(p))) for p in paths)
+        bound = [s for s in resolved if s.bound]
         return scope.union(bound) if bound else provider.default
 
     shown = display_path(Path(folder))
     if kbs == ():
-        where = f"the binding of {display_path(Path(here.binding.path))}" if here.binding else "its default"
-        instructions = f"projector: provider {provider.name} shows no knowledge base in {shown} ({where}); no tools here."
+        if here.binding is not None:
+            where_from = f"the binding of {display_path(Path(here.binding.path))}"
+        else:
+            where_from = f"{display_path(here.project.file)}" if here.project else "its default"
+        instructions = f"projector: provider {provider.name} shows no knowledge base in {shown} ({where_from}); no tools here."
     else:
         instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
-    unbound = here.binding is None and not options.no_kb
-    return Session(writer, kbs, upstream_for, roots_scope if unbound else None, instructions, log)
+    unbound = not here.bound and not options.no_kb
+    return (kbs, upstream_for, roots_scope if unbound else None, instructions, log)
