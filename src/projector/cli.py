@@ -277,6 +277,49 @@ def _edit_model(config: str | None, edit) -> None:
     print(f"updated {shown}: run `projector sync` to apply it")
 
 
+ProjectFolder = Annotated[Optional[str], typer.Argument(help="The workspace folder (default: the current one).")]
+
+
+@app.command()
+def trust(folder: ProjectFolder = None, config: ConfigOption = None) -> None:
+    """Let FOLDER's .projector.yaml count: its settings, and the local servers it declares (it
+    can name commands to run, so read it first). Any later change to the file withdraws this
+    trust until you run `projector trust` again."""
+    file = projects.project_file(folder or os.getcwd())
+    shown = display_path(file)
+    try:
+        raw = Path(file).read_bytes()
+    except FileNotFoundError:
+        _err(f"error: {shown}: no project file here; write one (see `projector explain`) or give another folder")
+        raise typer.Exit(2) from None
+    except OSError as error:
+        _err(f"error: {shown}: cannot be read ({error.strerror})")
+        raise typer.Exit(2) from None
+    try:
+        data = projects.checked(file, raw, projects.specs(_load(config)), shown)
+    except ProjectorError as error:
+        _err(f"error: {error}\nnothing was trusted")
+        raise typer.Exit(1) from None
+    projects.trust(file, data, raw, os.environ)
+    print(f"trusted {shown} (sha256 {projects.digest(raw)[:12]})")
+    for name, spec in sorted((data.get("providers") or {}).items()):
+        print(f"  local server {name}: runs {' '.join([spec['command'], *spec.get('args', [])])}")
+    mentioned = sorted(name for name in data if name != "providers")
+    if mentioned:
+        print(f"  settings for: {', '.join(mentioned)}")
+    print("run `projector sync` (the shell hook does it at the next prompt) so every client has its entries")
+
+
+@app.command()
+def untrust(folder: ProjectFolder = None) -> None:
+    """Stop FOLDER's .projector.yaml from counting (the file is left as it is)."""
+    file = projects.project_file(folder or os.getcwd())
+    if not projects.untrust(file, os.environ):
+        _err(f"error: {display_path(file)} is not trusted; nothing to do")
+        raise typer.Exit(1)
+    print(f"{display_path(file)} no longer counts; run `projector sync` to remove entries only it declared")
+
+
 SHELLS = {"bash": "bash.sh", "zsh": "zsh.sh", "fish": "fish.fish"}
 
 

@@ -68,7 +68,8 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
     for source, layer in layers:
         settings = layer.over(settings)
         for key in layer.said():
-            sources[key] = f"{sources[key]}; {source}" if key == "env" and key in sources else source
+            merged = key == "env" and sources.get(key, "default") != "default"  # env merges; others replace
+            sources[key] = f"{sources[key]}; {source}" if merged else source
     base = placed.root or folder
     return Launch(
         provider=name,

@@ -437,7 +437,7 @@ def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping
             continue
         settings = value if isinstance(value, Mapping) else {"kbs": value}
         for key in settings:
-            if (key == "kbs") == local or (not local and key not in REMOTE_SETTINGS):
+            if (local and key == "kbs") or (not local and key not in REMOTE_SETTINGS):
                 kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs and enabled")
                 problems.append(problem(data, shown, at + (key,), f'"{key}" is not a setting of {kind} provider "{provider_name}" (it takes {allowed})', key=True))
         mounted = spec.get("kbs")

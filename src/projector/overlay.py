@@ -114,7 +114,7 @@ def build(launch: Launch, base: Mapping[str, str], direnv: Callable[..., list] =
         changed = _apply(environ, direnv(launch.root, environ, notices), expanding=False)
         names.append((f"direnv {launch.root}", tuple(n for n in changed if not n.startswith("DIRENV_"))))
     if launch.env:
-        names.append(("env", _apply(environ, list(launch.env), expanding=True)))
+        names.append(("env settings", _apply(environ, list(launch.env), expanding=True)))
     return Overlay(environ, tuple((source, found) for source, found in names if found), tuple(notices))
 
 
