@@ -21,7 +21,8 @@ run: $(STAMP)
 	rm -rf $(SANDBOX)
 	mkdir -p $(SANDBOX)/home/.claude $(SANDBOX)/home/.codex $(SANDBOX)/home/.config/opencode \
 	         $(SANDBOX)/home/.config/crush $(SANDBOX)/home/.kiro $(SANDBOX)/home/.copilot
-	mkdir -p $(SANDBOX)/home/work/project-a/vendor $(SANDBOX)/home/work/project-b
+	mkdir -p $(SANDBOX)/home/work/project-a/vendor $(SANDBOX)/home/work/project-a/tools $(SANDBOX)/home/work/project-b
+	printf 'LINT_LEVEL=strict\n' > $(SANDBOX)/home/work/project-a/.env
 	cp examples/claude.json $(SANDBOX)/home/.claude.json
 	@echo "== projector diff (dry run: what sync would write)"
 	env -i PATH="$(CURDIR)/$(BIN):/usr/bin:/bin" HOME="$(SANDBOX)/home" \
@@ -35,6 +36,10 @@ run: $(STAMP)
 	env -i PATH="$(CURDIR)/$(BIN):/usr/bin:/bin" HOME="$(SANDBOX)/home" \
 	    XDG_CONFIG_HOME="$(SANDBOX)/home/.config" XDG_STATE_HOME="$(SANDBOX)/home/.local/state" \
 	    $(BIN)/projector diff --config examples/projector.yaml --no-color
+	@echo "== projector explain ~/work/project-a"
+	env -i PATH="$(CURDIR)/$(BIN):/usr/bin:/bin" HOME="$(SANDBOX)/home" \
+	    XDG_CONFIG_HOME="$(SANDBOX)/home/.config" XDG_STATE_HOME="$(SANDBOX)/home/.local/state" \
+	    $(BIN)/projector explain $(SANDBOX)/home/work/project-a --config examples/projector.yaml
 	@echo "== what was written (sandbox: $(SANDBOX)/home)"
 	@cd $(SANDBOX)/home && for f in .claude.json .codex/config.toml .config/opencode/opencode.json \
 	    .config/crush/crush.json .kiro/settings/mcp.json .copilot/mcp-config.json; do \
@@ -48,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/sync_bench.py
 	$(BIN)/python bench/scale_bench.py
 	$(BIN)/python bench/bridge_bench.py
+	$(BIN)/python bench/runtime_bench.py
 
 clean:
 	rm -rf $(VENV) $(SANDBOX)

@@ -87,7 +87,7 @@ def _local(model: Model, around: tuple, name: str, folder: str, environ: Mapping
         "command": plan_here.command,
         "args": list(plan_here.args),
         "cwd": shown(plan_here.cwd),
-        "sources": {key: _shown_source(source, shown) for key, source in plan_here.sources},
+        "sources": {key: _shown_source(source, shown) for key, source in plan_here.sources if source != "default"},
         "env": {},
         "notices": [],
         "entry": "bridge" if isinstance(servers.get(name), StdioServer) else "none",
@@ -96,6 +96,8 @@ def _local(model: Model, around: tuple, name: str, folder: str, environ: Mapping
         built = overlay.build(plan_here, environ)
         report["env"] = {_shown_source(source, shown): list(names) for source, names in built.names}
         report["notices"] = list(built.notices)
+        if overlay.program(plan_here, built.environ) is None:
+            report["notices"].append(f"{plan_here.command} is not an executable here (PATH of the workspace, or from its cwd)")
     return report
 
 

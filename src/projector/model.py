@@ -69,7 +69,7 @@ class Provider:
 
     def launch(self) -> Settings:
         """A local provider's own definition, as the base its bindings are laid over."""
-        return Settings(enabled=self.enabled, command=self.command, args=self.args, cwd=self.cwd, env=self.env)
+        return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None)
 
 
 @dataclass(frozen=True)

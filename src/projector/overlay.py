@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -33,6 +32,8 @@ class Overlay:
 
 
 def expand(value: str, environ: Mapping[str, str]) -> str:
+    if "${" not in value:
+        return value  # nothing to expand: spare a start the import of python-dotenv
     from dotenv.variables import parse_variables
 
     return "".join(atom.resolve(dict(environ)) for atom in parse_variables(value))
@@ -72,6 +73,8 @@ def env_file(path: str, notices: list[str]) -> list[tuple[str, str | None]]:
 
 def direnv_export(root: str, environ: Mapping[str, str], notices: list[str]) -> list[tuple[str, str | None]]:
     """What direnv would change in a shell entering ``root``; nothing unless direnv allows it."""
+    import subprocess
+
     from projector.locations import on_path
 
     program = on_path("direnv", environ)
@@ -128,17 +131,23 @@ def references(values: list[str]) -> tuple[str, ...]:
 
 def unset_references(launch: Launch, environ: Mapping[str, str]) -> tuple[str, ...]:
     """Variables the ``env`` values refer to without a default that ``environ`` lacks (names, for a warning)."""
+    values = [value for _, value in launch.env if value is not None and "${" in value]
+    if not values:
+        return ()
     from dotenv.variables import Variable, parse_variables
 
-    atoms = [atom for _, value in launch.env if value is not None for atom in parse_variables(value)]
+    atoms = [atom for value in values for atom in parse_variables(value)]
     found = [a.name for a in atoms if isinstance(a, Variable) and a.default is None and a.name not in environ]
     return tuple(dict.fromkeys(found))
 
 
-def missing_command(launch: Launch, environ: Mapping[str, str]) -> bool:
+def program(launch: Launch, environ: Mapping[str, str]) -> str | None:
+    """The executable ``launch.command`` names: a path (taken from its cwd) or a name found on
+    the workspace's PATH; None when there is none."""
     command = launch.command or ""
     if "/" in command:
-        return not os.access(os.path.join(launch.cwd, command), os.X_OK)
+        path = os.path.join(launch.cwd, command)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
     from projector.locations import on_path
 
-    return on_path(command, environ) is None
+    return on_path(command, environ) if command else None

@@ -175,17 +175,14 @@ def _local(options: Options, where: Where, log: Any) -> tuple[Any, ...]:
         log(notice)
     for name in overlay.unset_references(plan, built.environ):
         log(f"${name} is not set: it expands to nothing in the env of {plan.provider}")
-    _exec(plan, built.environ, log)
+    _exec(plan, overlay.program(plan, built.environ), built.environ, log)
     raise AssertionError("unreachable")  # _exec replaces the process or exits
 
 
-def _exec(plan: Any, environ: dict[str, str], log: Any) -> None:
+def _exec(plan: Any, program: str | None, environ: dict[str, str], log: Any) -> None:
     """Become the provider's server: its folder, its environment, the client's stdin and stdout."""
-    from projector.locations import on_path
-
     command = plan.command
-    program = os.path.join(plan.cwd, command) if "/" in command else on_path(command, environ)
-    if program is None or not os.access(program, os.X_OK):
+    if program is None:
         log(f"cannot start {plan.provider}: {command!r} is not an executable (PATH of its workspace, or from {plan.cwd})")
         os._exit(127)
     try:
