@@ -146,7 +146,7 @@ def program(launch: Launch, environ: Mapping[str, str]) -> str | None:
     the workspace's PATH; None when there is none."""
     command = launch.command or ""
     if "/" in command:
-        path = os.path.join(launch.cwd, command)
+        path = os.path.normpath(os.path.join(launch.cwd, command))
         return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
     from projector.locations import on_path
 

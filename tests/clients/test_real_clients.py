@@ -48,6 +48,8 @@ def models(work: Path) -> dict[str, str]:
         "several": f"version: 1\nproviders:\n{docs}  web:\n    url: http://127.0.0.1:9/web\n    token_env: WEB_TOKEN\n"
                    f"  open:\n    url: http://127.0.0.1:9/open\nbindings:\n  {work}:\n    docs: [handbook]\n",
         "none": "version: 1\nproviders: {}\n",
+        "local": "version: 1\nproviders:\n  lint:\n    command: lint-mcp\n    env: {LINT_TOKEN: '${LINT_TOKEN}'}\n"
+                 f"    enabled: false\nbindings:\n  {work}:\n    lint: {{enabled: true}}\n",
     }
 
 
@@ -85,7 +87,7 @@ class Home:
         return registry.registry()[self.client].global_file(self.environ)
 
 
-@pytest.mark.parametrize("scenario", ["bridge", "http", "several"])
+@pytest.mark.parametrize("scenario", ["bridge", "http", "several", "local"])
 @pytest.mark.parametrize("client", CLIENTS)
 def test_the_client_parses_exactly_the_plan(client, scenario, tmp_path):
     home = Home(tmp_path, client)
