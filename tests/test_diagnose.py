@@ -65,3 +65,23 @@ def test_doctor_finds_problems_then_is_healthy(sandbox, snapshot):
     healthy = sandbox.run("doctor", config=config)
     assert healthy.returncode == 0, healthy.stdout
     assert "PROBLEM" not in healthy.stdout
+
+
+def test_doctor_checks_local_providers_commands_and_the_variables_their_env_needs(sandbox):
+    sandbox.install_projector()
+    config = sandbox.model(
+        "version: 1\nclients: [codex]\nproviders:\n  lint:\n    command: lint-mcp-missing\n"
+        "    env: {LINT_TOKEN: '${LINT_TOKEN}'}\n"
+    )
+    assert sandbox.run("sync", config=config).returncode == 0
+    codex = sandbox.home / ".codex" / "config.toml"
+    codex.write_text(codex.read_text().replace('env_vars = ["LINT_TOKEN"]\n', ""))
+    report = sandbox.run("doctor", config=config)
+    assert report.returncode == 1
+    problems = [line for line in report.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert problems == [
+        "PROBLEM  $LINT_TOKEN (in the env of local provider lint) is not set in this shell",
+        "PROBLEM  lint-mcp-missing (local provider lint) is not on PATH here; if a workspace's env_files or direnv add it, "
+        "`projector explain DIR` shows whether it is found there",
+        "PROBLEM  ~/.codex/config.toml: Codex CLI will not pass $LINT_TOKEN to entry lint: run `projector sync`",
+    ]

@@ -52,3 +52,16 @@ def test_edits_are_checked_like_hand_edits(sandbox):
     missing = sandbox.run("unbind", "~/nowhere", config=config)
     assert missing.returncode == 1 and "no binding of ~/nowhere" in missing.stderr
     assert config.read_text() == MODEL
+
+
+LOCAL = MODEL.replace("\nbindings:", "  lint:\n    command: lint-mcp\n    enabled: false\n\nbindings:")
+
+
+def test_bind_on_and_off_writes_settings_and_keeps_the_others(sandbox):
+    config = sandbox.model(LOCAL)
+    assert sandbox.run("bind", "~/work/a", "--provider", "lint", "--on", config=config).returncode == 0
+    assert config.read_text() == LOCAL.replace("# only its API\n", "# only its API\n    lint: {enabled: true}\n")
+    assert sandbox.run("bind", "~/work/a", "--provider", "docs", "--off", config=config).returncode == 0
+    assert "    docs: {kbs: [api-a], enabled: false}" in config.read_text()
+    refused = sandbox.run("bind", "~/work/a", "--provider", "lint", "--kb", "x", config=config)
+    assert refused.returncode == 1 and '"lint" is a local provider: it has no KBs; use --on or --off' in refused.stderr

@@ -230,16 +230,20 @@ def bind(
     provider: Annotated[str, typer.Option("--provider", help="The provider to bind.")],
     kb: Annotated[Optional[list[str]], typer.Option("--kb", help="A KB shown there (repeatable).")] = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Show no KB there: the session has no tools.")] = False,
+    on: Annotated[bool, typer.Option("--on", help="Turn the provider on there (a local server starts there).")] = False,
+    off: Annotated[bool, typer.Option("--off", help="Turn the provider off there: no tools, nothing started.")] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Bind FOLDER: in it and below, PROVIDER shows only the given KBs. Comments and order in
-    the model are kept."""
-    if bool(kb) == no_kb:
-        _err("error: give --kb NAME (repeatable) or --no-kb")
+    """Bind FOLDER: in it and below, PROVIDER shows only the given KBs, or is turned on or off.
+    Comments and order in the model are kept."""
+    if [bool(kb), no_kb, on, off].count(True) != 1:
+        _err("error: give one of --kb NAME (repeatable), --no-kb, --on or --off")
         raise typer.Exit(2)
     from projector import modeledit
 
-    _edit_model(config, lambda text, shown: modeledit.bind(text, shown, folder, provider, list(kb or []), os.environ))
+    kbs = list(kb or []) if (kb or no_kb) else None
+    enabled = on if (on or off) else None
+    _edit_model(config, lambda text, shown: modeledit.bind(text, shown, folder, provider, kbs, os.environ, enabled))
 
 
 @app.command()

@@ -14,16 +14,16 @@ from typing import Any
 from projector import engine, scope
 from projector.clients import Client
 from projector.errors import display_path
+from projector.locations import on_path
 from projector.model import Model, bridge_config
-from projector.plan import HttpServer, StdioServer, plan
+from projector.plan import HttpServer, StdioServer, local_references, plan
+from projector.projects import recorded, trusted, untrusted
 from projector.reconcile import command_of
 
 SCHEMA = 1
 
 
 def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:
-    from projector import projects
-
     home = Path(environ.get("HOME") or Path.home())
     folder = os.path.abspath(folder)
     canonical = scope.canonical(folder)
@@ -33,9 +33,9 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         key=lambda b: len(scope.canonical(b.path)),
         reverse=True,
     )
-    recorded = projects.recorded(environ)
-    around = projects.trusted(environ, within=canonical)
-    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), recorded)
+    every = recorded(environ)
+    around = trusted(environ, within=canonical)
+    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), every)
     servers = dict(compiled.servers)
     providers = []
     for provider in model.providers:
@@ -57,7 +57,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "url": server.url if isinstance(server, HttpServer) else None,
             }
         )
-    own = sorted({p.name for project in recorded for p in project.providers} - {p.name for p in model.providers})
+    own = sorted({p.name for project in every for p in project.providers} - {p.name for p in model.providers})
     providers += [_local(model, around, name, canonical, environ, shown, servers) for name in own]
     return {
         "schema": SCHEMA,
@@ -65,7 +65,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "canonical": canonical,
         "bindings": [{"path": shown(b.path), "providers": [p for p, _ in b.uses]} for b in containing],
         "project_files": [shown(p.file) for p in around],
-        "notices": list(projects.untrusted(canonical, environ)),
+        "notices": list(untrusted(canonical, environ)),
         "providers": providers,
         "clients": {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients},
         "warnings": list(compiled.warnings),
@@ -143,9 +143,13 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         check(True, f"{client.name}: {display_path(path, home)}" + ("" if path and path.exists() else " (not there yet)"))
     for problem in outcome.problems:
         check(False, f"does not parse or cannot be read: {problem}")
+    projects = recorded(environ)
     for provider in model.providers:
         if provider.token_env and not (environ.get(provider.token_env) or "").strip():
             check(False, f"${provider.token_env} (provider {provider.name}) is not set in this shell")
+        if provider.local:
+            for ok, message in _local_checks(model, projects, provider, environ):
+                check(ok, message)
     for result in outcome.results:
         if result.target.is_project:
             continue
@@ -158,12 +162,26 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             command = found_command[0]
             if found and command != found:
                 check(False, f"{result.shown}: entry {name} runs {command}, but PATH finds {found} (stale after an upgrade?): run `projector sync`")
-            if provider.token_env and result.client.stdio_env == "listed" and not _passes(value, provider.token_env):
-                check(False, f"{result.shown}: {result.client.name} will not pass ${provider.token_env} to entry {name}: run `projector sync`")
+            needed = local_references(model, projects, name) if provider.local else (provider.token_env,)
+            for variable in (v for v in needed if v and result.client.stdio_env == "listed" and not _passes(value, v)):
+                check(False, f"{result.shown}: {result.client.name} will not pass ${variable} to entry {name}: run `projector sync`")
     for warning in outcome.warnings:
         if "shadows the global entry" in warning:
             check(False, warning)
     return {"schema": SCHEMA, "healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
+    checks = [
+        (False, f"${name} (in the env of local provider {provider.name}) is not set in this shell")
+        for name in local_references(model, projects, provider.name)
+        if name not in environ
+    ]
+    command = provider.command or ""
+    if "/" not in command and on_path(command, environ) is None:
+        checks.append((False, f"{command} (local provider {provider.name}) is not on PATH here; if a workspace's env_files "
+                              "or direnv add it, `projector explain DIR` shows whether it is found there"))
+    return checks
 
 
 def _entries(result: engine.FileResult) -> dict[str, Any]:

@@ -46,7 +46,11 @@ def _existing_key(bindings: Any, folder: str, environ: Mapping[str, str]) -> Any
     return None
 
 
-def bind(text: str, source: str, folder: str, provider: str, kbs: list[str], environ: Mapping[str, str]) -> str:
+def bind(
+    text: str, source: str, folder: str, provider: str, kbs: list[str] | None, environ: Mapping[str, str], enabled: bool | None = None
+) -> str:
+    """Bind ``folder``: ``provider`` shows ``kbs`` there, or is turned on or off there
+    (``enabled``). A provider's existing settings in that binding are kept."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     yaml = _yaml()
@@ -54,15 +58,27 @@ def bind(text: str, source: str, folder: str, provider: str, kbs: list[str], env
     if provider not in (data.get("providers") or {}):
         known = ", ".join(data.get("providers") or {}) or "none"
         raise ModelError(Problem(source, None, None, f'no provider named "{provider}" (providers: {known})'))
+    if kbs is not None and "command" in data["providers"][provider]:
+        raise ModelError(Problem(source, None, None, f'"{provider}" is a local provider: it has no KBs; use --on or --off'))
     if data.get("bindings") is None:
         data["bindings"] = CommentedMap()
     bindings = data["bindings"]
     key = _existing_key(bindings, folder, environ) or _key_for(folder, environ)
     if bindings.get(key) is None:
         bindings[key] = CommentedMap()
-    value = CommentedSeq(kbs)
-    value.fa.set_flow_style()  # [a, b], as the examples write it
-    bindings[key][provider] = value
+    current = bindings[key].get(provider)
+    if kbs is not None:
+        value = _flow(CommentedSeq(kbs))  # [a, b], as the examples write it
+        if isinstance(current, dict):
+            current["kbs"] = value
+            return _dump(yaml, data)
+        bindings[key][provider] = value
+        return _dump(yaml, data)
+    if not isinstance(current, dict):
+        settings = CommentedMap({"kbs": _flow(CommentedSeq(current))} if current is not None else {})
+        settings.fa.set_flow_style()  # {enabled: true}; the line's comment stays on the binding's key
+        bindings[key][provider] = current = settings
+    current["enabled"] = bool(enabled)
     return _dump(yaml, data)
 
 
@@ -88,6 +104,11 @@ def unbind(text: str, source: str, folder: str, provider: str | None, environ: M
         if tokens and len(tokens) > 3:
             tokens[3] = None  # the comment that opened the removed folders; the blank line before stays
     return _dump(yaml, data)
+
+
+def _flow(node: Any) -> Any:
+    node.fa.set_flow_style()
+    return node
 
 
 def _dump(yaml: Any, data: Any) -> str:

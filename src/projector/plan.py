@@ -65,7 +65,7 @@ def _direct(provider: Provider) -> HttpServer | None:
     return HttpServer(url=with_kbs(provider.url, provider.default), token_env=provider.token_env)
 
 
-def _references(model: Model, projects: tuple[Project, ...], name: str) -> tuple[str, ...]:
+def local_references(model: Model, projects: tuple[Project, ...], name: str) -> tuple[str, ...]:
     """Variables a local provider's ``env`` values refer to (in the model and in project files):
     clients that pass a stdio server only listed variables must pass these to the bridge."""
     from projector.overlay import references
@@ -86,7 +86,7 @@ def plan(model: Model, projector_path: str | None, config: str | None = None, pr
     declared = {p.name for project in projects for p in project.providers if model.provider(p.name) is None}
     for name in sorted(declared | {p.name for p in model.providers if p.local}):
         if projector_path:
-            servers.append((name, StdioServer(projector_path, args_for(name), _references(model, projects, name))))
+            servers.append((name, StdioServer(projector_path, args_for(name), local_references(model, projects, name))))
         else:
             warnings.append(f'local provider "{name}" runs through projector, which is not on PATH: no entry was written for it')
     mentioned = {name for project in projects for name, _ in project.uses}
