@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +94,6 @@ def projector_on_path(environ: Mapping[str, str]) -> str | None:
 # --------------------------------------------------------------------------- targets
 
 
-@cache
 def workspaces(model: Model, projects: tuple[Project, ...] = ()) -> tuple[str, ...]:
     """Every bound folder, as written and as its canonical path (both spellings are in use),
     and the root of every trusted project file."""
@@ -112,13 +110,14 @@ def targets(
 ) -> list[Target]:
     home = Path(environ.get("HOME") or Path.home())
     found: list[Target] = []
+    folders = workspaces(model, projects)
     for client in clients:
         path = client.global_file(environ)
         assert path is not None  # every descriptor ends its folder list with one under ~
-        scopes = tuple(key for w in workspaces(model, projects) for key in client.local_scope_keys(w))
+        scopes = tuple(key for w in folders for key in client.local_scope_keys(w))
         found.append(Target(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes, client.name))
     project: dict[str, Target] = {}
-    for workspace in workspaces(model, projects):
+    for workspace in folders:
         for client in clients:
             for spec in client.project_files:
                 name = os.path.join(workspace, spec.path)  # strings: most of these do not exist
@@ -140,13 +139,14 @@ def dependencies(
 
     paths: set[str] = {str(model.source), trust_path(environ)} | {p.file for p in projects}
     binaries = {"projector"}
+    folders = workspaces(model, projects)
     for client in clients:
         folder = client.folder(environ)
         if folder is not None:
             paths.update(str(folder / name) for name in client.files)
         paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
         binaries.update(client.detect_binaries)
-        for workspace in workspaces(model, projects):
+        for workspace in folders:
             paths.update(_watched(os.path.join(workspace, spec.path), workspace) for spec in client.project_files)
     return sorted(paths), sorted(binaries)
 
