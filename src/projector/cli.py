@@ -294,7 +294,7 @@ def trust(folder: ProjectFolder = None, config: ConfigOption = None) -> None:
     try:
         raw = Path(file).read_bytes()
     except FileNotFoundError:
-        _err(f"error: {shown}: no project file here; write one (README: "Project files") or give another folder")
+        _err(f"error: {shown}: no project file here; write one (README: Project files) or give another folder")
         raise typer.Exit(2) from None
     except OSError as error:
         _err(f"error: {shown}: cannot be read ({error.strerror})")
