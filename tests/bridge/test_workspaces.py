@@ -317,3 +317,14 @@ def test_a_git_worktree_of_a_repository_bound_with_worktrees_true(world):
     assert names == ["report"] and report["cwd"] == str(tree) and report["env"]["WHERE"] == "repo"
     assert world.report("other", tree / "pkg") == ([], None)  # that binding did not ask for worktrees
     assert world.report("other", repo / "pkg")[0] == ["report"]
+
+
+def test_a_session_started_in_a_removed_folder_is_told_so(world):
+    world.model(f"providers:\n  srv:\n    {world.server()}\n")
+    gone = world.home / "gone"
+    gone.mkdir()
+    bridge = f"{sys.executable} -m projector mcp --provider srv --config {world.config}"
+    done = subprocess.run(["sh", "-c", f"cd {gone} && rmdir {gone} && exec {bridge}"], env=world.env, input="",
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "the session's folder no longer exists" in done.stderr and world.started() == []

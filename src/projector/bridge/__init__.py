@@ -142,7 +142,10 @@ def _locate(options: Options, log: Any) -> Where:
     environ = os.environ
     path = model.model_path(options.config, environ)
     loaded = model.cached(path, environ, _known_clients, state_dir(environ) / "model-cache.json")
-    folder = os.path.realpath(os.getcwd())
+    try:
+        folder = os.path.realpath(os.getcwd())
+    except OSError:  # the client started us in a folder that has since been removed
+        raise SystemExit("the session's folder no longer exists; start the session in an existing folder") from None
     for notice in projects.untrusted(folder, environ):
         log(notice)
     around = projects.trusted(environ, within=folder)
