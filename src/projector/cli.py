@@ -300,7 +300,7 @@ def trust(folder: ProjectFolder = None, config: ConfigOption = None) -> None:
         _err(f"error: {shown}: cannot be read ({error.strerror})")
         raise typer.Exit(2) from None
     try:
-        data = projects.checked(file, raw, projects.specs(_load(config)), shown)
+        data = projects.checked(raw, projects.specs(_load(config)), shown)
     except ProjectorError as error:
         _err(f"error: {error}\nnothing was trusted")
         raise typer.Exit(1) from None

@@ -301,7 +301,7 @@ def _validator(name: str) -> Any:
     from projector.resources import schema
 
     registry = Registry().with_resources(
-        (f"{other}.schema.json", Resource.from_contents(schema(other))) for other in ("model", "project")
+        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in ("model", "project")
     )
     return jsonschema.Draft202012Validator(schema(name), registry=registry)
 

@@ -164,7 +164,7 @@ def untrusted(folder: str, environ: Mapping[str, str]) -> Iterator[str]:
 # --------------------------------------------------------------------------- checking a file
 
 
-def checked(file: str, raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
+def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
     """A project file's content, checked by ``schemas/project.schema.json`` and against the
     providers it can name (the model's, given as their specs, and its own)."""
     from projector import model

@@ -75,11 +75,12 @@ def main(argv: list[str]) -> None:
     _serve(prepared)
 
 
-def _serve(prepared: Any) -> None:
-    from projector.bridge.session import Session, run
+def _serve(session_for: Any) -> None:
+    """Answer the session on stdio; ``session_for``: the stdout writer -> the Session."""
+    from projector.bridge.session import run
     from projector.bridge.stdio import claim_stdout, read_lines
 
-    session = Session(claim_stdout(), *prepared)
+    session = session_for(claim_stdout())
     lines: queue.Queue[Any] = queue.Queue()
     stopping = threading.Event()
 
@@ -155,12 +156,21 @@ def _locate(options: Options, log: Any) -> Where:
     return Where(loaded, provider, folder, around)
 
 
-def _no_tools(why: str, log: Any) -> tuple[Any, ...]:
+def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, log: Any) -> Any:
+    """The session, once stdout is claimed for it (see bridge.session.Session)."""
+    from functools import partial
+
+    from projector.bridge.session import Session
+
+    return partial(Session, kbs=kbs, upstream_for=upstream_for, roots_scope=roots_scope, instructions=instructions, log=log)
+
+
+def _no_tools(why: str, log: Any) -> Any:
     """A session answered here with no tools; ``why`` is its instructions."""
-    return ((), None, None, why, log)
+    return _session((), None, None, why, log)
 
 
-def _local(options: Options, where: Where, log: Any) -> tuple[Any, ...]:
+def _local(options: Options, where: Where, log: Any) -> Any:
     from projector import launch, overlay
     from projector.errors import display_path
 
@@ -202,7 +212,7 @@ def _exec(plan: Any, program: str | None, environ: dict[str, str], log: Any) -> 
         os._exit(126)
 
 
-def _remote(options: Options, where: Where, log: Any) -> tuple[Any, ...]:
+def _remote(options: Options, where: Where, log: Any) -> Any:
     from projector import scope
     from projector.errors import display_path
     from projector.plan import with_kbs
@@ -241,4 +251,4 @@ def _remote(options: Options, where: Where, log: Any) -> tuple[Any, ...]:
     else:
         instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
     unbound = not here.bound and not options.no_kb
-    return (kbs, upstream_for, roots_scope if unbound else None, instructions, log)
+    return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log)
