@@ -85,3 +85,22 @@ def test_doctor_checks_local_providers_commands_and_the_variables_their_env_need
         "`projector explain DIR` shows whether it is found there",
         "PROBLEM  ~/.codex/config.toml: Codex CLI will not pass $LINT_TOKEN to entry lint: run `projector sync`",
     ]
+
+
+def test_explain_a_local_provider_names_sources_and_variables_never_values(sandbox, snapshot):
+    sandbox.install_projector()
+    workspace = sandbox.home / "work" / "a"
+    sandbox.file("work/a/.env", "SECRET_TOKEN=do-not-print\n")
+    sandbox.file("work/a/.projector.yaml", "lint:\n  env: {FROM_PROJECT: also-secret}\n")
+    config = sandbox.model(
+        "version: 1\nclients: [codex]\nproviders:\n  lint:\n    command: lint-mcp\n    args: [--stdio]\n"
+        "    env: {LEVEL: strict}\n    enabled: false\n"
+        "bindings:\n  ~/work/a:\n    lint: {enabled: true, cwd: tools, env_files: [.env]}\n"
+    )
+    before = sandbox.run("explain", str(workspace / "sub"), config=config)
+    assert sandbox.run("trust", str(workspace), config=config).returncode == 0
+    after = sandbox.run("explain", str(workspace / "sub"), config=config)
+    for shown in (before, after):
+        assert shown.returncode == 0, shown.stderr
+        assert "do-not-print" not in shown.stdout and "also-secret" not in shown.stdout
+    assert {"untrusted": _clean(sandbox, before.stdout), "trusted": _clean(sandbox, after.stdout)} == snapshot
