@@ -74,3 +74,15 @@ def test_a_failing_sync_is_reported_once(sandbox, shell):
 def test_unknown_shell(sandbox):
     result = sandbox.run("hook", "tcsh")
     assert result.returncode == 2 and "no hook for 'tcsh'" in result.stderr
+
+
+def test_trusting_a_project_file_syncs_once_at_the_next_prompt(sandbox):
+    _shim(sandbox)
+    sandbox.model(MODEL)
+    workspace = sandbox.file("work/a/.projector.yaml", "providers:\n  notes:\n    command: ./notes\n").parent
+    _run(sandbox, "bash", ["_projector_hook"])
+    assert _syncs(sandbox) == 1 and "notes" not in (sandbox.home / ".codex" / "config.toml").read_text()
+    done = _run(sandbox, "bash", [f"projector trust {workspace} >/dev/null", "_projector_hook", "_projector_hook"])
+    assert done.returncode == 0, done.stderr
+    assert _syncs(sandbox) == 2, "the trust store changed: exactly one more sync"
+    assert "[mcp_servers.notes]" in (sandbox.home / ".codex" / "config.toml").read_text()
