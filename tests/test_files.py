@@ -70,9 +70,9 @@ def test_remove_checks_too(tmp_path):
 
 def test_the_lock_says_busy(tmp_path):
     lock = tmp_path / "sync.lock"
-    with files.sync_lock(lock, 1):
+    with files.exclusive(lock, 1):
         with pytest.raises(files.Busy):
-            with files.sync_lock(lock, 0.1):
+            with files.exclusive(lock, 0.1):
                 pass
 
 
@@ -102,8 +102,18 @@ def test_a_killed_syncs_temporary_file_is_cleaned_up(tmp_path):
     path.write_text("x")
     (tmp_path / ".c.json.abc123.projector-tmp").write_text("half")
     (tmp_path / ".other.json.abc.projector-tmp").write_text("not ours to judge")
-    files.write_text(path, "y", expected="x")
+    files.write_text(path, "y", expected="x", locked=True)
     assert sorted(os.listdir(tmp_path)) == [".other.json.abc.projector-tmp", "c.json"]
+
+
+def test_without_the_lock_only_old_temporary_files_are_taken_for_leftovers(tmp_path):
+    path = tmp_path / "state.json"
+    young, old = tmp_path / ".state.json.young.projector-tmp", tmp_path / ".state.json.old.projector-tmp"
+    young.write_text("another writer's, in progress")
+    old.write_text("a killed writer's")
+    os.utime(old, (0, 0))
+    files.write_text(path, "y")
+    assert sorted(os.listdir(tmp_path)) == [young.name, "state.json"]
 
 
 def test_the_owner_is_kept_when_root_writes_someone_elses_file(tmp_path):

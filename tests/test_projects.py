@@ -81,3 +81,12 @@ def test_files_that_do_not_count_are_named_with_what_to_do(sandbox):
     inner.write_text("# changed\n")
     assert "changed since it was trusted" in next(projects.untrusted(folder, environ))
     assert projects.trusted(environ, within=folder) == ()
+
+
+def test_trusting_at_the_same_time_loses_no_record(sandbox):
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = [sandbox.file(f"work/p{n}/.projector.yaml", f"# {n}\n") for n in range(16)]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda f: projects.trust(str(f), {}, f.read_bytes(), sandbox.env), files))
+    assert sorted(projects.trusted_files(sandbox.env)) == sorted(str(f) for f in files)

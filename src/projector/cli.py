@@ -126,11 +126,11 @@ def sync(
 
     lock = ledger.state_dir(os.environ) / "sync.lock"
     try:
-        with files.sync_lock(lock, wait):
+        with files.exclusive(lock, wait):
             outcome, state = _compute(config, client, force)
             written = engine.write(outcome, state)
             if written.ledger != state:
-                files.write_text(ledger.ledger_path(os.environ), written.ledger.to_json())
+                files.write_text(ledger.ledger_path(os.environ), written.ledger.to_json(), locked=True)
     except files.Busy:
         _err(f"error: another projector sync is running (it holds {display_path(lock)}); nothing was written, try again")
         raise typer.Exit(2) from None

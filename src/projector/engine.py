@@ -313,7 +313,7 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger) -> FileResu
             if result.after is None:
                 files.remove(result.path, expected=result.before)
             else:
-                files.write_text(result.path, result.after, bom=result.bom, expected=result.before)
+                files.write_text(result.path, result.after, bom=result.bom, expected=result.before, locked=True)
             return result
         except files.ChangedMeanwhile:
             time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # let the client finish

@@ -62,13 +62,14 @@ def current_text(path: Path) -> str | None:
     return read_text(path).text
 
 
-def write_text(path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
+def write_text(path: Path, text: str, bom: bool = False, expected: str | None | bool = False, locked: bool = False) -> None:
     """Replace ``path`` with ``text``. With ``expected`` (the text read before; None: absent)
-    the file must still hold exactly that just before the rename, or ChangedMeanwhile."""
-    write_bytes(path, ((BOM if bom else "") + text).encode("utf-8"), expected)
+    the file must still hold exactly that just before the rename, or ChangedMeanwhile.
+    ``locked``: the caller holds the sync lock, so no other projector writes this file now."""
+    write_bytes(path, ((BOM if bom else "") + text).encode("utf-8"), expected, locked)
 
 
-def write_bytes(path: Path, data: bytes, expected: str | None | bool = False) -> None:
+def write_bytes(path: Path, data: bytes, expected: str | None | bool = False, locked: bool = False) -> None:
     """``write_text`` for bytes."""
     target = Path(os.path.realpath(path))  # through a symlink to its target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +82,7 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False) ->
         mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
         if not mode & 0o222:  # checked by mode bits: root may write anything, the user said no
             raise OSError("is read-only; left untouched (make it writable to let projector edit it)")
-    _remove_leftovers(target)
+    _remove_leftovers(target, 0.0 if locked else STALE)
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMPORARY)
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -110,10 +111,19 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False) ->
 TEMPORARY = ".projector-tmp"
 
 
-def _remove_leftovers(target: Path) -> None:
-    """Temporary files of a sync that was killed (ours by name; the sync lock is held)."""
+STALE = 600.0  # seconds after which a temporary file without the lock is a killed writer's
+
+
+def _remove_leftovers(target: Path, older_than: float) -> None:
+    """Temporary files of a writer that was killed (ours by name). Without the sync lock another
+    projector (a bridge caching the model, a `projector trust`) may be writing one right now:
+    only old ones go."""
+    import time
+
     for leftover in target.parent.glob(f".{target.name}.*{TEMPORARY}"):
         try:
+            if older_than and time.time() - leftover.stat().st_mtime < older_than:
+                continue
             leftover.unlink()
         except OSError:
             pass
@@ -191,8 +201,9 @@ def _sync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-def sync_lock(path: Path, timeout: float):
-    """One lock for a whole sync; Busy when another sync keeps it longer than ``timeout``."""
+def exclusive(path: Path, timeout: float):
+    """A lock file projector's writers take turns on (one for a whole sync, one for the trust
+    store); Busy when another holds it longer than ``timeout``."""
     import contextlib
 
     import filelock

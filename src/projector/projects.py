@@ -57,38 +57,49 @@ def project_file(folder: str) -> str:
 # --------------------------------------------------------------------------- the trust store
 
 
-def _records(environ: Mapping[str, str]) -> dict[str, Any]:
-    """Trusted files by canonical path: {"sha256": ..., "data": checked content}."""
+def _store(environ: Mapping[str, str]) -> tuple[str | None, dict[str, Any]]:
+    """The trust store's text (None: absent) and its records: trusted files by canonical path,
+    each {"sha256": ..., "data": checked content}."""
     try:
         with open(trust_path(environ), encoding="utf-8") as handle:
-            store = json.load(handle)
-        return dict(store.get("files") or {}) if store.get("schema") == SCHEMA else {}
-    except (OSError, ValueError, AttributeError):
-        return {}
+            text = handle.read()
+    except OSError:
+        return None, {}
+    try:
+        store = json.loads(text)
+        return text, (dict(store.get("files") or {}) if store.get("schema") == SCHEMA else {})
+    except (ValueError, AttributeError):
+        return text, {}
 
 
-def _save(records: Mapping[str, Any], environ: Mapping[str, str]) -> None:
+def _records(environ: Mapping[str, str]) -> dict[str, Any]:
+    return _store(environ)[1]
+
+
+def _update(environ: Mapping[str, str], change: Any) -> Any:
+    """Apply ``change`` (records -> result) to the store and write it. Writers take turns (a
+    lock beside the store), so two `projector trust` at once both land."""
     from pathlib import Path
 
     from projector import files
 
-    text = json.dumps({"schema": SCHEMA, "files": dict(sorted(records.items()))}, indent=2) + "\n"
-    files.write_text(Path(trust_path(environ)), text)
+    with files.exclusive(Path(trust_path(environ) + ".lock"), timeout=10.0):
+        before, records = _store(environ)
+        outcome = change(records)
+        text = json.dumps({"schema": SCHEMA, "files": dict(sorted(records.items()))}, indent=2) + "\n"
+        files.write_text(Path(trust_path(environ)), text, expected=before)
+    return outcome
 
 
 def trust(file: str, data: Any, raw: bytes, environ: Mapping[str, str]) -> None:
     """Record ``file`` (canonical) as trusted with exactly these bytes; ``data`` is its checked content."""
-    records = _records(environ)
-    records[file] = {"sha256": digest(raw), "data": data}
-    _save(records, environ)
+    _update(environ, lambda records: records.__setitem__(file, {"sha256": digest(raw), "data": data}))
 
 
 def untrust(file: str, environ: Mapping[str, str]) -> bool:
-    records = _records(environ)
-    if records.pop(file, None) is None:
+    if file not in _records(environ):
         return False
-    _save(records, environ)
-    return True
+    return _update(environ, lambda records: records.pop(file, None) is not None)
 
 
 def trusted_files(environ: Mapping[str, str]) -> tuple[str, ...]:
