@@ -124,3 +124,14 @@ def test_the_owner_is_kept_when_root_writes_someone_elses_file(tmp_path):
     os.chown(path, 1234, 2345)
     files.write_text(path, "new", expected="old")
     assert (path.stat().st_uid, path.stat().st_gid) == (1234, 2345)
+
+
+@pytest.mark.parametrize(("in_target", "kept"), [("ours", "client-1"), ("client-2", "client-2")])
+def test_swapping_back_keeps_the_clients_newest_write(tmp_path, in_target, kept):
+    """Our exchange displaced the client's write client-1; the swap-back restores it, unless the
+    client wrote client-2 after our exchange: then client-2, its newest, stays."""
+    target, temporary = tmp_path / "c.json", tmp_path / ".c.json.x.projector-tmp"
+    target.write_text(in_target)
+    temporary.write_text("client-1")
+    files._swap_back(str(temporary), target, b"ours")
+    assert target.read_text() == kept

@@ -98,7 +98,7 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False, lo
         if expected is False:
             os.replace(temporary, target)
         else:
-            _swap_in(temporary, target, expected, path)
+            _swap_in(temporary, target, expected, path, data)
     except BaseException:
         try:
             os.unlink(temporary)
@@ -129,7 +129,7 @@ def _remove_leftovers(target: Path, older_than: float) -> None:
             pass
 
 
-def _swap_in(temporary: str, target: Path, expected: str | None, shown: Path) -> None:
+def _swap_in(temporary: str, target: Path, expected: str | None, shown: Path, ours: bytes) -> None:
     if expected is None:  # a new file: only if nobody created one meanwhile
         try:
             os.link(temporary, target)
@@ -143,9 +143,17 @@ def _swap_in(temporary: str, target: Path, expected: str | None, shown: Path) ->
         os.replace(temporary, target)  # no atomic exchange here: the check above is the guard
         return
     if read_text(Path(temporary)).text != expected:  # the client wrote between check and swap
-        _exchange(temporary, target)
+        _swap_back(temporary, target, ours)
         raise ChangedMeanwhile(str(shown))
     os.unlink(temporary)
+
+
+def _swap_back(temporary: str, target: Path, ours: bytes) -> None:
+    """Put back the client's write that our exchange displaced. If the client wrote yet again
+    in between, what the swap takes out is not ours but its newest write: that goes back in."""
+    _exchange(temporary, target)
+    if Path(temporary).read_bytes() != ours:
+        _exchange(temporary, target)
 
 
 _RENAME_EXCHANGE = 2
