@@ -87,7 +87,7 @@ def _local(model: Model, around: tuple, name: str, folder: str, environ: Mapping
         "command": plan_here.command,
         "args": list(plan_here.args),
         "cwd": shown(plan_here.cwd),
-        "sources": {key: _shown_source(source, shown) for key, source in plan_here.sources if source != "default"},
+        "sources": {key: _shown_source(source, shown) for key, source in plan_here.sources},
         "env": {},
         "notices": [],
         "entry": "bridge" if isinstance(servers.get(name), StdioServer) else "none",

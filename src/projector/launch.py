@@ -70,6 +70,8 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         for key in layer.said():
             merged = key == "env" and sources.get(key, "default") != "default"  # env merges; others replace
             sources[key] = f"{sources[key]}; {source}" if merged else source
+    for key in ("enabled", "command", "args", "cwd", "env", "env_files", "direnv"):
+        sources.setdefault(key, "default")  # cwd: the workspace root (or the folder itself)
     base = placed.root or folder
     return Launch(
         provider=name,

@@ -117,7 +117,10 @@ def _local_lines(provider: dict[str, Any]) -> list[str]:
         lines.append(f"  workspace: {provider['workspace']}")
     if provider["runs"]:
         lines.append(f"  runs: {' '.join([provider['command'], *provider['args']])}  in {provider['cwd']}")
-    lines += [f"  {key}: from {source}" for key, source in provider["sources"].items()]
+    lines += [f"  {key}: from {source}" for key, source in provider["sources"].items() if source != "default"]
+    defaults = [key for key, source in provider["sources"].items() if source == "default"]
+    if defaults:
+        lines.append(f"  default: {', '.join(defaults)}")
     lines += [f"  env from {source}: {', '.join(names)}" for source, names in provider["env"].items()]
     lines += [f"  notice: {notice}" for notice in provider["notices"]]
     lines.append("  entry: the projector bridge" if provider["entry"] == "bridge" else "  entry: none (projector is not on PATH)")
