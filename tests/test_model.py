@@ -45,7 +45,7 @@ def test_a_good_model_becomes_frozen_dataclasses(tmp_path):
     assert (docs.name, docs.kbs, docs.default, docs.token_env) == ("docs", ("handbook", "api-a", "api-b"), ("handbook",), "DOCS_TOKEN")
     assert (github.kbs, github.default) == (None, None)  # absent: every KB
     assert [b.path for b in loaded.bindings] == ["/home/me/work/project-a", "/srv/work/b"]
-    assert loaded.bindings[1].kb_set("docs") == ()  # [] stays "none", never "all"
+    assert loaded.bindings[1].settings("docs").kbs == ()  # [] stays "none", never "all"
     assert loaded.bindings_of("github") == ()
     with pytest.raises(AttributeError):
         docs.url = "x"  # type: ignore[misc]

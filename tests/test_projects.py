@@ -74,13 +74,13 @@ def test_files_that_do_not_count_are_named_with_what_to_do(sandbox):
     inner = sandbox.file("work/a/.projector.yaml", "{}\n")
     projects.trust(str(inner), {}, inner.read_bytes(), environ)
     folder = str(sandbox.home / "work/a/deep")
-    assert list(projects.untrusted(folder, environ)) == [
-        f"{outer} is ignored: it is not trusted (review it, then run `projector trust {outer.parent}`)"
-    ]
-    assert [p.root for p in projects.trusted(environ, within=folder)] == [str(inner.parent)]
+    assert projects.around(folder, environ).notices == (
+        f"{outer} is ignored: it is not trusted (review it, then run `projector trust {outer.parent}`)",
+    )
+    assert [p.root for p in projects.around(folder, environ).trusted] == [str(inner.parent)]
     inner.write_text("# changed\n")
-    assert "changed since it was trusted" in next(projects.untrusted(folder, environ))
-    assert projects.trusted(environ, within=folder) == ()
+    assert "changed since it was trusted" in projects.around(folder, environ).notices[0]
+    assert projects.around(folder, environ).trusted == ()
 
 
 def test_trusting_at_the_same_time_loses_no_record(sandbox):
@@ -89,4 +89,4 @@ def test_trusting_at_the_same_time_loses_no_record(sandbox):
     files = [sandbox.file(f"work/p{n}/.projector.yaml", f"# {n}\n") for n in range(16)]
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda f: projects.trust(str(f), {}, f.read_bytes(), sandbox.env), files))
-    assert sorted(projects.trusted_files(sandbox.env)) == sorted(str(f) for f in files)
+    assert [p.file for p in projects.recorded(sandbox.env)] == sorted(str(f) for f in files)

@@ -17,7 +17,7 @@ from projector.errors import display_path
 from projector.locations import on_path
 from projector.model import Model, bridge_config
 from projector.plan import HttpServer, StdioServer, local_references, plan
-from projector.projects import recorded, trusted, untrusted
+from projector.projects import around, recorded
 from projector.reconcile import command_of
 
 SCHEMA = 1
@@ -34,15 +34,15 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         reverse=True,
     )
     every = recorded(environ)
-    around = trusted(environ, within=canonical)
+    nearby = around(canonical, environ)
     compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), every)
     servers = dict(compiled.servers)
     providers = []
     for provider in model.providers:
         if provider.local:
-            providers.append(_local(model, around, provider.name, canonical, environ, shown, servers))
+            providers.append(_local(model, nearby.trusted, provider.name, canonical, environ, shown, servers))
             continue
-        here = scope.resolve(model, provider, canonical, around)
+        here = scope.resolve(model, provider, canonical, nearby.trusted)
         server = servers.get(provider.name)
         providers.append(
             {
@@ -58,26 +58,26 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
             }
         )
     own = sorted({p.name for project in every for p in project.providers} - {p.name for p in model.providers})
-    providers += [_local(model, around, name, canonical, environ, shown, servers) for name in own]
+    providers += [_local(model, nearby.trusted, name, canonical, environ, shown, servers) for name in own]
     return {
         "schema": SCHEMA,
         "folder": shown(folder),
         "canonical": canonical,
         "bindings": [{"path": shown(b.path), "providers": [p for p, _ in b.uses]} for b in containing],
-        "project_files": [shown(p.file) for p in around],
-        "notices": list(untrusted(canonical, environ)),
+        "project_files": [shown(p.file) for p in nearby.trusted],
+        "notices": list(nearby.notices),
         "providers": providers,
         "clients": {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients},
         "warnings": list(compiled.warnings),
     }
 
 
-def _local(model: Model, around: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict) -> dict[str, Any]:
+def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict) -> dict[str, Any]:
     """A local provider in ``folder``: its workspace, what it runs, where each setting came from,
     and the names (never the values) of the variables its workspace sets."""
     from projector import launch, overlay
 
-    plan_here = launch.resolve(model, around, name, folder)
+    plan_here = launch.resolve(model, trusted, name, folder)
     report: dict[str, Any] = {
         "name": name,
         "kind": "local",

@@ -15,7 +15,7 @@ from projector.model import Env, Model, Settings
 from projector.projects import Project
 from projector.scope import Placement, place
 
-DEFAULTS = Settings(enabled=True, args=(), env=(), env_files=(), direnv=False)
+DEFAULTS = Settings(enabled=True, args=(), cwd=".", env=(), env_files=(), direnv=False)  # cwd: the workspace root
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,7 @@ class Launch:
 def _definition(model: Model, placed: Placement, name: str) -> tuple[str, Settings] | None:
     """The provider's own definition that reaches this folder: the trusted project file's that
     declares it here, else the model's (a local provider)."""
-    own = placed.project.provider(name) if placed.project else None
-    if own is not None and placed.project is not None:
+    if placed.project is not None and (own := placed.project.provider(name)) is not None:
         return f"project file {placed.project.file}", own.launch()
     provider = model.provider(name)
     if provider is not None and provider.local:
@@ -70,8 +69,7 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         for key in layer.said():
             merged = key == "env" and sources.get(key, "default") != "default"  # env merges; others replace
             sources[key] = f"{sources[key]}; {source}" if merged else source
-    for key in ("enabled", "command", "args", "cwd", "env", "env_files", "direnv"):
-        sources.setdefault(key, "default")  # cwd: the workspace root (or the folder itself)
+    sources.setdefault("command", "default")  # no layer names one: not declared here
     base = placed.root or folder
     return Launch(
         provider=name,
@@ -80,7 +78,7 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         root=placed.root,
         command=settings.command,
         args=settings.args or (),
-        cwd=os.path.normpath(os.path.join(base, settings.cwd or ".")),
+        cwd=os.path.normpath(os.path.join(base, settings.cwd)),
         env=settings.env or (),
         env_files=tuple(os.path.normpath(os.path.join(base, f)) for f in settings.env_files or ()),
         direnv=bool(settings.direnv) and placed.root is not None,

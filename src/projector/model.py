@@ -81,10 +81,6 @@ class Binding:
     def settings(self, provider: str) -> Settings | None:
         return dict(self.uses).get(provider)
 
-    def kb_set(self, provider: str) -> KbSet | None:
-        found = self.settings(provider)
-        return None if found is None else found.kbs
-
 
 @dataclass(frozen=True)
 class Model:
@@ -392,7 +388,7 @@ def _semantic_problems(
                 problem(data, shown, ("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})')
             )
     providers = data["providers"]
-    problems += _provider_problems(data, shown, ("providers",), providers)
+    problems += _provider_problems(data, shown, providers)
     seen_paths: dict[str, str] = {}
     for raw_path, binding in (data.get("bindings") or {}).items():
         problems += _binding_path_problems(data, shown, str(raw_path), environ, seen_paths)
@@ -400,10 +396,10 @@ def _semantic_problems(
     return problems
 
 
-def _provider_problems(data: Any, shown: str, where: tuple[Any, ...], providers: Mapping[str, Any]) -> list[Problem]:
+def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     for name, provider in providers.items():
-        at = where + (name,)
+        at = ("providers", name)
         if name in RESERVED:
             problems.append(problem(data, shown, at, f'"{name}" is a reserved word in bindings; give the provider another name', key=True))
         if ("url" in provider) == ("command" in provider):

@@ -36,7 +36,7 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
         return value  # nothing to expand: spare a start the import of python-dotenv
     from dotenv.variables import parse_variables
 
-    return "".join(atom.resolve(dict(environ)) for atom in parse_variables(value))
+    return "".join(atom.resolve(environ) for atom in parse_variables(value))
 
 
 def _apply(environ: dict[str, str], changes: list[tuple[str, str | None]], *, expanding: bool) -> tuple[str, ...]:

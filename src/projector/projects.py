@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,11 +102,6 @@ def untrust(file: str, environ: Mapping[str, str]) -> bool:
     return _update(environ, lambda records: records.pop(file, None) is not None)
 
 
-def trusted_files(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """Every file the store names (trusted or since changed): what a sync depends on."""
-    return tuple(_records(environ))
-
-
 def declares_anywhere(name: str, environ: Mapping[str, str]) -> bool:
     """Whether a recorded project file declares provider ``name`` (a bridge elsewhere then
     answers with no tools instead of failing)."""
@@ -137,25 +132,20 @@ def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
     return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items()))
 
 
-def trusted(environ: Mapping[str, str], within: str | None = None) -> tuple[Project, ...]:
-    """The project files whose bytes are still the trusted ones; only those containing the
-    canonical folder ``within`` when it is given (the bridge reads just those)."""
-    from projector.scope import contains
+@dataclass(frozen=True)
+class Around:
+    """The project files at a folder and above it."""
 
-    found = []
-    for file, record in _records(environ).items():
-        if within is not None and not contains(os.path.dirname(file), within):
-            continue
-        raw = _read(file)
-        if raw is not None and digest(raw) == record.get("sha256"):
-            found.append(_project(file, record.get("data") or {}))
-    return tuple(sorted(found, key=lambda p: p.root))
+    trusted: tuple[Project, ...]  # whose bytes are still the trusted ones, by root
+    notices: tuple[str, ...]  # one line for each that does not count: never trusted, or changed since
 
 
-def untrusted(folder: str, environ: Mapping[str, str]) -> Iterator[str]:
-    """Project files at ``folder`` (canonical) and above that do not count: never trusted, or
-    changed since. Yields the file and why, for a one-line notice."""
+def around(folder: str, environ: Mapping[str, str]) -> Around:
+    """One walk from canonical ``folder`` up to /: each project file is read once, the trust
+    store once (the bridge does this at every start)."""
     records = _records(environ)
+    found: list[Project] = []
+    notices: list[str] = []
     path = folder
     while True:
         file = os.path.join(path, FILE_NAME)
@@ -163,12 +153,14 @@ def untrusted(folder: str, environ: Mapping[str, str]) -> Iterator[str]:
         if raw is not None:
             record = records.get(file)
             if record is None:
-                yield f"{file} is ignored: it is not trusted (review it, then run `projector trust {path}`)"
+                notices.append(f"{file} is ignored: it is not trusted (review it, then run `projector trust {path}`)")
             elif digest(raw) != record.get("sha256"):
-                yield f"{file} is ignored: it changed since it was trusted (review it, then run `projector trust {path}`)"
+                notices.append(f"{file} is ignored: it changed since it was trusted (review it, then run `projector trust {path}`)")
+            else:
+                found.append(_project(file, record.get("data") or {}))
         parent = os.path.dirname(path)
         if parent == path:
-            return
+            return Around(tuple(reversed(found)), tuple(notices))
         path = parent
 
 

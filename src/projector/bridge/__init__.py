@@ -147,13 +147,13 @@ def _locate(options: Options, log: Any) -> Where:
         folder = os.path.realpath(os.getcwd())
     except OSError:  # the client started us in a folder that has since been removed
         raise SystemExit("the session's folder no longer exists; start the session in an existing folder") from None
-    for notice in projects.untrusted(folder, environ):
+    here = projects.around(folder, environ)
+    for notice in here.notices:
         log(notice)
-    around = projects.trusted(environ, within=folder)
     provider = loaded.provider(options.provider)
     if provider is None and not projects.declares_anywhere(options.provider, environ):
         raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
-    return Where(loaded, provider, folder, around)
+    return Where(loaded, provider, folder, here.trusted)
 
 
 def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, log: Any) -> Any:
@@ -237,7 +237,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
     def roots_scope(paths: list[str]) -> Any:
         from projector import projects
 
-        resolved = (scope.resolve(loaded, provider, p, projects.trusted(environ, within=scope.canonical(p))) for p in paths)
+        resolved = (scope.resolve(loaded, provider, p, projects.around(scope.canonical(p), environ).trusted) for p in paths)
         bound = [s for s in resolved if s.bound]
         return scope.union(bound) if bound else provider.default
 
