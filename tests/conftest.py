@@ -10,11 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from paths import CORPUS, REFERENCE, TESTS
 from syrupy.extensions.amber import AmberSnapshotExtension
-
-TESTS = Path(__file__).resolve().parent
-CORPUS = TESTS.parent.parent / "shared" / "corpus"
-REFERENCE = TESTS.parent.parent / "shared" / "reference"
 
 
 class _SnapshotsFolder(AmberSnapshotExtension):

@@ -10,7 +10,7 @@ import sys
 def main() -> None:
     command = sys.argv[1:2]
     if command == ["mcp"]:
-        from projector.bridge import main as bridge
+        from projector.runtime.bridge import main as bridge
 
         bridge(sys.argv[2:])
         return

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 
-from projector import locations
+from projector.core import locations
 
 VARIABLES = ("HOME", "PATH", "PROJECTOR_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
              "COPILOT_HOME", "CRUSH_GLOBAL_CONFIG")
@@ -35,24 +35,31 @@ def _stat(path: str) -> list[int] | None:
     return [info.st_mtime_ns, info.st_size, info.st_ino]
 
 
-def fingerprint(model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str) -> dict:
+def fingerprint(
+    model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str, observed: Mapping | None = None
+) -> dict:
+    """``observed``: stats as the sync saw them (path -> (mtime_ns, size, inode) or None), which
+    win over a stat taken now: a client that rewrote its file since must make the next sync work."""
+    seen = observed or {}
     return {
         "version": version,
         "python": sys.version,
         "model": model,
         "variables": {name: environ.get(name) for name in VARIABLES},
-        "files": {path: _stat(path) for path in sorted(set(paths))},
+        "files": {path: (list(seen[path]) if seen[path] else None) if path in seen else _stat(path) for path in sorted(set(paths))},
         "binaries": {name: locations.on_path(name, environ) for name in sorted(set(binaries))},
     }
 
 
-def record(model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str) -> None:
+def record(
+    model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str, observed: Mapping | None = None
+) -> None:
     """Remember what this sync depended on (called after a sync that left nothing pending)."""
     from pathlib import Path
 
-    from projector import files
+    from projector.core import files
 
-    data = marshal.dumps(fingerprint(model, paths, binaries, environ, version))
+    data = marshal.dumps(fingerprint(model, paths, binaries, environ, version, observed))
     files.write_bytes(Path(fingerprint_path(environ)), data)
 
 

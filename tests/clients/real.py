@@ -153,7 +153,7 @@ def _ref_name(values: dict[str, str] | None, opening: str, closing: str) -> str 
 
 def planned(servers: list[tuple[str, Any]], client: str) -> dict[str, Entry]:
     """What each client should show for projector's plan (client-neutral servers)."""
-    from projector.plan import StdioServer
+    from projector.compile.plan import StdioServer
 
     expected = {}
     for name, server in servers:

@@ -9,20 +9,23 @@ import os
 import sys
 from pathlib import Path
 
+import paths
 import pytest
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
+TOOLS = paths.TOOLS
 sys.path.insert(0, str(TOOLS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import npm_tools  # noqa: E402
 import real  # noqa: E402
 
-from projector import clients as registry  # noqa: E402
-from projector import engine, model  # noqa: E402
-from projector.plan import plan  # noqa: E402
+from projector.compile import clients as registry  # noqa: E402
+from projector.compile import engine  # noqa: E402
+from projector.compile.plan import plan  # noqa: E402
+from projector.compile.system import RealSystem
+from projector.core import model  # noqa: E402
 
 CLIENTS = ["claude-code", "codex", "copilot", "opencode"]
-CORPUS = Path(__file__).resolve().parent.parent.parent.parent / "shared" / "corpus"
+CORPUS = paths.CORPUS
 USERS_FILE = {
     "claude-code": "claude/modelcontextprotocol-servers-mcp.json",
     "codex": "codex/kazuyamiyagi-dotfiles.toml",
@@ -66,14 +69,14 @@ class Home:
         self.state = None
 
     def sync(self, text: str) -> list:
-        from projector import ledger
+        from projector.compile import ledger
 
         path = self.root / "projector.yaml"
         path.write_text(text)
         loaded = model.load(path, self.environ, tuple(registry.registry()))
         chosen = [registry.registry()[self.client]]
         state = self.state or ledger.Ledger()
-        outcome = engine.compute(loaded, chosen, self.environ, state)
+        outcome = engine.compute(loaded, chosen, self.environ, state, RealSystem())
         assert outcome.problems == ()
         written = engine.write(outcome, state)
         assert written.problems == ()

@@ -1,0 +1,49 @@
+"""What the commands share: loading the model and computing a sync's outcome."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from projector.compile import clients as client_registry
+from projector.compile import engine, ledger
+from projector.compile.system import DryRunSystem, RealSystem, System
+from projector.core import model, projects
+from projector.core.locations import state_dir
+
+
+class UsageError(Exception):
+    """A command line that names something unknown (exit 2)."""
+
+
+def err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def load_model(config: str | None) -> model.Model:
+    """The model, checked (answered from the checked-model cache while the file is unchanged)."""
+    cache = state_dir(os.environ) / "model-cache.json"
+    return model.cached(model.model_path(config, os.environ), os.environ, lambda: tuple(client_registry.registry()), cache)
+
+
+def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bool = True) -> tuple[engine.Outcome, ledger.Ledger]:
+    """The outcome of a sync, read through a dry-run system (``diff``, ``status``) or the real one."""
+    environ = os.environ
+    known = tuple(client_registry.registry())
+    loaded = load_model(config)
+    unknown = [c for c in only or () if c not in known]
+    if unknown:
+        raise UsageError(f"unknown client {unknown[0]!r} (known: {', '.join(known)})")
+    ids = tuple(only) if only else loaded.clients
+    chosen = client_registry.selected(ids, environ)
+    state = ledger.load(ledger.ledger_path(environ))
+    system: System = DryRunSystem() if dry_run else RealSystem()
+    outcome = engine.compute(loaded, chosen, environ, state, system, force=force, projects=projects.recorded(environ))
+    return outcome, state
+
+
+def report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:
+    for warning in outcome.warnings:
+        err(f"warning: {warning}")
+    for problem in outcome.problems + tuple(problems):
+        err(f"error: {problem}")

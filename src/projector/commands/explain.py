@@ -1,0 +1,139 @@
+"""`projector explain [DIR]`: what a folder gets, and why."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from projector.commands.common import err, load_model
+from projector.compile import clients as client_registry
+from projector.compile import engine
+from projector.compile.clients import Client
+from projector.compile.plan import HttpServer, StdioServer, plan
+from projector.core import scope
+from projector.core.errors import ProjectorError, display_path
+from projector.core.locations import home
+from projector.core.model import Model, bridge_config
+from projector.core.projects import around, recorded
+
+SCHEMA = 1
+
+
+def run(folder: str | None, config: str | None, client: list[str] | None, as_json: bool) -> int:
+    from projector.compile.report import explain_lines
+
+    try:
+        loaded = load_model(config)
+        chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
+    except ProjectorError as error:
+        err(f"error: {error}")
+        return 2
+    report = explain(loaded, folder or os.getcwd(), chosen, os.environ)
+    print(json.dumps(report, indent=2) if as_json else "\n".join(explain_lines(report)))
+    return 0
+
+
+def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:
+    folder = os.path.abspath(folder)
+    canonical = scope.canonical(folder)
+    shown = lambda path: display_path(path, home(environ))  # noqa: E731 - one short formatter
+    containing = sorted(
+        (b for b in model.bindings if scope.contains(scope.canonical(b.path), canonical)),
+        key=lambda b: len(scope.canonical(b.path)),
+        reverse=True,
+    )
+    every = recorded(environ)
+    nearby = around(canonical, environ)
+    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), every)
+    servers = dict(compiled.servers)
+    providers = []
+    for provider in model.providers:
+        if provider.local:
+            providers.append(_local(model, nearby.trusted, provider.name, canonical, environ, shown, servers))
+            continue
+        here = scope.resolve(model, provider, canonical, nearby.trusted)
+        server = servers.get(provider.name)
+        providers.append(
+            {
+                "name": provider.name,
+                "kind": "remote",
+                "kbs": None if here.kbs is None else list(here.kbs),
+                "why": _why(here),
+                "binding": shown(here.binding.path) if here.binding else None,
+                "project_file": shown(here.project.file) if here.project else None,
+                "dropped": list(here.dropped),
+                "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
+                "url": server.url if isinstance(server, HttpServer) else None,
+            }
+        )
+    own = sorted({p.name for project in every for p in project.providers} - {p.name for p in model.providers})
+    providers += [_local(model, nearby.trusted, name, canonical, environ, shown, servers) for name in own]
+    return {
+        "schema": SCHEMA,
+        "folder": shown(folder),
+        "canonical": canonical,
+        "bindings": [{"path": shown(b.path), "providers": [p for p, _ in b.uses]} for b in containing],
+        "project_files": [shown(p.file) for p in nearby.trusted],
+        "notices": list(nearby.notices),
+        "providers": providers,
+        "clients": {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients},
+        "warnings": list(compiled.warnings),
+    }
+
+
+def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict) -> dict[str, Any]:
+    """A local provider in ``folder``: its workspace, what it runs, where each setting came from,
+    and the names (never the values) of the variables its workspace sets."""
+    from projector.runtime import launch, overlay
+
+    plan_here = launch.resolve(model, trusted, name, folder)
+    report: dict[str, Any] = {
+        "name": name,
+        "kind": "local",
+        "workspace": shown(plan_here.root) if plan_here.root else None,
+        "runs": plan_here.runs,
+        "why": _why_local(plan_here),
+        "command": plan_here.command,
+        "args": list(plan_here.args),
+        "cwd": shown(plan_here.cwd),
+        "sources": {key: _shown_source(source, shown) for key, source in plan_here.sources},
+        "env": {},
+        "notices": [],
+        "entry": "bridge" if isinstance(servers.get(name), StdioServer) else "none",
+    }
+    if plan_here.runs:
+        built = overlay.build(plan_here, environ)
+        report["env"] = {_shown_source(source, shown): list(names) for source, names in built.names}
+        report["notices"] = list(built.notices)
+        if overlay.program(plan_here, built.environ) is None:
+            report["notices"].append(f"{plan_here.command} is not an executable here (PATH of the workspace, or from its cwd)")
+    return report
+
+
+def _shown_source(source: str, shown: Any) -> str:
+    """A source ("binding /p in /m", "project file /f", "model /m", "default") with ~ paths."""
+    return " ".join(shown(word) if word.startswith("/") else word for word in source.split(" "))
+
+
+def _why_local(plan_here: Any) -> str:
+    if not plan_here.declared:
+        return "not declared here (a provider of other workspaces): no tools here"
+    if not plan_here.enabled:
+        return "turned off here: no tools, nothing is started"
+    return "started in its workspace" if plan_here.root else "no workspace here: started with its own settings"
+
+
+def _why(here: scope.Scope) -> str:
+    if here.bound:
+        if here.kbs == () and here.dropped:
+            return "bound, but the provider mounts none of the bound KBs: no tools here"
+        if here.kbs == ():
+            return "bound to no KB: no tools here"
+        return "bound" + (" (KBs the provider does not mount left out)" if here.dropped else "")
+    if here.kbs is None:
+        return "no binding and no default: every KB"
+    if here.kbs == ():
+        return "no binding; the default is no KB: no tools here"
+    return "no binding: the provider's default"

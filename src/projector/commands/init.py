@@ -1,0 +1,23 @@
+"""`projector init`: a commented starter model (never over an existing one)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from projector.commands.common import err
+from projector.core import files, model
+from projector.core.errors import display_path
+
+STARTER = Path(__file__).resolve().parent / "starter.yaml"
+
+
+def run(config: str | None) -> int:
+    path = model.model_path(config, os.environ)
+    shown = display_path(path)
+    if path.exists():
+        err(f"error: {shown} exists already; projector init never overwrites a model")
+        return 1
+    files.write_text(path, STARTER.read_text(encoding="utf-8"))
+    print(f"wrote {shown}: add your providers, then run `projector diff`")
+    return 0

@@ -1,0 +1,29 @@
+"""`projector status`: whether every client's file matches the model."""
+
+from __future__ import annotations
+
+import json
+
+from projector.commands.common import compute, err, report_warnings
+from projector.core.errors import ProjectorError
+
+
+def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
+    from projector.compile.report import status_lines, status_report
+
+    try:
+        outcome, _ = compute(config, client, False)
+    except ProjectorError as error:
+        if as_json:
+            print(json.dumps({"schema": 1, "in_sync": False, "files": [], "warnings": [], "errors": [str(p) for p in error.problems]}, indent=2))
+        else:
+            err(f"error: {error}")
+        return 2
+    report = status_report(outcome)
+    if as_json:
+        print(json.dumps(report, indent=2))
+    else:
+        for line in status_lines(report):
+            print(line)
+        report_warnings(outcome)
+    return 2 if outcome.problems else (0 if report["in_sync"] else 1)

@@ -1,0 +1,70 @@
+"""`projector sync`: write the model into every client's file (only files whose bytes change)."""
+
+from __future__ import annotations
+
+import os
+
+from projector.commands.common import compute, err, load_model, report_warnings
+from projector.compile import clients as client_registry
+from projector.compile import engine, ledger
+from projector.compile.system import stat_of
+from projector.core import files, model, projects
+from projector.core.errors import ProjectorError, display_path
+from projector.core.locations import state_dir
+
+
+def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool) -> int:
+    from projector.compile.report import change_line
+
+    environ = os.environ
+    lock = state_dir(environ) / "sync.lock"
+    # What the model and the trust store were before this sync read them: an edit made while it
+    # runs must show in the fingerprint, or the next sync would think it already done.
+    inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ)), projects.trust_path(environ))}
+    try:
+        with files.exclusive(lock, wait):
+            outcome, state = compute(config, client, force, dry_run=False)
+            written = engine.write(outcome, state)
+            if written.ledger != state:
+                outcome.system.write(ledger.ledger_path(environ), written.ledger.to_json())
+    except files.Busy:
+        err(f"error: another projector sync is running (it holds {display_path(lock)}); nothing was written, try again")
+        return 2
+    except ProjectorError as error:
+        err(f"error: {error}")
+        remember(config, complete=False, hook=hook, observed={})
+        return 2
+    complete = not (outcome.problems or written.problems or client or force)
+    remember(config, complete=complete, hook=hook, observed={**inputs, **outcome.system.observed})
+    if not quiet:
+        for result in written.results:
+            if result.changed:
+                print(change_line(result))
+    report_warnings(outcome, written.problems)
+    return 1 if outcome.problems or written.problems else 0
+
+
+def remember(config: str | None, complete: bool, hook: bool, observed: dict) -> None:
+    """After a sync: the fast path's fingerprint (a complete, clean sync only), from the stats
+    this sync saw (``observed``), and, for the shell hook, the files to watch and the stamp they
+    are compared with."""
+    from projector import __version__, fastpath
+    from projector.compile.targets import dependencies
+
+    environ = os.environ
+    model_file = str(model.model_path(config, environ))
+    try:
+        loaded = load_model(config)
+        paths, binaries = dependencies(loaded, list(client_registry.registry().values()), environ, projects.recorded(environ))
+    except ProjectorError:
+        paths, binaries = [model_file], ["projector"]
+    if complete:
+        fastpath.record(model_file, paths + [str(ledger.ledger_path(environ))], binaries, environ, __version__, observed)
+    else:
+        fastpath.forget(environ)
+    if hook:
+        folder = state_dir(environ)
+        watch = "".join(("+" if os.path.exists(p) else "-") + p + "\n" for p in sorted(set(paths)))
+        watch += f"@{engine.projector_on_path(environ) or ''}\n"  # where projector was on PATH
+        files.write_text(folder / "hook-watch", watch)
+        files.write_text(folder / "hook-stamp", "")  # last: what the hook compares files with

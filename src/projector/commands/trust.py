@@ -1,0 +1,46 @@
+"""`projector trust` and `projector untrust`: whether a workspace's .projector.yaml counts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from projector.commands.common import err, load_model
+from projector.core import projects
+from projector.core.errors import ProjectorError, display_path
+
+
+def trust(folder: str | None, config: str | None) -> int:
+    file = projects.project_file(folder or os.getcwd())
+    shown = display_path(file)
+    try:
+        raw = Path(file).read_bytes()
+    except FileNotFoundError:
+        err(f"error: {shown}: no project file here; write one (README: Project files) or give another folder")
+        return 2
+    except OSError as error:
+        err(f"error: {shown}: cannot be read ({error.strerror})")
+        return 2
+    try:
+        data = projects.checked(raw, projects.specs(load_model(config)), shown)
+    except ProjectorError as error:
+        err(f"error: {error}\nnothing was trusted")
+        return 1
+    projects.trust(file, data, raw, os.environ)
+    print(f"trusted {shown} (sha256 {projects.digest(raw)[:12]})")
+    for name, spec in sorted((data.get("providers") or {}).items()):
+        print(f"  local server {name}: runs {' '.join([spec['command'], *spec.get('args', [])])}")
+    mentioned = sorted(name for name in data if name != "providers")
+    if mentioned:
+        print(f"  settings for: {', '.join(mentioned)}")
+    print("run `projector sync` (the shell hook does it at the next prompt) so every client has its entries")
+    return 0
+
+
+def untrust(folder: str | None) -> int:
+    file = projects.project_file(folder or os.getcwd())
+    if not projects.untrust(file, os.environ):
+        err(f"error: {display_path(file)} is not trusted; nothing to do")
+        return 1
+    print(f"{display_path(file)} no longer counts; run `projector sync` to remove entries only it declared")
+    return 0

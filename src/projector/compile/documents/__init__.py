@@ -1,0 +1,44 @@
+"""Client files as editable documents, one module per format.
+
+Every format follows the same rule (tomlkit's "edit, don't regenerate"): a maintained parser
+finds the byte span of each entry, a change is a splice of exactly those bytes, and everything
+else in the file stays byte for byte. After the splices the result is parsed again and compared
+with what was meant; a mismatch is a bug and nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from projector.compile.documents.base import Edits, splice
+from projector.compile.documents.jsonc import JsonDocument
+from projector.compile.documents.toml import TomlDocument
+
+
+class Document(Protocol):
+    """A parsed client file. ``text`` is what was read; edits return new text."""
+
+    text: str
+
+    def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
+        """The entries under ``key`` by name; None when ``key`` is absent."""
+
+    def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        """The text with entries under ``key`` set (value) or removed (None), nothing else changed."""
+
+    def key_is_empty(self, key: tuple[str, ...]) -> bool:
+        """Whether ``key`` exists and holds no entries."""
+
+    def without_key(self, key: tuple[str, ...]) -> str:
+        """The text with ``key`` itself removed."""
+
+
+FORMATS: dict[str, type] = {"json": JsonDocument, "jsonc": JsonDocument, "toml": TomlDocument}
+
+
+def parse(format: str, text: str, source: str) -> Document:
+    """Parse ``text`` (shown as ``source`` in errors); raises DocumentError with line and column."""
+    return FORMATS[format](text, source=source, strict=format == "json")
+
+
+__all__ = ["Document", "Edits", "FORMATS", "parse", "splice"]

@@ -1,0 +1,120 @@
+"""What every document format shares: splices on bytes, and a check of their result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+Edits = Mapping[str, Any | None]
+"""Entry name → the new value, or None to remove the entry."""
+
+
+@dataclass(frozen=True)
+class Splice:
+    start: int  # byte offsets into the UTF-8 text
+    end: int
+    text: bytes
+
+
+def splice(source: bytes, splices: list[Splice]) -> bytes:
+    """Apply splices (any order). Deletions that overlap (two tables removed together both
+    claiming the blank line between them) become one; any other overlap is a bug."""
+    ordered: list[Splice] = []
+    for s in sorted(splices, key=lambda s: (s.start, s.end)):
+        last = ordered[-1] if ordered else None
+        if last is not None and s.start < last.end and not s.text and not last.text:
+            ordered[-1] = Splice(last.start, max(last.end, s.end), b"")
+        else:
+            ordered.append(s)
+    for before, after in pairwise(ordered):
+        if before.end > after.start:
+            raise AssertionError(f"overlapping edits at bytes {before.start}-{before.end} and {after.start}")
+    out, position = [], 0
+    for s in ordered:
+        out += [source[position : s.start], s.text]
+        position = s.end
+    out.append(source[position:])
+    return b"".join(out)
+
+
+def newline_of(text: str) -> str:
+    """The file's own line ending: CRLF when its first line ends so."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def line_start(source: bytes, offset: int) -> int:
+    return source.rfind(b"\n", 0, offset) + 1
+
+
+def indentation_at(source: bytes, offset: int) -> bytes:
+    """The white space that opens the line holding ``offset``."""
+    start = line_start(source, offset)
+    end = start
+    while end < len(source) and source[end : end + 1] in (b" ", b"\t"):
+        end += 1
+    return source[start:end]
+
+
+def only_space_between(source: bytes, start: int, end: int) -> bool:
+    return not source[start:end].strip()
+
+
+def servers_at(value: Any, key: tuple[str, ...], source: str, kind: str) -> dict[str, Any] | None:
+    """The entries under ``key`` in a parsed document; None when ``key`` is absent."""
+    from projector.core.errors import DocumentError, Problem
+
+    node = value
+    for step in key:
+        if not isinstance(node, dict) or step not in node:
+            return None
+        node = node[step]
+    if not isinstance(node, dict):
+        raise DocumentError(Problem(source, None, None, f'"{".".join(key)}" is not {kind}; fix it by hand'))
+    return node
+
+
+def expected_servers(before: Mapping[str, Any] | None, edits: Edits) -> dict[str, Any]:
+    result = dict(before or {})
+    for name, value in edits.items():
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = value
+    return result
+
+
+def check_edit(
+    source: str, before: Mapping[str, Any], after: Mapping[str, Any], key: tuple[str, ...], edits: Edits
+) -> None:
+    """The edited document must equal the original with exactly the edits applied."""
+    expected = dict(before)
+    node: dict[str, Any] = expected
+    for step in key[:-1]:
+        node[step] = dict(node.get(step) or {})
+        node = node[step]
+    servers = expected_servers(node.get(key[-1]), edits)
+    if servers or key[-1] in node:  # removing from an absent key creates nothing
+        node[key[-1]] = servers
+    if not servers and _lacks(after, key):  # TOML has no empty [a] once [a.x] is gone
+        node.pop(key[-1], None)
+    if _normal(after) != _normal(expected):
+        raise AssertionError(f"{source}: an edit changed more than the entries it meant to; nothing was written")
+
+
+def _lacks(value: Mapping[str, Any], key: tuple[str, ...]) -> bool:
+    for step in key:
+        if not isinstance(value, Mapping) or step not in value:
+            return True
+        value = value[step]
+    return False
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normal(v) for v in value]
+    return value

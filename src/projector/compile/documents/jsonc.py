@@ -1,0 +1,286 @@
+"""JSON and JSONC files, edited by byte spans.
+
+tree-sitter's HuJSON grammar (JSON with comments and trailing commas, what OpenCode and Copilot
+accept) gives the span of every member; strict JSON files (Claude Code moves a file with a
+comment aside and starts empty) are also checked with the standard library's parser, which
+names the line and column of the first error. New members follow the file's own style:
+indentation unit, member indentation, separator spacing, trailing commas, line endings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from projector.compile.documents.base import (
+    Edits,
+    Splice,
+    check_edit,
+    indentation_at,
+    newline_of,
+    only_space_between,
+    servers_at,
+    splice,
+)
+from projector.core.errors import DocumentError, Problem
+
+
+@cache
+def _parser() -> Any:
+    import tree_sitter_hujson
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_hujson.language()))
+
+
+@dataclass(frozen=True)
+class _Style:
+    unit: str  # one level of indentation
+    colon: str  # ": " or ":"
+    comma: str  # between members written on one line: ", " or ","
+    newline: str
+    compact: bool  # the file is written on one line
+
+
+class JsonDocument:
+    def __init__(self, text: str, *, source: str, strict: bool):
+        self.text = text
+        self.source = source
+        self.strict = strict
+        self._bytes = text.encode("utf-8")
+        self.blank = not text.strip()
+        self._root = None if self.blank else self._parse()
+        self.value: dict[str, Any] = {} if self._root is None else _value(self._root)
+        self._style = self._detect_style()
+
+    # ------------------------------------------------------------------ reading
+
+    def _parse(self) -> Any:
+        if self.strict:
+            try:
+                json.loads(self.text)
+            except json.JSONDecodeError as exc:
+                what = "not valid JSON (this client reads strict JSON: no comments, no trailing commas)"
+                raise DocumentError(Problem(self.source, exc.lineno, exc.colno, f"{what}: {exc.msg}")) from None
+        tree = _parser().parse(self._bytes)
+        if tree.root_node.has_error:
+            raise DocumentError(self._syntax_problem(tree.root_node))
+        values = [c for c in tree.root_node.named_children if c.type != "comment"]
+        if len(values) != 1 or values[0].type != "object":
+            raise DocumentError(Problem(self.source, 1, 1, "expected a JSON object at the top of the file"))
+        return values[0]
+
+    def _syntax_problem(self, root: Any) -> Problem:
+        """Where a JSONC file breaks: the standard parser, run over a copy whose comments and
+        trailing commas are blanked (offsets kept), names the fault and its place exactly."""
+        try:
+            json.loads(_blank_jsonc(root, self._bytes).decode("utf-8"))
+        except json.JSONDecodeError as exc:
+            return Problem(self.source, exc.lineno, exc.colno, f"not valid JSON with comments: {exc.msg}")
+        row, col = _first_error(root)
+        return Problem(self.source, row + 1, col + 1, "not valid JSON with comments")
+
+    def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
+        return servers_at(self.value, key, self.source, "an object")
+
+    def key_is_empty(self, key: tuple[str, ...]) -> bool:
+        return self.servers(key) == {}
+
+    # ------------------------------------------------------------------ editing
+
+    def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        before = self.servers(key)
+        document: JsonDocument = self
+        for name in sorted(n for n, v in edits.items() if v is None and before is not None and n in before):
+            document = document._reparsed(document._delete_member(document._object_at(key), name))
+        sets = {n: v for n, v in edits.items() if v is not None}
+        if sets:
+            document = document._reparsed(document._set_members(key, sets))
+        if document is not self:
+            check_edit(self.source, self.value, document.value, key, edits)
+        return document.text
+
+    def without_key(self, key: tuple[str, ...]) -> str:
+        parent = self._object_at(key[:-1])
+        return self._reparsed(self._delete_member(parent, key[-1])).text if parent is not None else self.text
+
+    def _reparsed(self, text: str) -> JsonDocument:
+        return JsonDocument(text, source=self.source, strict=self.strict)
+
+    def _object_at(self, key: tuple[str, ...]) -> Any:
+        node = self._root
+        for step in key:
+            pair = _member(node, step) if node is not None else None
+            value = pair.child_by_field_name("value") if pair is not None else None
+            if value is None or value.type != "object":
+                return None
+            node = value
+        return node
+
+    def _delete_member(self, obj: Any, name: str) -> str:
+        children = obj.children
+        pair = _member(obj, name)
+        index = next(i for i, c in enumerate(children) if c.id == pair.id)
+        pairs = [c for c in children if c.type == "pair"]
+        comments = [c for c in children if c.type == "comment"]
+        if len(pairs) == 1 and not comments:  # the object becomes empty: {}
+            return self._apply([Splice(children[0].end_byte, children[-1].start_byte, b"")])
+        after = children[index + 1]
+        if after.type == ",":  # a separator (or a trailing comma) follows: take it along
+            return self._apply([Splice(children[index - 1].end_byte, after.end_byte, b"")])
+        splices = [Splice(children[index - 1].end_byte, pair.end_byte, b"")]
+        comma = next((c for c in reversed(children[:index]) if c.type in (",", "pair")), None)
+        if comma is not None and comma.type == ",":  # the member before becomes the last one
+            splices.append(Splice(comma.start_byte, comma.end_byte, b""))
+        return self._apply(splices)
+
+    def _set_members(self, key: tuple[str, ...], values: dict[str, Any]) -> str:
+        if self._root is None:
+            return self._new_file(key, values)
+        depth = 0  # how much of the key path exists already
+        while depth < len(key) and self._object_at(key[: depth + 1]) is not None:
+            depth += 1
+        parent = self._object_at(key[:depth]) if depth else self._root
+        if depth < len(key):  # create the missing keys, holding the new members
+            nested: Any = dict(values)
+            for step in reversed(key[depth + 1 :]):
+                nested = {step: nested}
+            return self._apply(self._insertion(parent, {key[depth]: nested}))
+        splices: list[Splice] = []
+        new: dict[str, Any] = {}
+        for name, value in values.items():
+            pair = _member(parent, name)
+            if pair is None:
+                new[name] = value
+                continue
+            old = pair.child_by_field_name("value")
+            indent = indentation_at(self._bytes, pair.start_byte).decode()
+            inline = self._style.compact or pair.start_point.row == parent.start_point.row
+            splices.append(Splice(old.start_byte, old.end_byte, self._render(value, indent, inline).encode()))
+        if new:
+            splices += self._insertion(parent, new)
+        return self._apply(splices)
+
+    def _insertion(self, obj: Any, members: dict[str, Any]) -> list[Splice]:
+        style, children = self._style, obj.children
+        opening, closing = children[0], children[-1]
+        pairs = [c for c in children if c.type == "pair"]
+        trailing = bool(pairs) and children[children.index(pairs[-1]) + 1].type == ","
+        inline = style.compact or (bool(pairs) and pairs[-1].start_point.row == opening.start_point.row)
+        outer = indentation_at(self._bytes, opening.start_byte).decode()
+        indent = indentation_at(self._bytes, pairs[-1].start_byte).decode() if pairs and not inline else outer + style.unit
+        rendered = [f"{json.dumps(n, ensure_ascii=False)}{style.colon}{self._render(v, indent, inline)}" for n, v in members.items()]
+        if inline:
+            separator = style.comma
+            body = separator.join(rendered)
+            if trailing:
+                return [Splice(children[-2].end_byte, children[-2].end_byte, f" {body},".encode())]
+            if pairs:
+                return [Splice(pairs[-1].end_byte, pairs[-1].end_byte, f"{separator}{body}".encode())]
+            return [Splice(opening.end_byte, closing.start_byte, body.encode())]
+        nl = style.newline
+        body = ("," + nl + indent).join(rendered) + ("," if trailing else "")
+        if len(children) == 2 and only_space_between(self._bytes, opening.end_byte, closing.start_byte):
+            return [Splice(opening.end_byte, closing.start_byte, f"{nl}{indent}{body}{nl}{outer}".encode())]
+        at = children[-2].end_byte  # after the last member, comma or comment
+        comma = "" if trailing or not pairs else ","
+        splices = []
+        if pairs and comma and pairs[-1].end_byte != at:  # a comment sits after the last member
+            splices.append(Splice(pairs[-1].end_byte, pairs[-1].end_byte, b","))
+            comma = ""
+        if not pairs and self._bytes.find(b"\n", at, closing.start_byte) < 0:  # "{ /* c */ }"
+            splices.append(Splice(at, closing.start_byte, f"{nl}{indent}{body}{nl}{outer}".encode()))
+        else:
+            splices.append(Splice(at, at, f"{comma}{nl}{indent}{body}".encode()))
+        return splices
+
+    def _new_file(self, key: tuple[str, ...], values: dict[str, Any]) -> str:
+        nested: Any = dict(values)
+        for step in reversed(key):
+            nested = {step: nested}
+        return json.dumps(nested, indent=2, ensure_ascii=False) + "\n"
+
+    def _render(self, value: Any, indent: str, inline: bool) -> str:
+        style = self._style
+        if inline:
+            return json.dumps(value, ensure_ascii=False, separators=(style.comma, style.colon))
+        text = json.dumps(value, ensure_ascii=False, indent=style.unit, separators=(",", style.colon))
+        return text.replace("\n", style.newline + indent)
+
+    def _apply(self, splices: list[Splice]) -> str:
+        return splice(self._bytes, splices).decode("utf-8")
+
+    # ------------------------------------------------------------------ style
+
+    def _detect_style(self) -> _Style:
+        newline = newline_of(self.text)
+        root = self._root
+        pairs = [c for c in root.children if c.type == "pair"] if root is not None else []
+        compact = bool(pairs) and root.start_point.row == root.end_point.row
+        unit = "  "
+        if pairs and not compact:
+            found = indentation_at(self._bytes, pairs[0].start_byte).decode()
+            unit = found or unit
+        colon = ": "
+        if pairs:
+            key, value = pairs[0].child_by_field_name("key"), pairs[0].child_by_field_name("value")
+            colon = ":" if self._bytes[key.end_byte : value.start_byte] == b":" else ": "
+        comma = ", " if colon == ": " else ","  # a file is either spaced or minified
+        return _Style(unit=unit, colon=colon, comma=comma, newline=newline, compact=compact)
+
+
+def _member(obj: Any, name: str) -> Any:
+    """The last member called ``name`` (the one JSON readers keep), or None."""
+    found = None
+    for child in obj.children:
+        if child.type == "pair" and json.loads(child.child_by_field_name("key").text) == name:
+            found = child
+    return found
+
+
+def _value(node: Any) -> Any:
+    kind = node.type
+    if kind == "object":
+        return {
+            json.loads(p.child_by_field_name("key").text): _value(p.child_by_field_name("value"))
+            for p in node.children
+            if p.type == "pair"
+        }
+    if kind == "array":
+        return [_value(c) for c in node.named_children if c.type != "comment"]
+    return json.loads(node.text)
+
+
+def _blank_jsonc(root: Any, source: bytes) -> bytes:
+    out = bytearray(source)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        closing = node.next_sibling
+        while closing is not None and closing.type == "comment":
+            closing = closing.next_sibling
+        if node.type == "comment" or (node.type == "," and closing is not None and closing.type in ("}", "]")):
+            for i in range(node.start_byte, node.end_byte):
+                if out[i] not in (0x0A, 0x0D):
+                    out[i] = 0x20
+    return bytes(out)
+
+
+def _first_error(node: Any) -> tuple[int, int]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.is_missing:
+            return current.start_point.row, current.start_point.column
+        if current.type == "ERROR":
+            # An ERROR that wraps only whole nodes (a member before a missing comma) means the
+            # fault is what follows it.
+            whole = all(not (c.has_error or c.is_missing) and c.type != "ERROR" for c in current.children)
+            after = current.next_sibling
+            point = after.start_point if whole and current.named_child_count and after is not None else current.start_point
+            return point.row, point.column
+        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing or c.type == "ERROR"]))
+    return node.start_point.row, node.start_point.column

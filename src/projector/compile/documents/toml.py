@@ -1,0 +1,220 @@
+"""TOML files (Codex), edited by byte spans.
+
+tree-sitter's TOML grammar gives the span of every table and key; the standard library's
+tomllib reads the values and names the line and column of a syntax error; tomlkit renders the
+tables we add. An entry we write is one ``[servers.name]`` table, set off from what comes before
+by one blank line, so that removing it gives back exactly the bytes that were there.
+
+An entry may also be spelled by the user as sub-tables (``[servers.name.env]``), as a key of a
+``[servers]`` table, or as a dotted key; all of its pieces are found and removed together.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from projector.compile.documents.base import (
+    Edits,
+    Splice,
+    check_edit,
+    line_start,
+    newline_of,
+    servers_at,
+    splice,
+)
+from projector.core.errors import DocumentError, Problem
+
+
+@cache
+def _parser() -> Any:
+    import tree_sitter_toml
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_toml.language()))
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """Bytes of the file that define (part of) one entry."""
+
+    start: int  # start of its first line
+    end: int  # end of its last own line, newline included
+    is_table: bool
+
+
+class TomlDocument:
+    def __init__(self, text: str, *, source: str, strict: bool = True):
+        self.text = text
+        self.source = source
+        self._bytes = text.encode("utf-8")
+        try:
+            self.value: dict[str, Any] = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise DocumentError(_decode_problem(source, str(exc))) from None
+        self._tree = _parser().parse(self._bytes)
+        self._newline = newline_of(text)
+
+    def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
+        return servers_at(self.value, key, self.source, "a table")
+
+    def key_is_empty(self, key: tuple[str, ...]) -> bool:
+        return self.servers(key) == {}
+
+    def without_key(self, key: tuple[str, ...]) -> str:
+        return self._reparsed(self._apply(self._removals(self._pieces(key)))).text
+
+    # ------------------------------------------------------------------ editing
+
+    def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        if not edits:
+            return self.text
+        self._refuse_inline(key)
+        splices: list[Splice] = []
+        doomed: list[_Piece] = []  # removed together, so neighbours share one blank-line rule
+        new: dict[str, Any] = {}
+        for name, value in edits.items():
+            pieces = self._pieces(key + (name,))
+            if value is None:
+                doomed += pieces
+            elif len(pieces) == 1 and pieces[0].is_table:  # rewrite the table where it stands
+                splices.append(Splice(pieces[0].start, pieces[0].end, self._table(key, name, value)))
+            elif pieces:  # spelled as keys or in several places: take them out, add one table
+                doomed += pieces
+                new[name] = value
+            else:
+                new[name] = value
+        splices += self._removals(doomed)
+        if new:
+            splices.append(self._insertion(key, new))
+        document = self._reparsed(self._apply(splices))
+        check_edit(self.source, self.value, document.value, key, edits)
+        return document.text
+
+    def _reparsed(self, text: str) -> TomlDocument:
+        return TomlDocument(text, source=self.source)
+
+    def _apply(self, splices: list[Splice]) -> str:
+        return splice(self._bytes, splices).decode("utf-8")
+
+    def _table(self, key: tuple[str, ...], name: str, value: dict[str, Any]) -> bytes:
+        import tomlkit
+
+        table = tomlkit.table()
+        for field, item in value.items():
+            table[field] = _inline(item)
+        document = tomlkit.document()
+        parent: Any = document
+        for step in key:  # [a.b.name] with no [a] or [a.b] header of its own
+            child = tomlkit.table(is_super_table=True)
+            parent.append(step, child)
+            parent = child
+        parent.append(name, table)
+        return tomlkit.dumps(document).replace("\n", self._newline).encode("utf-8")
+
+    def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
+        """New tables go after the last table of ``key`` (or at the end), after one blank line."""
+        blocks = b"".join(self._newline.encode() + self._table(key, n, v) for n, v in values.items())
+        tables = [p for p in self._pieces(key) if p.is_table]
+        at = max((p.end for p in tables), default=len(self._bytes))
+        if at == len(self._bytes) and self._bytes and not self._bytes.endswith(b"\n"):
+            # No final newline: end our line, keep the file's habit of not ending with one.
+            return Splice(at, at, self._newline.encode() + blocks.rstrip(b"\r\n"))
+        if at == len(self._bytes) and not self._bytes.strip():
+            blocks = blocks[len(self._newline) :]  # nothing to set off from
+        return Splice(at, at, blocks)
+
+    def _removals(self, pieces: list[_Piece]) -> list[Splice]:
+        source = self._bytes
+        nl = self._newline.encode()
+        splices = []
+        for start, end, is_table in self._merged(pieces):
+            if is_table and source[:start].endswith(nl + nl):
+                start -= len(nl)  # the blank line that set the table off goes with it
+            if end == len(source) and not source[start:end].endswith(b"\n") and source[:start].endswith(nl):
+                start -= len(nl)  # the file had no final newline: keep it so
+            if start == 0 and source[end:].startswith(nl):
+                end += len(nl)  # at the top of the file: the blank line after it goes instead
+            splices.append(Splice(start, end, b""))
+        return splices
+
+    def _merged(self, pieces: list[_Piece]) -> list[tuple[int, int, bool]]:
+        """Pieces with nothing but blank lines between them, as one block."""
+        blocks: list[tuple[int, int, bool]] = []
+        for piece in sorted(pieces, key=lambda p: p.start):
+            if blocks and not self._bytes[blocks[-1][1] : piece.start].strip():
+                start, _, is_table = blocks[-1]
+                blocks[-1] = (start, max(piece.end, blocks[-1][1]), is_table or piece.is_table)
+            else:
+                blocks.append((piece.start, piece.end, piece.is_table))
+        return blocks
+
+    # ------------------------------------------------------------------ finding entries
+
+    def _refuse_inline(self, key: tuple[str, ...]) -> None:
+        for node in self._tree.root_node.children:
+            if node.type == "pair" and _key_path(node.children[0]) == list(key) and node.children[-1].type == "inline_table":
+                line = node.start_point.row + 1
+                raise DocumentError(
+                    Problem(self.source, line, 1, f"{'.'.join(key)} is one inline table; write it as [{'.'.join(key)}.<name>] tables so projector can edit it")
+                )
+
+    def _pieces(self, path: tuple[str, ...]) -> list[_Piece]:
+        """Every table and key in the file that defines something at or under ``path``."""
+        want = list(path)
+        pieces = []
+        for node in self._tree.root_node.children:
+            if node.type in ("table", "table_array_element"):
+                header = _key_path(node.children[1])
+                if header[: len(want)] == want:
+                    pieces.append(_Piece(line_start(self._bytes, node.start_byte), self._own_end(node), True))
+                    continue
+                prefix, pairs = header, [c for c in node.children if c.type == "pair"]
+            elif node.type == "pair":
+                prefix, pairs = [], [node]
+            else:
+                continue
+            for pair in pairs:
+                full = prefix + _key_path(pair.children[0])
+                if full[: len(want)] == want and len(full) > len(prefix):
+                    pieces.append(_Piece(line_start(self._bytes, pair.start_byte), self._line_end(pair.end_byte), False))
+        return pieces
+
+    def _own_end(self, table: Any) -> int:
+        """End of a table's header and key lines; comments and blank lines after them stay."""
+        last = max((c for c in table.children if c.type != "comment"), key=lambda c: c.end_byte)
+        return self._line_end(last.end_byte)
+
+    def _line_end(self, offset: int) -> int:
+        newline = self._bytes.find(b"\n", offset)
+        return len(self._bytes) if newline < 0 else newline + 1
+
+
+def _key_path(node: Any) -> list[str]:
+    if node.type == "dotted_key":
+        return [part for child in node.children if child.type != "." for part in _key_path(child)]
+    if node.type == "quoted_key":
+        return [tomllib.loads(f"k = {node.text.decode('utf-8')}")["k"]]
+    return [node.text.decode("utf-8")]
+
+
+def _inline(value: Any) -> Any:
+    """Nested tables inside an entry as inline tables: one entry stays one table block."""
+    import tomlkit
+
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        table.update({k: _inline(v) for k, v in value.items()})
+        return table
+    return value
+
+
+def _decode_problem(source: str, message: str) -> Problem:
+    found = re.search(r"\(at line (\d+), column (\d+)\)", message)
+    text = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
+    if found:
+        return Problem(source, int(found.group(1)), int(found.group(2)), f"not valid TOML: {text}")
+    return Problem(source, None, None, f"not valid TOML: {text}")

@@ -1,0 +1,252 @@
+"""The compiler: one computation, shown by ``diff`` and ``status`` and carried out by ``sync``.
+
+    projector.yaml ─load─▶ Model ─plan─▶ servers ─render per client─▶ desired entries
+    targets: each client's global file, and the project files of every bound workspace
+    target file ─read─▶ Document ─reconcile (global) / prune (project)─▶ edits ─▶ new text
+
+``compute`` reads and decides; nothing is written until ``write`` carries out its result. Both
+go through a System (compile.system): the real one for ``sync``, a dry run for ``diff`` and
+``status``, so the three are one code path. A target that cannot be read or parsed gets a
+problem and is left untouched; the others go on. Pruning is not a second mechanism: a project
+file is a target whose desired entries are none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from projector.compile import documents
+from projector.compile.clients import Client
+from projector.compile.ledger import FileRecord, Ledger
+from projector.compile.plan import plan
+from projector.compile.reconcile import Decision, prune, reconcile
+from projector.compile.system import System
+from projector.compile.targets import TargetFile, targets
+from projector.core import files
+from projector.core.errors import DocumentError, Problem
+from projector.core.locations import on_path
+from projector.core.model import Model, Provider, bridge_config
+from projector.core.projects import Project
+
+RETRIES = 20  # times a file may change under us before we give up on it for this sync
+
+
+@dataclass(frozen=True)
+class FileResult:
+    target: TargetFile
+    before: str | None  # None: the file does not exist
+    after: str | None  # None: the file is (to be) removed
+    bom: bool
+    record: FileRecord | None  # the ledger's record after the sync (global files)
+    notes: tuple[str, ...]
+    states: tuple[tuple[str, str], ...]  # entry name -> state, for status
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def client(self) -> Client:
+        return self.target.client
+
+    @property
+    def path(self) -> Path:
+        return self.target.path
+
+    @property
+    def shown(self) -> str:
+        return self.target.shown
+
+
+@dataclass(frozen=True)
+class Outcome:
+    results: tuple[FileResult, ...]
+    problems: tuple[Problem, ...]  # files left untouched
+    warnings: tuple[str, ...]
+    providers: Mapping[str, Provider]
+    force: bool
+    system: System  # what the files were read through
+
+    @property
+    def changed(self) -> tuple[FileResult, ...]:
+        return tuple(r for r in self.results if r.changed)
+
+
+def projector_on_path(environ: Mapping[str, str]) -> str | None:
+    """projector as PATH finds it (the path the bridge entries name)."""
+    return on_path("projector", environ)
+
+
+# --------------------------------------------------------------------------- evaluating
+
+
+def compute(
+    model: Model,
+    clients: list[Client],
+    environ: Mapping[str, str],
+    ledger: Ledger,
+    system: System,
+    force: bool = False,
+    projects: tuple[Project, ...] = (),
+) -> Outcome:
+    """``projects``: the project files the trust store records (their providers get entries)."""
+    compiled = plan(model, projector_on_path(environ), bridge_config(model, environ), projects)
+    desired = {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients}
+    providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
+    results, problems, warnings = [], [], list(compiled.warnings)
+    for target in targets(model, clients, environ, desired, projects):
+        outcome = evaluate(target, ledger.record(target.path), providers, force, system)
+        if isinstance(outcome, Problem):
+            problems.append(outcome)
+        else:
+            results.append(outcome)
+            warnings += outcome.notes
+    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system)
+
+
+def evaluate(
+    target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System
+) -> FileResult | Problem:
+    """Read one target and decide its new text; a Problem when it cannot be read or parsed."""
+    try:
+        return _decide(target, record, providers, force, system)
+    except DocumentError as error:
+        return error.problems[0]
+    except UnicodeDecodeError:
+        return Problem(target.shown, None, None, "not UTF-8 text; left untouched")
+    except OSError as error:
+        return Problem(target.shown, None, None, f"{error.strerror or error}; left untouched")
+
+
+def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System) -> FileResult:
+    read = system.read(target.path)
+    document = documents.parse(target.format, read.text or "", target.shown)
+    current = document.servers(target.key)
+    if target.is_project:
+        decision = prune(target.shown, current, providers, target.shadows)
+    else:
+        owned = dict(record.entries) if record else {}
+        decision = reconcile(target.shown, current, target.desired, owned, providers, force)
+    text = document.edited(target.key, decision.edits) if decision.edits else document.text
+    text, local_notes, local_states = _prune_local_scopes(target, text, providers)
+    notes, states = decision.notes + local_notes, decision.states + local_states
+    after: str | None = text
+    new_record = None
+    if target.is_project:
+        # A linked file may be someone's dotfile: it is emptied, never deleted through the link.
+        if decision.edits and _structurally_empty(target, text) and not target.path.is_symlink():
+            after = None
+    else:
+        created = _created(record, decision, read.text, current)
+        if not decision.owned and created:
+            after = _undo_creation(target, text, created)
+        new_record = FileRecord(target.client.id, decision.owned, created) if decision.owned else None
+    if read.text is None and after == "":
+        after = None
+    return FileResult(target, read.text, after, read.bom, new_record, tuple(notes), tuple(states))
+
+
+def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
+    """Per-folder servers inside a global file (Claude's local scope), pruned like project files.
+    One parse for all of them; again only after an edit."""
+    notes: list[str] = []
+    states: list[tuple[str, str]] = []
+    scoped = documents.parse(target.format, text, target.shown) if target.prune_keys else None
+    for key in target.prune_keys:
+        where = ".".join(key[:-1])
+        local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name)
+        if local.edits:
+            text = scoped.edited(key, local.edits)
+            scoped = documents.parse(target.format, text, target.shown)
+        notes += local.notes
+        states += [(f"{where}: {name}", state) for name, state in local.states]
+    return text, tuple(notes), tuple(states)
+
+
+def _created(record: FileRecord | None, decision: Decision, before: str | None, current: Any) -> str | None:
+    """What projector brings into being with its first entry in this file."""
+    if record is not None and record.entries:
+        return record.created
+    if not decision.owned:
+        return None
+    return "file" if before is None else ("key" if current is None else None)
+
+
+def _structurally_empty(target: TargetFile, text: str) -> bool:
+    """Nothing but (an empty) servers key: the file was only ever projector's entries. A
+    ``$schema`` pointer carries no setting (OpenCode writes one into a file it reads)."""
+    value = dict(documents.parse(target.format, text, target.shown).servers(()) or {})
+    value.pop("$schema", None)
+    return not value or value == _nest(target.key)
+
+
+def _nest(key: tuple[str, ...]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for step in reversed(key):
+        value = {step: value}
+    return value
+
+
+def _undo_creation(target: TargetFile, text: str, created: str) -> str | None:
+    """With its last entry gone, take away what projector brought into being."""
+    document = documents.parse(target.format, text, target.shown)
+    if document.servers(target.key):
+        return text  # the user added entries of their own: keep the key
+    stripped = document.without_key(target.key)
+    if created == "file" and not documents.parse(target.format, stripped, target.shown).servers(()):
+        return None
+    return stripped
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@dataclass(frozen=True)
+class Written:
+    ledger: Ledger
+    results: tuple[FileResult, ...]  # what was finally written (after any redo)
+    problems: tuple[Problem, ...]
+
+
+def write(outcome: Outcome, ledger: Ledger) -> Written:
+    """Carry out the outcome through the system it was computed with. A file its client changed
+    since it was read is read again and merged anew (a few times at most): the client's change
+    is never overwritten."""
+    records: dict[str, FileRecord | None] = {}
+    results, problems = [], []
+    for result in outcome.results:
+        final = _write_one(result, outcome, ledger)
+        if isinstance(final, Problem):
+            problems.append(final)
+            continue
+        results.append(final)
+        if not final.target.is_project:
+            records[str(final.path)] = final.record
+    return Written(ledger.with_records(records), tuple(results), tuple(problems))
+
+
+def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger) -> FileResult | Problem:
+    import random
+    import time
+
+    for attempt in range(RETRIES):
+        if not result.changed:
+            return result
+        try:
+            if result.after is None:
+                outcome.system.remove(result.path, result.before)
+            else:
+                outcome.system.write(result.path, result.after, result.bom, result.before)
+            return result
+        except files.ChangedMeanwhile:
+            time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # let the client finish
+            again = evaluate(result.target, ledger.record(result.path), outcome.providers, outcome.force, outcome.system)
+            if isinstance(again, Problem):
+                return again
+            result = again
+        except OSError as error:
+            return Problem(result.shown, None, None, f"{error.strerror or error}; left untouched")
+    return Problem(result.shown, None, None, "kept changing while projector wrote it; left untouched, sync again")

@@ -1,0 +1,83 @@
+"""projector's own state: per client file, the entries it wrote and a hash of each.
+
+Ownership is decided by this ledger and by content, never by comments or markers in the
+client's file (clients rewrite their files and drop comments). The ledger lives in
+``$XDG_STATE_HOME/projector/ledger.json`` (``~/.local/state/projector/`` by default).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from projector.core import locations
+
+SCHEMA = 1
+
+
+def entry_hash(value: Any) -> str:
+    """A hash of an entry's meaning: key order and formatting do not count."""
+    import hashlib  # here: the bridge imports this module for state_dir and starts on every session
+
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    client: str
+    entries: Mapping[str, str] = field(default_factory=dict)  # entry name -> entry_hash
+    # What projector brought into being and takes away again with its last entry:
+    # "file" (the file did not exist), "key" (the servers key did not exist), or None.
+    created: str | None = None
+
+
+@dataclass(frozen=True)
+class Ledger:
+    files: Mapping[str, FileRecord] = field(default_factory=dict)  # by absolute path
+
+    def record(self, path: Path) -> FileRecord | None:
+        return self.files.get(str(path))
+
+    def with_records(self, records: Mapping[str, FileRecord | None]) -> Ledger:
+        files = dict(self.files)
+        for path, record in records.items():
+            if record is None or not record.entries:
+                files.pop(path, None)
+            else:
+                files[path] = record
+        return Ledger(files)
+
+    def to_json(self) -> str:
+        files = {
+            path: {"client": r.client, "entries": dict(sorted(r.entries.items())), "created": r.created}
+            for path, r in sorted(self.files.items())
+        }
+        return json.dumps({"schema": SCHEMA, "files": files}, indent=2) + "\n"
+
+
+state_dir = locations.state_dir
+
+
+def ledger_path(environ: Mapping[str, str]) -> Path:
+    return state_dir(environ) / "ledger.json"
+
+
+def load(path: Path) -> Ledger:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Ledger()
+    except (OSError, ValueError) as exc:
+        raise RuntimeError(f"{path}: projector's ledger cannot be read ({exc}); move it aside to start afresh") from None
+    if data.get("schema") != SCHEMA:
+        raise RuntimeError(f"{path}: ledger schema {data.get('schema')!r} is not one this projector reads")
+    return Ledger(
+        {
+            path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"))
+            for path, r in data["files"].items()
+        }
+    )

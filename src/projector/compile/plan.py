@@ -1,0 +1,87 @@
+"""Model × where projector is on PATH → one client-neutral server per provider (pure).
+
+A remote provider with at least one binding becomes the stdio bridge ``<projector> mcp
+--provider P``, which narrows the KB set per folder at run time. Without projector on PATH (a
+hook with a minimal PATH) or without bindings it becomes the plain HTTP entry, narrowed by its
+``default``. A local provider, and one a trusted project file declares, is always the bridge:
+it starts the server in the session's workspace with that workspace's environment, and clients
+disagree on ``cwd`` and on how ``env`` values are spelled, so no client gets them written out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from projector.core.invocation import bridge_args
+from projector.core.model import Model, Provider
+from projector.core.projects import Project
+from projector.core.scope import with_kbs
+from projector.core.variables import references
+
+
+@dataclass(frozen=True)
+class StdioServer:
+    command: str
+    args: tuple[str, ...]
+    pass_env: tuple[str, ...]  # variables the server needs from the client's environment
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    url: str
+    token_env: str | None
+
+
+Server = StdioServer | HttpServer
+
+
+@dataclass(frozen=True)
+class Plan:
+    servers: tuple[tuple[str, Server], ...]  # (provider name, server), sorted by name
+    warnings: tuple[str, ...]
+
+
+def _direct(provider: Provider) -> HttpServer | None:
+    if provider.default == ():
+        return None  # an entry without kbs would widen access to every KB
+    return HttpServer(url=with_kbs(provider.url, provider.default), token_env=provider.token_env)
+
+
+def local_references(model: Model, projects: tuple[Project, ...], name: str) -> tuple[str, ...]:
+    """Variables a local provider's ``env`` values refer to (in the model and in project files):
+    clients that pass a stdio server only listed variables must pass these to the bridge."""
+    definitions = [model.provider(name)] + [project.provider(name) for project in projects]
+    envs = [d.env for d in definitions if d is not None]
+    envs += [s.env for s in [b.settings(name) for b in model.bindings_of(name)] + [p.settings(name) for p in projects] if s and s.env]
+    return references([value for env in envs for _, value in env if value is not None])
+
+
+def plan(model: Model, projector_path: str | None, config: str | None = None, projects: tuple[Project, ...] = ()) -> Plan:
+    """``config``: the model's path when the bridge cannot find it by itself (it is not at the
+    default place; clients start the bridge without the shell's PROJECTOR_CONFIG).
+    ``projects``: the trusted project files (what they declare and what they bind)."""
+    servers: list[tuple[str, Server]] = []
+    warnings: list[str] = []
+    args_for = lambda name: bridge_args(name, config)  # noqa: E731
+    declared = {p.name for project in projects for p in project.providers if model.provider(p.name) is None}
+    for name in sorted(declared | {p.name for p in model.providers if p.local}):
+        if projector_path:
+            servers.append((name, StdioServer(projector_path, args_for(name), local_references(model, projects, name))))
+        else:
+            warnings.append(f'local provider "{name}" runs through projector, which is not on PATH: no entry was written for it')
+    mentioned = {name for project in projects for name, _ in project.uses}
+    for provider in (p for p in model.providers if not p.local):
+        bound = bool(model.bindings_of(provider.name)) or provider.name in mentioned
+        if bound and projector_path:
+            pass_env = (provider.token_env,) if provider.token_env else ()
+            servers.append((provider.name, StdioServer(projector_path, args_for(provider.name), pass_env)))
+            continue
+        if bound:
+            warnings.append(
+                f'provider "{provider.name}" has bindings but projector is not on PATH: its plain HTTP entry was '
+                "written, so its bindings will not narrow the tools until a sync finds projector on PATH"
+            )
+        server = _direct(provider)
+        if server is not None:
+            servers.append((provider.name, server))
+    return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings))

@@ -1,0 +1,127 @@
+"""How results are shown: unified diffs (coloured on a terminal) and one line per change."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from projector.compile.engine import FileResult, Outcome
+
+STATUS_SCHEMA = 1
+
+_COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
+_RESET = "\033[0m"
+
+
+def unified_diff(result: FileResult, colour: bool) -> str:
+    before = (result.before or "").splitlines(keepends=True)
+    after = (result.after or "").splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        before,
+        after,
+        fromfile=result.shown if result.before is not None else "/dev/null",
+        tofile=result.shown if result.after is not None else "/dev/null",
+    )
+    out = []
+    for line in lines:
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        if colour and line[:1] in _COLOURS and not line.startswith(("+++", "---")):
+            line = _COLOURS[line[0]] + line.rstrip("\n") + _RESET + "\n"
+        elif colour and line.startswith(("+++", "---")):
+            line = "\033[1m" + line.rstrip("\n") + _RESET + "\n"
+        out.append(line)
+    return "".join(out)
+
+
+def change_line(result: FileResult) -> str:
+    if result.before is None:
+        verb = "created"
+    elif result.after is None:
+        verb = "removed"
+    else:
+        verb = "updated"
+    return f"{verb} {result.shown} ({result.target.shadows})"
+
+
+def status_report(outcome: Outcome) -> dict[str, Any]:
+    """The facts diff uses, as data: per file, whether it is pending and each entry's state."""
+    files = []
+    for result in outcome.results:
+        entries = dict(result.states)
+        files.append(
+            {
+                "path": result.shown,
+                "client": result.client.id,
+                "kind": "project" if result.target.is_project else "global",
+                "pending": result.changed,
+                "drift": sorted(n for n, s in entries.items() if s == "drift"),
+                "entries": entries,
+            }
+        )
+    in_sync = not outcome.problems and not any(f["pending"] or f["drift"] for f in files)
+    return {
+        "schema": STATUS_SCHEMA,
+        "in_sync": in_sync,
+        "files": files,
+        "warnings": list(outcome.warnings),
+        "errors": [str(p) for p in outcome.problems],
+    }
+
+
+def status_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for file in report["files"]:
+        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign")]
+        if file["pending"] and not changes:
+            changes = ["removes what projector created"]
+        state = "pending: " + ", ".join(changes) if file["pending"] or file["drift"] else "in sync"
+        lines.append(f"{file['path']}: {state}")
+    return lines
+
+
+def explain_lines(report: dict[str, Any]) -> list[str]:
+    lines = [f"folder: {report['folder']}" + (f"  ({report['canonical']})" if report["canonical"] != report["folder"] else "")]
+    bindings = report["bindings"]
+    lines.append("binding: " + (f"{bindings[0]['path']}" if bindings else "none"))
+    lines += [f"  inside: {b['path']}" for b in bindings[1:]]
+    lines += [f"project file: {file} (trusted)" for file in report.get("project_files", [])]
+    lines += [f"notice: {notice}" for notice in report.get("notices", [])]
+    for provider in report["providers"]:
+        lines += _local_lines(provider) if provider.get("kind") == "local" else _remote_lines(provider)
+    for client, entries in report["clients"].items():
+        lines.append(f"{client}:")
+        lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
+    return lines
+
+
+def _remote_lines(provider: dict[str, Any]) -> list[str]:
+    kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
+    source = provider["binding"] or provider.get("project_file")
+    lines = [f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "")]
+    if provider["dropped"]:
+        lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
+    if provider["entry"] == "http":
+        lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
+    elif provider["entry"] == "none":
+        lines.append("  entry: none (its default shows no KB)")
+    else:
+        lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+    return lines
+
+
+def _local_lines(provider: dict[str, Any]) -> list[str]:
+    lines = [f"provider {provider['name']} (local): {provider['why']}"]
+    if provider["workspace"]:
+        lines.append(f"  workspace: {provider['workspace']}")
+    if provider["runs"]:
+        lines.append(f"  runs: {' '.join([provider['command'], *provider['args']])}  in {provider['cwd']}")
+    lines += [f"  {key}: from {source}" for key, source in provider["sources"].items() if source != "default"]
+    defaults = [key for key, source in provider["sources"].items() if source == "default"]
+    if defaults:
+        lines.append(f"  default: {', '.join(defaults)}")
+    lines += [f"  env from {source}: {', '.join(names)}" for source, names in provider["env"].items()]
+    lines += [f"  notice: {notice}" for notice in provider["notices"]]
+    lines.append("  entry: the projector bridge" if provider["entry"] == "bridge" else "  entry: none (projector is not on PATH)")
+    return lines

@@ -1,0 +1,68 @@
+"""The world as the compiler sees it: one narrow seam (chezmoi's ``System``).
+
+``compute`` reads client files through a System and ``write`` carries out its result through
+one, so ``diff``, ``status`` and ``sync`` are one code path: sync uses the real system, diff
+and status a dry run that reads the same files and only records what would be written. Either
+way the system remembers the stat of every file as it was read (taken before its bytes) or as
+projector wrote it, so the fast path's fingerprint describes what this sync saw, not what the
+disk holds a moment later.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from projector.core import files
+
+Stat = tuple[int, int, int] | None  # (mtime_ns, size, inode); None: absent
+
+
+def stat_of(path: str) -> Stat:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+class System(Protocol):
+    observed: dict[str, Stat]
+
+    def read(self, path: Path) -> files.Read: ...
+
+    def write(self, path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
+        """``expected``: what the file held when read (None: absent), checked before the swap;
+        False: projector's own file, replaced under the sync lock."""
+
+    def remove(self, path: Path, expected: str | None) -> None: ...
+
+
+@dataclass
+class RealSystem:
+    observed: dict[str, Stat] = field(default_factory=dict)
+
+    def read(self, path: Path) -> files.Read:
+        self.observed[str(path)] = stat_of(str(path))  # before the bytes: a later change shows
+        return files.read_text(path)
+
+    def write(self, path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
+        written = files.write_text(path, text, bom=bom, expected=expected, locked=True)
+        self.observed[str(path)] = (written.st_mtime_ns, written.st_size, written.st_ino)
+
+    def remove(self, path: Path, expected: str | None) -> None:
+        files.remove(path, expected=expected)
+        self.observed[str(path)] = None
+
+
+@dataclass
+class DryRunSystem(RealSystem):
+    """Reads the real files; writes nothing."""
+
+    def write(self, path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
+        pass
+
+    def remove(self, path: Path, expected: str | None) -> None:
+        pass

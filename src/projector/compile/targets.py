@@ -1,0 +1,101 @@
+"""The files a sync reads and may edit, and everything its result depends on.
+
+A target file is a client's global file or a project file inside a bound workspace (only those
+that exist: projector never creates a file inside a repository). ``dependencies`` lists every
+path and binary the result depends on, for the fast path and the shell hook.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from projector.compile.clients import Client, expand
+from projector.core import locations
+from projector.core.errors import display_path
+from projector.core.model import Model
+from projector.core.projects import Project, trust_path
+
+
+@dataclass(frozen=True)
+class TargetFile:
+    """One file the compiler edits: a client's global file, or a project file inside a workspace."""
+
+    client: Client  # for a project file shared by clients: the first of them
+    path: Path
+    shown: str  # the path as a person reads it (~/...)
+    format: str
+    key: tuple[str, ...]
+    desired: Mapping[str, Any] | None  # None: a project file, where entries are pruned
+    prune_keys: tuple[tuple[str, ...], ...] = ()  # local scopes inside a global file
+    shadows: str = ""  # the clients a project file's entries shadow the global entry in
+
+    @property
+    def is_project(self) -> bool:
+        return self.desired is None
+
+
+
+def workspaces(model: Model, projects: tuple[Project, ...] = ()) -> tuple[str, ...]:
+    """Every bound folder, as written and as its canonical path (both spellings are in use),
+    and the root of every trusted project file."""
+    paths = {b.path for b in model.bindings} | {os.path.realpath(b.path) for b in model.bindings}
+    return tuple(sorted(paths | {p.root for p in projects}))
+
+
+def targets(
+    model: Model,
+    clients: list[Client],
+    environ: Mapping[str, str],
+    desired: Mapping[str, Mapping[str, Any]],
+    projects: tuple[Project, ...] = (),
+) -> list[TargetFile]:
+    home = locations.home(environ)
+    found: list[TargetFile] = []
+    folders = workspaces(model, projects)
+    for client in clients:
+        path = client.global_file(environ)
+        assert path is not None  # every descriptor ends its folder list with one under ~
+        scopes = tuple(key for w in folders for key in client.local_scope_keys(w))
+        found.append(TargetFile(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes, client.name))
+    project: dict[str, TargetFile] = {}
+    for workspace in folders:
+        for client in clients:
+            for spec in client.project_files:
+                name = os.path.join(workspace, spec.path)  # strings: most of these do not exist
+                if name in project:
+                    project[name] = replace(project[name], shadows=f"{project[name].shadows} and {client.name}")
+                elif os.path.lexists(name):  # projector never creates a file inside a workspace
+                    path = Path(name)
+                    project[name] = TargetFile(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name)
+    return found + [project[p] for p in sorted(project)]
+
+
+def dependencies(
+    model: Model, clients: list[Client], environ: Mapping[str, str], projects: tuple[Project, ...] = ()
+) -> tuple[list[str], list[str]]:
+    """Every path and binary a sync's result depends on: (paths, binaries), for the fast path and
+    the shell hook. A project file that does not exist is watched through its nearest existing
+    folder (creating it changes that folder), which keeps the list to about one path a workspace."""
+    paths: set[str] = {str(model.source), trust_path(environ)} | {p.file for p in projects}
+    binaries = {"projector"}
+    folders = workspaces(model, projects)
+    for client in clients:
+        folder = client.folder(environ)
+        if folder is not None:
+            paths.update(str(folder / name) for name in client.files)
+        paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
+        binaries.update(client.detect_binaries)
+        for workspace in folders:
+            paths.update(_watched(os.path.join(workspace, spec.path), workspace) for spec in client.project_files)
+    return sorted(paths), sorted(binaries)
+
+
+def _watched(path: str, stop: str) -> str:
+    """``path`` if it exists, else its nearest existing folder (not above ``stop``)."""
+    while not os.path.lexists(path) and path != stop and len(path) > len(stop):
+        path = os.path.dirname(path)
+    return path

@@ -1,0 +1,67 @@
+"""Where projector's own files are, and projector on PATH. Only `os` is imported: the fast paths
+use this."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+
+def home_text(environ: Mapping[str, str]) -> str:
+    """The home folder: ``$HOME``, else the account's."""
+    return environ.get("HOME") or os.path.expanduser("~")
+
+
+def home(environ: Mapping[str, str]):  # -> Path
+    from pathlib import Path
+
+    return Path(home_text(environ))
+
+
+def model_file(explicit: str | None, environ: Mapping[str, str]) -> str:
+    """``--config``, else ``$PROJECTOR_CONFIG``, else the XDG config folder."""
+    if explicit:
+        return os.path.expanduser(explicit)
+    if environ.get("PROJECTOR_CONFIG"):
+        return os.path.expanduser(environ["PROJECTOR_CONFIG"])
+    config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(home_text(environ), ".config")
+    return os.path.join(config_home, "projector", "projector.yaml")
+
+
+def state_folder(environ: Mapping[str, str]) -> str:
+    """``$XDG_STATE_HOME/projector`` (``~/.local/state/projector`` by default)."""
+    if environ.get("XDG_STATE_HOME"):
+        return os.path.join(environ["XDG_STATE_HOME"], "projector")
+    return os.path.join(home_text(environ), ".local", "state", "projector")
+
+
+def model_path(explicit: str | None, environ: Mapping[str, str]):  # -> Path
+    from pathlib import Path
+
+    return Path(model_file(explicit, environ))
+
+
+def state_dir(environ: Mapping[str, str]):  # -> Path
+    from pathlib import Path
+
+    return Path(state_folder(environ))
+
+
+def on_path(name: str, environ: Mapping[str, str]) -> str | None:
+    """``name`` as PATH finds it: absolute, but not resolved through symlinks (a pipx or
+    Homebrew shim stays the stable entry an upgrade keeps)."""
+    for folder in (environ.get("PATH") or os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    return None
+
+
+def config_option(argv: list[str]) -> str | None:
+    """The value of ``--config``/``-c`` in ``argv`` (None when absent)."""
+    for index, word in enumerate(argv):
+        if word.startswith("--config="):
+            return word.split("=", 1)[1]
+        if word in ("--config", "-c") and index + 1 < len(argv):
+            return argv[index + 1]
+    return None

@@ -1,0 +1,509 @@
+"""The user's model (``projector.yaml``): load, validate, and turn into frozen dataclasses.
+
+Validation happens in two passes. The JSON Schema (``schemas/model.schema.json``, also usable by
+editors) checks shapes; the semantic pass checks what a schema cannot: binding paths, references
+to providers, KBs a provider does not mount. Every problem carries the file, line and column of
+the offending key or value, found through ruamel.yaml's round-trip positions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from projector.core import locations
+from projector.core.errors import ModelError, Problem, display_path
+from projector.core.variables import expand_folder
+
+KbSet = tuple[str, ...] | None
+"""Which knowledge bases a session sees: None = all (no ``kbs`` parameter), () = none."""
+
+Env = tuple[tuple[str, str | None], ...]
+"""Variables in order: a value (``${VAR}`` expanded when the server starts) or None (unset)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a binding (or a project file) says about one provider; None: it does not say."""
+
+    kbs: tuple[str, ...] | None = None
+    enabled: bool | None = None
+    command: str | None = None
+    args: tuple[str, ...] | None = None
+    cwd: str | None = None
+    env: Env | None = None
+    env_files: tuple[str, ...] | None = None
+    direnv: bool | None = None
+
+    def said(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(self) if getattr(self, f.name) is not None)
+
+    def over(self, base: Settings) -> Settings:
+        """These settings laid over ``base``: each said value replaces, ``env`` merges by name."""
+        merged = {name: getattr(self, name) for name in self.said()}
+        if self.env is not None and base.env is not None:
+            merged["env"] = tuple(dict(base.env, **dict(self.env)).items())
+        return replace(base, **merged)
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    url: str | None  # remote: the MCP endpoint; None for a local provider
+    token_env: str | None
+    kbs: tuple[str, ...] | None  # what the server mounts, when the model says
+    default: KbSet  # the set for folders under no binding
+    command: str | None = None  # local: the server's command
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: Env = ()
+    enabled: bool = True
+
+    @property
+    def local(self) -> bool:
+        return self.url is None
+
+    def launch(self) -> Settings:
+        """A local provider's own definition, as the base its bindings are laid over."""
+        return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None)
+
+
+@dataclass(frozen=True)
+class Binding:
+    path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
+    uses: tuple[tuple[str, Settings], ...]  # (provider, what this folder says of it), sorted by provider
+    worktrees: bool = False  # every git worktree of the repository is bound too
+
+    def settings(self, provider: str) -> Settings | None:
+        return dict(self.uses).get(provider)
+
+
+@dataclass(frozen=True)
+class Model:
+    source: Path
+    clients: tuple[str, ...] | None  # None: the clients found on this machine
+    providers: tuple[Provider, ...]  # sorted by name
+    bindings: tuple[Binding, ...]  # sorted by path
+
+    def provider(self, name: str) -> Provider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+    def bindings_of(self, provider: str) -> tuple[Binding, ...]:
+        return tuple(b for b in self.bindings if b.settings(provider) is not None)
+
+
+# --------------------------------------------------------------------------- locating the model
+
+
+model_path = locations.model_path
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Model:
+    return _build(path, validated(path, environ, known_clients), environ)
+
+
+def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
+    """The model's path for bridge entries, when it is not where the bridge looks by default."""
+    if not model.source.is_absolute():
+        return None  # a model made in code, not read from a file
+    plain = {k: v for k, v in environ.items() if k != "PROJECTOR_CONFIG"}  # clients do not pass it on
+    return None if model.source == locations.model_path(None, plain) else str(model.source)
+
+
+def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
+    """The model file's data, checked by the schema and the semantic pass."""
+    shown = display_path(path, _home(environ))
+    return checked_text(_read_text(path, shown), shown, environ, known_clients)
+
+
+def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
+    """A model's text, parsed and checked; ModelError with every problem's place."""
+    return checked_yaml(text, shown, "model", lambda data: _semantic_problems(data, shown, environ, known_clients))
+
+
+def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], list[Problem]]) -> Any:
+    """Text parsed and checked by ``schema`` and then ``semantic``.
+
+    A good file is read once with the fast (C) parser; the round-trip parser, which knows where
+    every key and value stands, reads it again only when there is a problem to point at.
+    """
+    quick = _quick_yaml(text)
+    if quick is not None and not _schema_problems(quick, shown, schema) and not semantic(quick):
+        return quick
+    data = _parse_yaml(text, shown)
+    problems = _schema_problems(data, shown, schema)
+    if not problems:
+        problems = semantic(data)
+    if problems:
+        raise ModelError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    return data
+
+
+def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path) -> Model:
+    """``load``, answered from ``cache`` while the model file is unchanged (see core.cache).
+
+    The bridge starts once per client session; a checked model is kept as plain JSON so a start
+    reads it with the standard library instead of validating YAML again. ``known_clients`` is
+    only called when the model has to be checked.
+    """
+    from projector import __version__
+    from projector.core.cache import kept, stat_key
+
+    data = kept(cache, [__version__, *stat_key([path])], lambda: validated(path, environ, known_clients()))
+    try:
+        return _build(path, data, environ)
+    except KeyError:  # checked in another environment, where a variable a binding names was set
+        return _build(path, validated(path, environ, known_clients()), environ)
+
+
+_home = locations.home
+
+
+def _read_text(path: Path, shown: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(
+            Problem(shown, None, None, "no model here: run `projector init` to write a starter, or pass --config")
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
+
+
+def _quick_yaml(text: str) -> Any:
+    """The data, or None when the text needs the careful parser (an error, or it is empty)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return YAML(typ="safe").load(text)
+    except (YAMLError, ValueError):
+        return None
+
+
+def _parse_yaml(text: str, shown: str) -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import MarkedYAMLError
+
+    try:
+        data = YAML(typ="rt").load(text)
+    except DuplicateKeyError as exc:
+        mark = exc.problem_mark
+        key = re.search(r'duplicate key "([^"]*)"', str(exc.problem))
+        name = f'"{key.group(1)}"' if key else "a key"
+        raise ModelError(
+            Problem(shown, mark.line + 1, mark.column + 1, f"duplicate key {name}: a key may appear once; merge the two")
+        ) from None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise ModelError(Problem(shown, line, col, f"not valid YAML: {exc.problem or exc.context}")) from None
+    if data is None:
+        raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))
+    return data
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def _position(data: Any, path: tuple[Any, ...], *, key: bool = False) -> tuple[int | None, int | None]:
+    """1-based line and column of the value at ``path`` (or of its key, with ``key=True``)."""
+    node, position = data, None
+    for index, step in enumerate(path):
+        lc = getattr(node, "lc", None)
+        last = index == len(path) - 1
+        try:
+            if isinstance(step, int):
+                position = lc.item(step) if lc else position
+            else:
+                position = (lc.key(step) if key and last else lc.value(step)) if lc else position
+            node = node[step]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    if position is None:
+        lc = getattr(data, "lc", None)
+        position = (lc.line, lc.col) if lc else (0, 0)
+    return position[0] + 1, position[1] + 1
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def problem(data: Any, shown: str, path: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
+    line, col = _position(data, path, key=key)
+    prefix = f"{_dotted(path)}: " if path else ""
+    return Problem(shown, line, col, prefix + message)
+
+
+# --------------------------------------------------------------------------- schema pass
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "a whole number",
+    "null": "nothing",
+    "boolean": "true or false",
+}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "nothing"
+    return "a string"
+
+
+def _schema_problems(data: Any, shown: str, schema: str = "model") -> list[Problem]:
+    return [_schema_problem(data, shown, error) for error in _validator(schema).iter_errors(data)]
+
+
+@cache
+def _validator(name: str) -> Any:
+    """A validator for ``schemas/<name>.schema.json``; its references to the other schemas resolve."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    from projector.core.resources import schema
+
+    registry = Registry().with_resources(
+        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in ("model", "project")
+    )
+    return jsonschema.Draft202012Validator(schema(name), registry=registry)
+
+
+def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
+    path = tuple(error.absolute_path)
+    validator, instance = error.validator, error.instance
+    if validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extras = sorted(set(instance) - set(allowed))
+        hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+        return problem(data, shown, path + (extras[0],), f"unknown key{hint}; remove it or fix its spelling", key=True)
+    if validator == "required":
+        missing = re.search(r"'([^']+)' is a required property", error.message)
+        name = missing.group(1) if missing else "a key"
+        return problem(data, shown, path, f'missing "{name}"')
+    if validator == "type":
+        expected = error.validator_value
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (expected if isinstance(expected, list) else [expected]))
+        return problem(data, shown, path, f"expected {words}, got {_kind(instance)}")
+    if validator == "const" and path == ("version",):
+        return problem(data, shown, path, f"unsupported version {instance!r}: this projector reads version 1")
+    if validator == "uniqueItems":
+        return problem(data, shown, path, "an item is listed twice; list each once")
+    if validator == "pattern":
+        return _pattern_problem(data, shown, path, error)
+    return problem(data, shown, path, error.message)
+
+
+def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -> Problem:
+    value = error.instance
+    if "propertyNames" in error.schema_path and path and path[-1] == "env":
+        return problem(data, shown, path + (value,), f'"{value}" is not a variable name: use letters, digits and "_"', key=True)
+    if "propertyNames" in error.schema_path:  # a bad key: the error's path is the mapping's
+        return problem(
+            data,
+            shown,
+            path + (value,),
+            f'"{value}" is not a usable name: use letters, digits, "-" and "_" (at most 64), '
+            "the names every client accepts",
+            key=True,
+        )
+    field = path[-1] if path else ""
+    if field == "url":
+        return problem(data, shown, path, f'"{value}" is not an http(s) URL')
+    if field == "token_env":
+        return problem(
+            data, shown, path, f'"{value}" is not a variable name: give the NAME of the variable that holds the token'
+        )
+    return problem(
+        data, shown, path, f'"{value}" is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
+    )
+
+
+# --------------------------------------------------------------------------- semantic pass
+
+expand_path = expand_folder
+
+
+REMOTE_KEYS = ("url", "token_env", "kbs", "default")
+LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled")
+REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
+RESERVED = ("worktrees", "providers")  # keys of a binding or project file that are not providers
+
+
+def _semantic_problems(
+    data: Mapping[str, Any], shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for index, client in enumerate(data.get("clients") or []):
+        if client not in known_clients:
+            problems.append(
+                problem(data, shown, ("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})')
+            )
+    providers = data["providers"]
+    problems += _provider_problems(data, shown, providers)
+    seen_paths: dict[str, str] = {}
+    for raw_path, binding in (data.get("bindings") or {}).items():
+        problems += _binding_path_problems(data, shown, str(raw_path), environ, seen_paths)
+        problems += use_problems(data, shown, ("bindings", raw_path), binding, providers)
+    return problems
+
+
+def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    for name, provider in providers.items():
+        at = ("providers", name)
+        if name in RESERVED:
+            problems.append(problem(data, shown, at, f'"{name}" is a reserved word in bindings; give the provider another name', key=True))
+        if ("url" in provider) == ("command" in provider):
+            problems.append(problem(data, shown, at, 'give either "url" (a remote provider) or "command" (a local one)', key=True))
+            continue
+        kind, foreign = ("remote", LOCAL_KEYS) if "url" in provider else ("local", REMOTE_KEYS)
+        for key in (k for k in provider if k in foreign):
+            problems.append(problem(data, shown, at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
+        mounted = provider.get("kbs")
+        for index, kb in enumerate(provider.get("default") or []):
+            if mounted is not None and kb not in mounted:
+                problems.append(_unmounted(data, shown, at + ("default", index), kb, name, mounted))
+    return problems
+
+
+def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping[str, Any], providers: Mapping[str, Any]) -> list[Problem]:
+    """What one binding (or project file) says of each provider, checked against the providers."""
+    problems: list[Problem] = []
+    for provider_name, value in binding.items():
+        at = where + (provider_name,)
+        if provider_name in RESERVED:
+            continue
+        if provider_name not in providers:
+            known = ", ".join(sorted(providers)) or "none"
+            problems.append(problem(data, shown, at, f'no provider named "{provider_name}" (providers: {known})', key=True))
+            continue
+        spec = providers[provider_name]
+        local = "command" in spec
+        if local and isinstance(value, list):
+            problems.append(problem(data, shown, at, f'"{provider_name}" is a local provider: give settings (a mapping such as {{enabled: true}}), not a KB list'))
+            continue
+        settings = value if isinstance(value, Mapping) else {"kbs": value}
+        for key in settings:
+            if (local and key == "kbs") or (not local and key not in REMOTE_SETTINGS):
+                kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs and enabled")
+                problems.append(problem(data, shown, at + (key,), f'"{key}" is not a setting of {kind} provider "{provider_name}" (it takes {allowed})', key=True))
+        mounted = spec.get("kbs")
+        for index, kb in enumerate(settings.get("kbs") or []):
+            if mounted is not None and kb not in mounted:
+                path = at + (index,) if isinstance(value, list) else at + ("kbs", index)
+                problems.append(_unmounted(data, shown, path, kb, provider_name, mounted))
+    return problems
+
+
+def _unmounted(data: Any, shown: str, path: tuple[Any, ...], kb: str, provider: str, mounted: list[str]) -> Problem:
+    mounts = ", ".join(sorted(mounted)) or "nothing"
+    return problem(data, shown, path, f'"{kb}" is not a KB of provider "{provider}" (it mounts: {mounts})')
+
+
+def _binding_path_problems(
+    data: Any, shown: str, raw: str, environ: Mapping[str, str], seen: dict[str, str]
+) -> list[Problem]:
+    where = ("bindings", raw)
+    try:
+        path = expand_path(raw, environ)
+    except KeyError as unset:
+        return [problem(data, shown, where, f"${unset.args[0]} is not set in this environment; set it or write the folder out", key=True)]
+    if not path.startswith("/"):
+        return [problem(data, shown, where, "a binding is a folder given as an absolute path or one under ~", key=True)]
+    if path in seen:
+        return [problem(data, shown, where, f'the same folder as "{seen[path]}"; merge the two bindings', key=True)]
+    seen[path] = raw
+    return []
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _kb_set(value: Any) -> KbSet:
+    return None if value is None else tuple(str(kb) for kb in value)
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(item) for item in value)
+
+
+def _env(value: Any) -> Env | None:
+    return None if value is None else tuple((str(k), None if v is None else str(v)) for k, v in value.items())
+
+
+def settings(value: Any) -> Settings:
+    """A binding's value for one provider: a KB list, or a mapping of settings."""
+    if not isinstance(value, Mapping):
+        return Settings(kbs=_kb_set(value))
+    return Settings(
+        kbs=_kb_set(value.get("kbs")),
+        enabled=value.get("enabled"),
+        command=value.get("command"),
+        args=_strings(value.get("args")),
+        cwd=value.get("cwd"),
+        env=_env(value.get("env")),
+        env_files=_strings(value.get("env_files")),
+        direnv=value.get("direnv"),
+    )
+
+
+def provider(name: str, spec: Mapping[str, Any]) -> Provider:
+    return Provider(
+        name=str(name),
+        url=spec.get("url"),
+        token_env=spec.get("token_env"),
+        kbs=_kb_set(spec.get("kbs")),
+        default=_kb_set(spec.get("default")),
+        command=spec.get("command"),
+        args=_strings(spec.get("args")) or (),
+        cwd=spec.get("cwd"),
+        env=_env(spec.get("env")) or (),
+        enabled=spec.get("enabled", True),
+    )
+
+
+def uses(binding: Mapping[str, Any]) -> tuple[tuple[str, Settings], ...]:
+    return tuple(sorted((str(p), settings(v)) for p, v in binding.items() if p not in RESERVED))
+
+
+def _build(path: Path, data: Mapping[str, Any], environ: Mapping[str, str]) -> Model:
+    providers = tuple(provider(name, spec) for name, spec in sorted(data["providers"].items()))
+    bindings = tuple(
+        sorted(
+            (
+                Binding(path=expand_path(str(raw), environ), uses=uses(binding), worktrees=bool(binding.get("worktrees")))
+                for raw, binding in (data.get("bindings") or {}).items()
+            ),
+            key=lambda b: b.path,
+        )
+    )
+    clients = data.get("clients")
+    return Model(
+        source=path.absolute(),
+        clients=tuple(str(c) for c in clients) if clients is not None else None,
+        providers=providers,
+        bindings=bindings,
+    )

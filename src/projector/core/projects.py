@@ -1,0 +1,199 @@
+"""Project files (``.projector.yaml`` at a workspace root) and the trust that lets them count.
+
+A project file is one binding for its folder plus local providers owned by that folder. It
+can name commands to run, so it counts only once ``projector trust`` has recorded its
+canonical path and a hash of its bytes; any change to the file withdraws that trust until it is
+trusted again. The trust store (``$XDG_STATE_HOME/projector/trust.json``) keeps the checked
+content beside the hash, so a bridge start compares one hash and reads JSON: no YAML parser,
+no schema validator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from projector.core import locations
+from projector.core.model import Provider, Settings, provider, uses
+
+FILE_NAME = ".projector.yaml"
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Project:
+    root: str  # canonical folder the file sits in
+    file: str
+    providers: tuple[Provider, ...]  # local providers owned by this workspace
+    uses: tuple[tuple[str, Settings], ...]  # what the file says of each provider here
+
+    def settings(self, name: str) -> Settings | None:
+        return dict(self.uses).get(name)
+
+    def provider(self, name: str) -> Provider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+    def mentions(self, name: str) -> bool:
+        return self.provider(name) is not None or self.settings(name) is not None
+
+
+def trust_path(environ: Mapping[str, str]) -> str:
+    return os.path.join(locations.state_folder(environ), "trust.json")
+
+
+def digest(raw: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
+def project_file(folder: str) -> str:
+    return os.path.join(os.path.realpath(folder), FILE_NAME)
+
+
+# --------------------------------------------------------------------------- the trust store
+
+
+def _store(environ: Mapping[str, str]) -> tuple[str | None, dict[str, Any]]:
+    """The trust store's text (None: absent) and its records: trusted files by canonical path,
+    each {"sha256": ..., "data": checked content}."""
+    try:
+        with open(trust_path(environ), encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return None, {}
+    try:
+        store = json.loads(text)
+        return text, (dict(store.get("files") or {}) if store.get("schema") == SCHEMA else {})
+    except (ValueError, AttributeError):
+        return text, {}
+
+
+def _records(environ: Mapping[str, str]) -> dict[str, Any]:
+    return _store(environ)[1]
+
+
+def _update(environ: Mapping[str, str], change: Any) -> Any:
+    """Apply ``change`` (records -> result) to the store and write it. Writers take turns (a
+    lock beside the store), so two `projector trust` at once both land."""
+    from pathlib import Path
+
+    from projector.core import files
+
+    with files.exclusive(Path(trust_path(environ) + ".lock"), timeout=10.0):
+        before, records = _store(environ)
+        outcome = change(records)
+        text = json.dumps({"schema": SCHEMA, "files": dict(sorted(records.items()))}, indent=2) + "\n"
+        files.write_text(Path(trust_path(environ)), text, expected=before)
+    return outcome
+
+
+def trust(file: str, data: Any, raw: bytes, environ: Mapping[str, str]) -> None:
+    """Record ``file`` (canonical) as trusted with exactly these bytes; ``data`` is its checked content."""
+    _update(environ, lambda records: records.__setitem__(file, {"sha256": digest(raw), "data": data}))
+
+
+def untrust(file: str, environ: Mapping[str, str]) -> bool:
+    if file not in _records(environ):
+        return False
+    return _update(environ, lambda records: records.pop(file, None) is not None)
+
+
+def declares_anywhere(name: str, environ: Mapping[str, str]) -> bool:
+    """Whether a recorded project file declares provider ``name`` (a bridge elsewhere then
+    answers with no tools instead of failing)."""
+    return any(p.provider(name) is not None for p in recorded(environ))
+
+
+def _read(file: str) -> bytes | None:
+    try:
+        with open(file, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _project(file: str, data: Mapping[str, Any]) -> Project:
+    declared = data.get("providers") or {}
+    return Project(
+        root=os.path.dirname(file),
+        file=file,
+        providers=tuple(provider(name, spec) for name, spec in sorted(declared.items())),
+        uses=uses(data),
+    )
+
+
+def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
+    """Every project file the store names, as trusted, whether or not its bytes still match: what
+    a sync writes entries for (an edit withdraws trust at run time, not the client entries)."""
+    return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items()))
+
+
+@dataclass(frozen=True)
+class Around:
+    """The project files at a folder and above it."""
+
+    trusted: tuple[Project, ...]  # whose bytes are still the trusted ones, by root
+    notices: tuple[str, ...]  # one line for each that does not count: never trusted, or changed since
+
+
+def around(folder: str, environ: Mapping[str, str]) -> Around:
+    """One walk from canonical ``folder`` up to /: each project file is read once, the trust
+    store once (the bridge does this at every start)."""
+    records = _records(environ)
+    found: list[Project] = []
+    notices: list[str] = []
+    path = folder
+    while True:
+        file = os.path.join(path, FILE_NAME)
+        raw = _read(file)
+        if raw is not None:
+            record = records.get(file)
+            if record is None:
+                notices.append(f"{file} is ignored: it is not trusted (review it, then run `projector trust {path}`)")
+            elif digest(raw) != record.get("sha256"):
+                notices.append(f"{file} is ignored: it changed since it was trusted (review it, then run `projector trust {path}`)")
+            else:
+                found.append(_project(file, record.get("data") or {}))
+        parent = os.path.dirname(path)
+        if parent == path:
+            return Around(tuple(reversed(found)), tuple(notices))
+        path = parent
+
+
+# --------------------------------------------------------------------------- checking a file
+
+
+def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
+    """A project file's content, checked by ``schemas/project.schema.json`` and against the
+    providers it can name (the model's, given as their specs, and its own)."""
+    from projector.core import model
+    from projector.core.errors import ModelError, Problem
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelError(Problem(shown, None, None, f"not UTF-8 text: {exc}")) from None
+
+    def semantic(data: Any) -> list[Problem]:
+        own = data.get("providers") or {}
+        problems = [
+            model.problem(data, shown, ("providers", name), f'"{name}" is also a provider of your model; a project file may '
+                          "change it (settings under its name) but not declare it again", key=True)
+            for name in own
+            if name in provider_specs
+        ]
+        return problems + model.use_problems(data, shown, (), data, {**provider_specs, **own})
+
+    return model.checked_yaml(text, shown, "project", semantic)
+
+
+def specs(loaded: Any) -> dict[str, dict[str, Any]]:
+    """The model's providers as the specs a project file is checked against."""
+    return {
+        p.name: ({"command": p.command} if p.local else {"url": p.url, **({"kbs": list(p.kbs)} if p.kbs is not None else {})})
+        for p in loaded.providers
+    }

@@ -1,0 +1,249 @@
+"""``projector mcp --provider P``: the stdio server every client spawns for a bound provider.
+
+It reads the folder it runs in (``os.getcwd()``, never ``$PWD``) and resolves its workspace
+once. A remote provider's session is answered here with no tools (empty KB set), proxied to the
+provider's URL with ``?kbs=<set>``, or first asks the client for its roots (unbound folder). A
+local provider enabled here replaces the bridge (exec) with its command, in the workspace's
+folder and environment, so the client talks to the server itself from the first byte; where it
+is disabled or not declared, the session is answered here with no tools and nothing is started.
+Stdout carries only JSON-RPC; everything else goes to stderr (and ``--log-file``).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--log-file FILE]"
+
+
+@dataclass(frozen=True)
+class Options:
+    provider: str
+    no_kb: bool = False  # show no knowledge base: a server with no tools
+    config: str | None = None  # the model file
+    log_file: str | None = None  # also log to this file
+
+
+def parse(argv: list[str]) -> Options:
+    """Four flags, read by hand: argparse alone costs a fifth of the bridge's start-up, and
+    clients start the bridge for every session."""
+    values: dict[str, Any] = {}
+    names = {"--provider": "provider", "--config": "config", "--log-file": "log_file"}
+    rest = list(argv)
+    while rest:
+        flag = rest.pop(0)
+        name, _, inline = flag.partition("=")
+        if flag == "--no-kb":
+            values["no_kb"] = True
+        elif name in names and (inline or rest):
+            values[names[name]] = inline or rest.pop(0)
+        elif flag in ("-h", "--help"):
+            raise SystemExit(USAGE)
+        else:
+            raise SystemExit(f"projector mcp: unexpected {flag!r}\n{USAGE}")
+    if "provider" not in values:
+        raise SystemExit(f"projector mcp: --provider is required\n{USAGE}")
+    return Options(**values)
+
+
+def main(argv: list[str]) -> None:
+    try:
+        options = parse(argv)
+    except SystemExit as problem:
+        print(problem, file=sys.stderr)
+        os._exit(2)
+    log = _logger(options.provider, options.log_file)
+
+    from projector.core.errors import ProjectorError
+
+    try:
+        where = _locate(options, log)
+        if where.provider is None or where.provider.local:
+            prepared = _local(options, where, log)  # execs the server where it runs here
+        else:
+            prepared = _remote(options, where, log)
+    except (SystemExit, ProjectorError) as failure:  # the model is missing or wrong: say where
+        log(str(failure))
+        os._exit(2)
+    _serve(prepared)
+
+
+def _serve(session_for: Any) -> None:
+    """Answer the session on stdio; ``session_for``: the stdout writer -> the Session."""
+    from projector.runtime.bridge.session import run
+    from projector.runtime.bridge.stdio import claim_stdout, read_lines
+
+    session = session_for(claim_stdout())
+    lines: queue.Queue[Any] = queue.Queue()
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: Any) -> None:
+        stopping.set()
+        lines.put(None)
+
+    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+        signal.signal(getattr(signal, name), stop)
+    sys.setswitchinterval(0.0005)  # hand-offs between the stdin, worker and writer threads
+    read_lines(0, lines.put)
+    run(session, lines, stopping)
+    session.finish(drain=1.0 if stopping.is_set() else 5.0)
+    os._exit(0)  # no interpreter shutdown while the stdin thread sits in a read
+
+
+def _preload_http() -> None:
+    def load() -> None:
+        import projector.runtime.bridge.upstream  # noqa: F401 - httpx is the slowest import of a start
+
+    threading.Thread(target=load, daemon=True).start()
+
+
+def _logger(provider: str, log_file: str | None):
+    handle = open(log_file, "a", encoding="utf-8") if log_file else None  # noqa: SIM115 - lives as long as the process
+
+    def log(message: str) -> None:
+        line = f"projector mcp[{provider}]: {message}\n"
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except OSError:
+            pass
+        if handle is not None:
+            handle.write(line)
+            handle.flush()
+
+    return log
+
+
+@dataclass(frozen=True)
+class Where:
+    model: Any  # the checked model
+    provider: Any  # the model's provider of that name; None: only project files declare it
+    folder: str  # canonical
+    projects: tuple[Any, ...]  # trusted project files around the folder
+
+
+def _locate(options: Options, log: Any) -> Where:
+    from projector.core import model, projects
+    from projector.core.errors import display_path
+    from projector.core.locations import state_dir
+    from projector.core.resources import client_ids
+
+    environ = os.environ
+    path = model.model_path(options.config, environ)
+    loaded = model.cached(path, environ, client_ids, state_dir(environ) / "model-cache.json")
+    try:
+        folder = os.path.realpath(os.getcwd())
+    except OSError:  # the client started us in a folder that has since been removed
+        raise SystemExit("the session's folder no longer exists; start the session in an existing folder") from None
+    here = projects.around(folder, environ)
+    for notice in here.notices:
+        log(notice)
+    provider = loaded.provider(options.provider)
+    if provider is None and not projects.declares_anywhere(options.provider, environ):
+        raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
+    return Where(loaded, provider, folder, here.trusted)
+
+
+def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, log: Any) -> Any:
+    """The session, once stdout is claimed for it (see bridge.session.Session)."""
+    from functools import partial
+
+    from projector.runtime.bridge.session import Session
+
+    return partial(Session, kbs=kbs, upstream_for=upstream_for, roots_scope=roots_scope, instructions=instructions, log=log)
+
+
+def _no_tools(why: str, log: Any) -> Any:
+    """A session answered here with no tools; ``why`` is its instructions."""
+    return _session((), None, None, why, log)
+
+
+def _local(options: Options, where: Where, log: Any) -> Any:
+    from projector.core.errors import display_path
+    from projector.core.variables import unset_references
+    from projector.runtime import launch, overlay
+
+    shown = display_path(where.folder)
+    plan = launch.resolve(where.model, where.projects, options.provider, where.folder)
+    if not plan.declared:
+        return _no_tools(f"projector: provider {plan.provider} is not declared in {shown}; no tools here.", log)
+    if not plan.enabled or options.no_kb:
+        place = f"the workspace {display_path(plan.root)}" if plan.root else shown
+        return _no_tools(f"projector: provider {plan.provider} is turned off in {place}; no tools here.", log)
+    if not plan.command:
+        raise SystemExit(f"provider {plan.provider} has no command in {shown}: give it one in the model or the project file")
+    built = overlay.build(plan, os.environ)
+    for notice in built.notices:
+        log(notice)
+    for name in unset_references(plan.env_values, built.environ):
+        log(f"${name} is not set: it expands to nothing in the env of {plan.provider}")
+    _exec(plan, overlay.program(plan, built.environ), built.environ, log)
+    raise AssertionError("unreachable")  # _exec replaces the process or exits
+
+
+def _exec(plan: Any, program: str | None, environ: dict[str, str], log: Any) -> None:
+    """Become the provider's server: its folder, its environment, the client's stdin and stdout."""
+    command = plan.command
+    if program is None:
+        log(f"cannot start {plan.provider}: {command!r} is not an executable (PATH of its workspace, or from {plan.cwd})")
+        os._exit(127)
+    try:
+        os.chdir(plan.cwd)
+    except OSError as exc:
+        log(f"cannot start {plan.provider}: its folder {plan.cwd} is not usable ({exc.strerror})")
+        os._exit(1)
+    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; an exec'd program must not inherit that
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        os.execve(program, [command, *plan.args], environ)
+    except OSError as exc:
+        log(f"cannot start {plan.provider}: {exc.strerror} ({command})")
+        os._exit(126)
+
+
+def _remote(options: Options, where: Where, log: Any) -> Any:
+    from projector.core import scope
+    from projector.core.errors import display_path
+
+    environ = os.environ
+    loaded, provider, folder = where.model, where.provider, where.folder
+    here = scope.resolve(loaded, provider, folder, where.projects)
+    if here.dropped:
+        log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
+    kbs = () if options.no_kb else here.kbs
+    if kbs != () or not here.bound:
+        _preload_http()  # the session will (or may) go upstream: overlap the import with the start
+    token = (environ.get(provider.token_env) or "").strip() if provider.token_env else None
+    if provider.token_env and not token:
+        log(f"${provider.token_env} is not set: the provider will likely refuse the session")
+
+    def upstream_for(kbs: Any) -> Any:
+        from projector.runtime.bridge.upstream import Upstream
+
+        return Upstream(scope.with_kbs(provider.url, kbs), token, provider.token_env, log)
+
+    def roots_scope(paths: list[str]) -> Any:
+        from projector.core import projects
+
+        resolved = (scope.resolve(loaded, provider, p, projects.around(scope.canonical(p), environ).trusted) for p in paths)
+        bound = [s for s in resolved if s.bound]
+        return scope.union(bound) if bound else provider.default
+
+    shown = display_path(Path(folder))
+    if kbs == ():
+        if here.binding is not None:
+            where_from = f"the binding of {display_path(Path(here.binding.path))}"
+        else:
+            where_from = f"{display_path(here.project.file)}" if here.project else "its default"
+        instructions = f"projector: provider {provider.name} shows no knowledge base in {shown} ({where_from}); no tools here."
+    else:
+        instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
+    unbound = not here.bound and not options.no_kb
+    return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log)

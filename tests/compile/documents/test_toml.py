@@ -1,0 +1,94 @@
+"""TOML (Codex) edits: one table per entry, set off by one blank line, everything else kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from projector.compile.documents import parse
+from projector.core.errors import DocumentError
+
+KEY = ("mcp_servers",)
+ENTRY = {"command": "/p", "args": ["mcp", "--provider", "d"], "env_vars": ["T"]}
+BLOCK = '[mcp_servers.d]\ncommand = "/p"\nargs = ["mcp", "--provider", "d"]\nenv_vars = ["T"]\n'
+
+
+def edit(text: str, edits: dict) -> str:
+    return parse("toml", text, "config.toml").edited(KEY, edits)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param("", BLOCK, id="empty"),
+        pytest.param('model = "o3"\n', 'model = "o3"\n\n' + BLOCK, id="no-servers"),
+        pytest.param('model = "o3"', 'model = "o3"\n\n' + BLOCK.rstrip("\n"), id="no-final-newline"),
+        pytest.param('[mcp_servers.x]\ncommand = "x"\n\n[tui]\nn = 1\n',
+                     '[mcp_servers.x]\ncommand = "x"\n\n' + BLOCK + '\n[tui]\nn = 1\n', id="after-the-last-server"),
+        pytest.param('[mcp_servers.x]\ncommand = "x"\n# about tui\n[tui]\n',
+                     '[mcp_servers.x]\ncommand = "x"\n\n' + BLOCK + '# about tui\n[tui]\n', id="comment-stays-with-next-table"),
+        pytest.param('a = 1\r\n', 'a = 1\r\n\r\n' + BLOCK.replace("\n", "\r\n"), id="crlf"),
+    ],
+)
+def test_add(before, after):
+    assert edit(before, {"d": ENTRY}) == after
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        '[mcp_servers.x]\ncommand = "x"\n\n[tui]\nn = 1\n',
+        'model = "o3"',
+        "",
+        '# only a comment\n',
+        '[mcp_servers.x]\ncommand = "x"\n# about tui\n[tui]\n',
+    ],
+)
+def test_add_then_remove_gives_back_every_byte(original):
+    added = edit(original, {"d": ENTRY})
+    assert edit(added, {"d": None}) == original
+
+
+def test_replace_rewrites_the_table_where_it_stands():
+    before = '[mcp_servers.d]\nurl = "https://old"\n\n[mcp_servers.z]\ncommand = "z"\n'
+    assert edit(before, {"d": {"url": "https://new"}}) == '[mcp_servers.d]\nurl = "https://new"\n\n[mcp_servers.z]\ncommand = "z"\n'
+
+
+def test_every_piece_of_a_user_spelled_entry_is_removed():
+    before = (
+        '[mcp_servers.d]\ncommand = "a"\n\n[mcp_servers.keep]\ncommand = "k"\n\n'
+        '[mcp_servers.d.env]\nK = "v"\n\n[mcp_servers.d.tools.search]\napproval_mode = "approve"\n\n[tui]\nn = 1\n'
+    )
+    after = edit(before, {"d": None})
+    assert after == '[mcp_servers.keep]\ncommand = "k"\n\n[tui]\nn = 1\n'
+
+
+def test_an_entry_spelled_as_a_key_of_the_servers_table():
+    before = '[mcp_servers]\nd = { command = "a" }\nkeep = { command = "k" }\n'
+    assert edit(before, {"d": None}) == '[mcp_servers]\nkeep = { command = "k" }\n'
+    assert edit(before, {"d": {"command": "b"}}) == '[mcp_servers]\nkeep = { command = "k" }\n\n[mcp_servers.d]\ncommand = "b"\n'
+
+
+def test_quoted_and_dotted_names_are_found():
+    before = '[mcp_servers."d"]\ncommand = "x"\n\n[other]\nmcp_servers = 1\n'
+    assert parse("toml", before, "c").servers(KEY) == {"d": {"command": "x"}}
+    assert edit(before, {"d": None}) == '[other]\nmcp_servers = 1\n'
+
+
+def test_nested_values_stay_inline_in_one_table():
+    assert edit("", {"d": {"command": "/p", "env": {"A": "b"}}}) == '[mcp_servers.d]\ncommand = "/p"\nenv = {A = "b"}\n'
+
+
+def test_malformed_toml_names_line_and_column():
+    with pytest.raises(DocumentError) as raised:
+        parse("toml", 'a = 1\n[mcp_servers\n', "config.toml")
+    assert str(raised.value).startswith("config.toml:2:13: not valid TOML:")
+
+
+def test_servers_as_one_inline_table_is_refused_clearly():
+    with pytest.raises(DocumentError, match=r"config.toml:1:1: mcp_servers is one inline table"):
+        edit('mcp_servers = { x = { command = "x" } }\n', {"d": ENTRY})
+
+
+def test_two_tables_removed_together_at_the_top():
+    before = '[mcp_servers.a]\nurl = "x"\n\n[mcp_servers.b]\nurl = "y"\n\n[tui]\nn = 1\n'
+    assert edit(before, {"a": None, "b": None}) == '[tui]\nn = 1\n'

@@ -1,0 +1,124 @@
+"""plan: which server each provider becomes, from the model and where projector is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from projector.compile.plan import HttpServer, StdioServer, plan, with_kbs
+from projector.core.model import Binding, Model, Provider, Settings
+
+
+def provider(name="docs", url="https://kb.example.com/mcp", token="DOCS_TOKEN", kbs=None, default=None):
+    return Provider(name=name, url=url, token_env=token, kbs=kbs, default=default)
+
+
+def model(*providers, bindings=()):
+    return Model(source=Path("m.yaml"), clients=None, providers=tuple(providers), bindings=tuple(bindings))
+
+
+BOUND = Binding("/w/a", (("docs", Settings(kbs=("api-a",))),))
+
+
+def test_bound_and_on_path_is_the_bridge_with_that_exact_path():
+    result = plan(model(provider(), bindings=[BOUND]), "/home/me/.local/bin/projector")
+    assert result.servers == (("docs", StdioServer("/home/me/.local/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",))),)
+    assert result.warnings == ()
+
+
+def test_bound_but_not_on_path_is_http_with_a_warning_naming_the_provider():
+    result = plan(model(provider(default=("handbook",)), bindings=[BOUND]), None)
+    assert result.servers == (("docs", HttpServer("https://kb.example.com/mcp?kbs=handbook", "DOCS_TOKEN")),)
+    assert len(result.warnings) == 1 and '"docs"' in result.warnings[0] and "not on PATH" in result.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("default", "url"),
+    [
+        (None, "https://kb.example.com/mcp"),  # absent: every KB, no parameter at all
+        (("a", "b"), "https://kb.example.com/mcp?kbs=a,b"),  # commas literal
+    ],
+)
+def test_unbound_is_http_narrowed_by_default(default, url):
+    result = plan(model(provider(default=default)), "/bin/projector")
+    assert result.servers == (("docs", HttpServer(url, "DOCS_TOKEN")),)
+
+
+def test_default_none_and_unbound_writes_no_entry_at_all():
+    assert plan(model(provider(default=())), "/bin/projector").servers == ()
+
+
+def test_provider_without_token():
+    assert plan(model(provider(token=None)), None).servers == (("docs", HttpServer("https://kb.example.com/mcp", None)),)
+    assert plan(model(provider(token=None), bindings=[BOUND]), "/p").servers[0][1].pass_env == ()
+
+
+def test_several_providers_in_name_order_and_deterministic():
+    m = model(provider("a"), provider("b", default=("x",)), bindings=[Binding("/w", (("b", Settings(kbs=("x",))),))])
+    first, second = plan(m, "/bin/projector"), plan(m, "/bin/projector")
+    assert first == second
+    assert [name for name, _ in first.servers] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("url", "kbs", "expected"),
+    [
+        ("https://x/mcp", ("a",), "https://x/mcp?kbs=a"),
+        ("https://x/mcp?team=1", ("a", "b"), "https://x/mcp?team=1&kbs=a,b"),
+        ("https://x/mcp?kbs=old&team=1", ("n",), "https://x/mcp?team=1&kbs=n"),
+        ("https://x/mcp?kbs=old", None, "https://x/mcp"),
+        ("https://x/mcp#frag", ("a",), "https://x/mcp?kbs=a#frag"),
+    ],
+)
+def test_with_kbs_keeps_the_query(url, kbs, expected):
+    assert with_kbs(url, kbs) == expected
+
+
+def test_an_empty_kb_set_never_becomes_a_url():
+    with pytest.raises(ValueError):
+        with_kbs("https://x/mcp", ())
+
+
+def test_a_model_away_from_the_default_place_is_named_in_the_bridge_entry():
+    result = plan(model(provider(), bindings=[BOUND]), "/bin/projector", "/home/me/models/projector.yaml")
+    assert result.servers[0][1].args == ("mcp", "--provider", "docs", "--config", "/home/me/models/projector.yaml")
+
+
+def test_bridge_config_is_only_for_a_model_elsewhere(tmp_path):
+    from projector.core.model import bridge_config
+
+    default = tmp_path / ".config" / "projector" / "projector.yaml"
+    env = {"HOME": str(tmp_path), "PROJECTOR_CONFIG": str(tmp_path / "m.yaml")}
+    assert bridge_config(Model(default, None, (), ()), env) is None
+    assert bridge_config(Model(tmp_path / "m.yaml", None, (), ()), env) == str(tmp_path / "m.yaml")  # the shell's variable is not the client's
+    assert bridge_config(Model(Path("m.yaml"), None, (), ()), env) is None
+
+
+def local(name="lint", env=(), enabled=True):
+    return Provider(name, None, None, None, None, command="lint-mcp", env=env, enabled=enabled)
+
+
+def test_a_local_provider_is_always_the_bridge_and_passes_the_variables_its_env_refers_to():
+    lint = local(env=(("TOKEN", "${LINT_TOKEN}"), ("PATH", "${PATH}:/opt/bin"), ("MODE", "fast"), ("GONE", None)))
+    bound = Binding("/w/a", (("lint", Settings(env=(("EXTRA", "${EXTRA_KEY:-x}"),))),))
+    result = plan(model(lint, bindings=[bound]), "/bin/projector")
+    assert result.servers == (("lint", StdioServer("/bin/projector", ("mcp", "--provider", "lint"), ("LINT_TOKEN", "PATH", "EXTRA_KEY"))),)
+
+
+def test_a_local_provider_without_projector_on_path_gets_no_entry_and_a_warning():
+    result = plan(model(local()), None)
+    assert result.servers == ()
+    assert len(result.warnings) == 1 and '"lint"' in result.warnings[0]
+
+
+def test_providers_only_project_files_declare_get_the_bridge_and_bindings_there_count():
+    from projector.core.projects import Project
+
+    own = Provider("notes", None, None, None, None, command="./notes", env=(("KEY", "${NOTES_KEY}"),))
+    project = Project("/w/a", "/w/a/.projector.yaml", (own,), (("docs", Settings(kbs=("x",))),))
+    result = plan(model(provider()), "/bin/projector", projects=(project,))
+    assert result.servers == (
+        ("docs", StdioServer("/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",))),
+        ("notes", StdioServer("/bin/projector", ("mcp", "--provider", "notes"), ("NOTES_KEY",))),
+    )

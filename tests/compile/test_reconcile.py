@@ -1,0 +1,67 @@
+"""reconcile: ours, drifted, adopted, or the user's."""
+
+from __future__ import annotations
+
+from projector.compile.ledger import entry_hash
+from projector.compile.reconcile import endpoint, reconcile
+from projector.core.model import Provider
+
+DOCS = Provider("docs", "https://kb.example.com/mcp", "T", None, None)
+PROVIDERS = {"docs": DOCS}
+NEW = {"type": "stdio", "command": "/bin/projector", "args": ["mcp", "--provider", "docs"]}
+OLD = {"type": "http", "url": "https://kb.example.com/mcp?kbs=a"}
+
+
+def test_absent_entry_is_added_and_owned():
+    d = reconcile("f", {}, {"docs": NEW}, {}, PROVIDERS)
+    assert d.edits == {"docs": NEW} and d.owned == {"docs": entry_hash(NEW)} and d.notes == ()
+
+
+def test_same_entry_changes_nothing():
+    d = reconcile("f", {"docs": NEW}, {"docs": NEW}, {"docs": entry_hash(NEW)}, PROVIDERS)
+    assert d.edits == {} and d.owned == {"docs": entry_hash(NEW)}
+
+
+def test_owned_unchanged_entry_follows_the_model():
+    d = reconcile("f", {"docs": OLD}, {"docs": NEW}, {"docs": entry_hash(OLD)}, PROVIDERS)
+    assert d.edits == {"docs": NEW}
+
+
+def test_owned_entry_edited_by_hand_is_drift_kept_unless_forced():
+    edited = dict(OLD, timeout=5)
+    d = reconcile("f", {"docs": edited}, {"docs": NEW}, {"docs": entry_hash(OLD)}, PROVIDERS)
+    assert d.edits == {} and "changed by hand" in d.notes[0] and d.owned == {"docs": entry_hash(OLD)}
+    forced = reconcile("f", {"docs": edited}, {"docs": NEW}, {"docs": entry_hash(OLD)}, PROVIDERS, force=True)
+    assert forced.edits == {"docs": NEW}
+
+
+def test_foreign_entry_with_projector_shape_is_adopted():
+    for shape in (OLD, {"command": "/opt/old/projector", "args": ["mcp", "--provider", "docs"]},
+                  {"type": "local", "command": ["/x/projector", "mcp", "--provider", "docs"]}):
+        assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS).edits == {"docs": NEW}
+
+
+def test_foreign_entry_of_another_shape_is_left_with_a_warning():
+    mine = {"command": "npx", "args": ["-y", "my-docs-server"]}
+    d = reconcile("~/.claude.json", {"docs": mine}, {"docs": NEW}, {}, PROVIDERS)
+    assert d.edits == {} and d.owned == {}
+    assert d.notes == ('~/.claude.json: entry "docs" was not written by projector; left as it is (rename or remove it to let projector manage it)',)
+
+
+def test_entry_of_removed_provider_is_removed_only_when_ours_and_unchanged():
+    assert reconcile("f", {"docs": NEW}, {}, {"docs": entry_hash(NEW)}, {}).edits == {"docs": None}
+    changed = dict(NEW, args=["x"])
+    d = reconcile("f", {"docs": changed}, {}, {"docs": entry_hash(NEW)}, {})
+    assert d.edits == {} and "removed provider" in d.notes[0]
+    assert reconcile("f", {"other": NEW}, {}, {}, {}).edits == {}  # never ours: never touched
+
+
+def test_endpoint_reads_every_dialect():
+    assert endpoint({"httpUrl": "https://x/a/?kbs=1"}) == ("url", "https://x/a")
+    assert endpoint({"command": ["/p/projector", "mcp"]}) == ("command", "projector", "mcp")
+    assert endpoint("not an entry") == ()
+
+
+def test_a_bridge_entry_with_a_config_path_is_recognised():
+    shape = {"command": "/x/projector", "args": ["mcp", "--provider", "docs", "--config", "/m.yaml"]}
+    assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS).edits == {"docs": NEW}

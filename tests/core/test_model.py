@@ -1,0 +1,155 @@
+"""The model: what a person writes, and the exact message when it is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from projector.core import model
+from projector.core.errors import ModelError
+
+CLIENTS = ("claude-code", "codex", "opencode", "crush", "kiro", "copilot")
+
+GOOD = """\
+version: 1
+clients: [codex, claude-code]
+providers:
+  docs:
+    url: https://kb.example.com/mcp/routed
+    token_env: DOCS_TOKEN
+    kbs: [handbook, api-a, api-b]
+    default: [handbook]
+  github:
+    url: https://api.githubcopilot.com/mcp/
+    token_env: GITHUB_TOKEN
+bindings:
+  ~/work/project-a:
+    docs: [api-a, handbook]
+  $WORK/b:
+    docs: []
+"""
+
+
+def load(tmp_path: Path, text: str, **env: str):
+    path = tmp_path / "projector.yaml"
+    path.write_text(text)
+    environ = {"HOME": "/home/me", "WORK": "/srv/work", **env}
+    return model.load(path, environ, CLIENTS)
+
+
+def test_a_good_model_becomes_frozen_dataclasses(tmp_path):
+    loaded = load(tmp_path, GOOD)
+    assert loaded.clients == ("codex", "claude-code")
+    docs, github = loaded.providers
+    assert (docs.name, docs.kbs, docs.default, docs.token_env) == ("docs", ("handbook", "api-a", "api-b"), ("handbook",), "DOCS_TOKEN")
+    assert (github.kbs, github.default) == (None, None)  # absent: every KB
+    assert [b.path for b in loaded.bindings] == ["/home/me/work/project-a", "/srv/work/b"]
+    assert loaded.bindings[1].settings("docs").kbs == ()  # [] stays "none", never "all"
+    assert loaded.bindings_of("github") == ()
+    with pytest.raises(AttributeError):
+        docs.url = "x"  # type: ignore[misc]
+
+
+def test_starter_model_is_valid(tmp_path):
+    from projector.commands.init import STARTER as starter
+    loaded = load(tmp_path, starter.read_text())
+    assert loaded.providers == () and loaded.bindings == ()
+
+
+BAD = [
+    pytest.param("version: 1\nproviders:\n  docs:\n    urll: https://x\n",
+                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, token_env, url); remove it or fix its spelling",
+                 id="unknown-key"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    token_env: T\n",
+                 'projector.yaml:3:3: providers.docs: give either "url" (a remote provider) or "command" (a local one)', id="missing-url"),
+    pytest.param("version: 1\nproviders:\n  lint:\n    command: x\n    token_env: T\n",
+                 'projector.yaml:5:5: providers.lint.token_env: "token_env" is not a setting of a local provider; remove it', id="remote-key-on-local"),
+    pytest.param("version: 1\nproviders:\n  lint:\n    command: x\nbindings:\n  ~/w:\n    lint: [a]\n",
+                 'projector.yaml:7:11: bindings.~/w.lint: "lint" is a local provider: give settings (a mapping such as {enabled: true}), not a KB list',
+                 id="kb-list-for-local"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  ~/w:\n    docs: {env: {A: b}}\n",
+                 'projector.yaml:7:12: bindings.~/w.docs.env: "env" is not a setting of remote provider "docs" (it takes kbs and enabled)',
+                 id="env-for-remote"),
+    pytest.param("version: 1\nproviders:\n  lint:\n    command: x\n    env: {1A: b}\n",
+                 'projector.yaml:5:11: providers.lint.env.1A: "1A" is not a variable name: use letters, digits and "_"', id="bad-variable-name"),
+    pytest.param("version: 1\nproviders:\n  lint:\n    command: x\nbindings:\n  ~/w:\n    lint: {enabled: maybe}\n",
+                 "projector.yaml:7:21: bindings.~/w.lint.enabled: expected true or false, got a string", id="enabled-not-boolean"),
+    pytest.param("version: 1\nproviders:\n  worktrees:\n    command: x\n",
+                 'projector.yaml:3:3: providers.worktrees: "worktrees" is a reserved word in bindings; give the provider another name',
+                 id="reserved-name"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: api-a\n",
+                 "projector.yaml:5:10: providers.docs.kbs: expected a list, got a string", id="wrong-type"),
+    pytest.param("version: 2\nproviders: {}\n",
+                 "projector.yaml:1:10: version: unsupported version 2: this projector reads version 1", id="version"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [api-a]\nbindings:\n  ~/work/a:\n    docs: [api-z]\n",
+                 'projector.yaml:8:12: bindings.~/work/a.docs[0]: "api-z" is not a KB of provider "docs" (it mounts: api-a)',
+                 id="unknown-kb"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [a, b]\n    default: [c]\n",
+                 'projector.yaml:6:15: providers.docs.default[0]: "c" is not a KB of provider "docs" (it mounts: a, b)',
+                 id="unknown-default-kb"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  ~/work/a:\n    doc: [x]\n",
+                 'projector.yaml:7:5: bindings.~/work/a.doc: no provider named "doc" (providers: docs)', id="unknown-provider"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  work/a:\n    docs: [x]\n",
+                 "projector.yaml:6:3: bindings.work/a: a binding is a folder given as an absolute path or one under ~",
+                 id="relative-path"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  $NOPE/a:\n    docs: [x]\n",
+                 "projector.yaml:6:3: bindings.$NOPE/a: $NOPE is not set in this environment; set it or write the folder out",
+                 id="unset-variable"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  ~/w:\n    docs: [x]\n  /home/me/w/:\n    docs: [y]\n",
+                 'projector.yaml:8:3: bindings./home/me/w/: the same folder as "~/w"; merge the two bindings', id="same-folder"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n  docs:\n    url: https://y\n",
+                 'projector.yaml:5:3: duplicate key "docs": a key may appear once; merge the two', id="duplicate-key"),
+    pytest.param("version: 1\nproviders:\n  docs: [\n", "projector.yaml:4:1: not valid YAML: expected the node content, but found '<stream end>'", id="not-yaml"),
+    pytest.param("version: 1\nproviders:\n  my.docs:\n    url: https://x\n",
+                 'projector.yaml:3:3: providers.my.docs: "my.docs" is not a usable name: use letters, digits, "-" and "_" (at most 64), the names every client accepts',
+                 id="bad-provider-name"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: kb.example.com\n",
+                 'projector.yaml:4:10: providers.docs.url: "kb.example.com" is not an http(s) URL', id="bad-url"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    token_env: $DOCS\n",
+                 'projector.yaml:5:16: providers.docs.token_env: "$DOCS" is not a variable name: give the NAME of the variable that holds the token',
+                 id="token-value-not-name"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [a, 'b,c']\n",
+                 'projector.yaml:5:14: providers.docs.kbs[1]: "b,c" is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)',
+                 id="comma-in-kb"),
+    pytest.param("version: 1\nclients: [claude]\nproviders: {}\n",
+                 'projector.yaml:2:11: clients[0]: unknown client "claude" (known: claude-code, codex, opencode, crush, kiro, copilot)',
+                 id="unknown-client"),
+    pytest.param("", "projector.yaml: the model is empty: run `projector init` to write a starter", id="empty"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD)
+def test_bad_models_name_file_line_column_and_what_to_do(tmp_path, text, message):
+    with pytest.raises(ModelError) as raised:
+        load(tmp_path, text)
+    shown = str(raised.value).replace(str(tmp_path) + "/", "")
+    assert message in shown.splitlines()
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    text = "version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [a]\nbindings:\n  ~/a:\n    docs: [x]\n  ~/b:\n    docs: [y]\n"
+    with pytest.raises(ModelError) as raised:
+        load(tmp_path, text)
+    assert [p.line for p in raised.value.problems] == [8, 10]
+
+
+def test_missing_model_says_how_to_start(tmp_path):
+    with pytest.raises(ModelError, match=r"no model here: run `projector init`"):
+        model.load(tmp_path / "nope.yaml", {"HOME": str(tmp_path)}, CLIENTS)
+
+
+def test_model_path_precedence(tmp_path):
+    env = {"HOME": "/h", "XDG_CONFIG_HOME": "/x", "PROJECTOR_CONFIG": "/p/m.yaml"}
+    assert model.model_path("/c.yaml", env) == Path("/c.yaml")
+    assert model.model_path(None, env) == Path("/p/m.yaml")
+    assert model.model_path(None, {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}) == Path("/x/projector/projector.yaml")
+    assert model.model_path(None, {"HOME": "/h"}) == Path("/h/.config/projector/projector.yaml")
+
+
+def test_binding_paths_expand_home_and_variables():
+    env = {"HOME": "/home/me", "W": "/srv"}
+    assert model.expand_path("~/a/../b/", env) == "/home/me/b"
+    assert model.expand_path("${W}/x", env) == "/srv/x"
+    with pytest.raises(KeyError):
+        model.expand_path("$MISSING/x", env)

@@ -1,0 +1,92 @@
+"""Project files and trust: `projector trust`/`untrust`, what a sync writes for them, and the
+notices for files that do not count."""
+
+from __future__ import annotations
+
+import json
+
+from projector.core import projects
+
+MODEL = """\
+version: 1
+clients: [claude-code]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+    kbs: [a, b]
+"""
+
+PROJECT = """\
+docs: [a]
+providers:
+  notes:
+    command: ./bin/notes
+    env: {NOTES_KEY: "${NOTES_KEY}"}
+"""
+
+
+def _entries(sandbox) -> dict:
+    return json.loads((sandbox.home / ".claude.json").read_text()).get("mcpServers", {})
+
+
+def test_trust_then_sync_writes_the_declared_provider_and_untrust_takes_it_away(sandbox):
+    sandbox.install_projector()
+    config = sandbox.model(MODEL)
+    sandbox.file(".claude.json", "{}\n")
+    workspace = sandbox.file("work/a/.projector.yaml", PROJECT).parent
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert sorted(_entries(sandbox)) == ["docs"] and "url" in _entries(sandbox)["docs"]  # not trusted: nothing of it
+
+    trusted = sandbox.run("trust", str(workspace), config=config)
+    assert trusted.returncode == 0, trusted.stderr
+    assert trusted.stdout.splitlines()[1:3] == ["  local server notes: runs ./bin/notes", "  settings for: docs"]
+    synced = sandbox.run("sync", config=config)  # the trust store changed: no fast path
+    assert synced.stdout == "updated ~/.claude.json (Claude Code)\n", synced.stderr
+    entries = _entries(sandbox)
+    assert entries["notes"]["args"][:3] == ["mcp", "--provider", "notes"]
+    assert entries["docs"]["args"][:3] == ["mcp", "--provider", "docs"]  # bound by the project file: the bridge
+
+    (workspace / ".projector.yaml").write_text(PROJECT + "# edited\n")  # trust withdrawn, entries kept
+    assert sandbox.run("sync", config=config).stdout == ""
+    assert sorted(_entries(sandbox)) == ["docs", "notes"]
+
+    assert sandbox.run("untrust", str(workspace), config=None).returncode == 0
+    assert sandbox.run("sync", config=config).stdout == "updated ~/.claude.json (Claude Code)\n"
+    assert sorted(_entries(sandbox)) == ["docs"]
+    again = sandbox.run("untrust", str(workspace))
+    assert again.returncode == 1 and "is not trusted; nothing to do" in again.stderr
+
+
+def test_trust_refuses_what_it_cannot_check(sandbox):
+    config = sandbox.model(MODEL)
+    missing = sandbox.run("trust", str(sandbox.home), config=config)
+    assert missing.returncode == 2 and "no project file here" in missing.stderr
+    sandbox.file("work/b/.projector.yaml", "providers:\n  docs:\n    command: x\n")
+    clash = sandbox.run("trust", str(sandbox.home / "work/b"), config=config)
+    assert clash.returncode == 1
+    assert '~/work/b/.projector.yaml:2:3: providers.docs: "docs" is also a provider of your model' in clash.stderr
+
+
+def test_files_that_do_not_count_are_named_with_what_to_do(sandbox):
+    environ = sandbox.env
+    outer = sandbox.file("work/.projector.yaml", "{}\n")
+    inner = sandbox.file("work/a/.projector.yaml", "{}\n")
+    projects.trust(str(inner), {}, inner.read_bytes(), environ)
+    folder = str(sandbox.home / "work/a/deep")
+    assert projects.around(folder, environ).notices == (
+        f"{outer} is ignored: it is not trusted (review it, then run `projector trust {outer.parent}`)",
+    )
+    assert [p.root for p in projects.around(folder, environ).trusted] == [str(inner.parent)]
+    inner.write_text("# changed\n")
+    assert "changed since it was trusted" in projects.around(folder, environ).notices[0]
+    assert projects.around(folder, environ).trusted == ()
+
+
+def test_trusting_at_the_same_time_loses_no_record(sandbox):
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = [sandbox.file(f"work/p{n}/.projector.yaml", f"# {n}\n") for n in range(16)]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda f: projects.trust(str(f), {}, f.read_bytes(), sandbox.env), files))
+    assert [p.file for p in projects.recorded(sandbox.env)] == sorted(str(f) for f in files)

