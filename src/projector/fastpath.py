@@ -3,9 +3,11 @@
 A full sync records a fingerprint of everything its result depends on: the stat of the model
 file, of every client and project file it read (or their absence), of the folders and binaries
 that decide which clients are present, where `projector` is on PATH, the variables that move
-these files, and projector's own version. The next plain `sync` recomputes it with `os.stat`
-alone; when it is equal, there is nothing to do and it exits at once. Only the standard
-library's `os`, `sys` and `json` are imported here.
+these files (their names come from the client descriptors, through the function that lists the
+files, and are kept in the fingerprint itself: nothing here loads a descriptor), and projector's
+own version. The next plain `sync` recomputes it with `os.stat` alone; when it is equal, there
+is nothing to do and it exits at once. Only the standard library's `os`, `sys` and `marshal`
+are imported here.
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ from collections.abc import Iterable, Mapping
 
 from projector.core import locations
 
-VARIABLES = ("HOME", "PATH", "PROJECTOR_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
-             "COPILOT_HOME", "CRUSH_GLOBAL_CONFIG")
 SIMPLE = {"--quiet", "-q", "--hook"}  # options that do not change what a sync computes
 CONFIG = {"--config", "-c"}
 
@@ -36,7 +36,13 @@ def _stat(path: str) -> list[int] | None:
 
 
 def fingerprint(
-    model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str, observed: Mapping | None = None
+    model: str,
+    paths: Iterable[str],
+    binaries: Iterable[str],
+    variables: Iterable[str],
+    environ: Mapping[str, str],
+    version: str,
+    observed: Mapping | None = None,
 ) -> dict:
     """``observed``: stats as the sync saw them (path -> (mtime_ns, size, inode) or None), which
     win over a stat taken now: a client that rewrote its file since must make the next sync work."""
@@ -45,21 +51,27 @@ def fingerprint(
         "version": version,
         "python": sys.version,
         "model": model,
-        "variables": {name: environ.get(name) for name in VARIABLES},
+        "variables": {name: environ.get(name) for name in sorted(set(variables) | set(locations.VARIABLES))},
         "files": {path: (list(seen[path]) if seen[path] else None) if path in seen else _stat(path) for path in sorted(set(paths))},
         "binaries": {name: locations.on_path(name, environ) for name in sorted(set(binaries))},
     }
 
 
 def record(
-    model: str, paths: Iterable[str], binaries: Iterable[str], environ: Mapping[str, str], version: str, observed: Mapping | None = None
+    model: str,
+    paths: Iterable[str],
+    binaries: Iterable[str],
+    variables: Iterable[str],
+    environ: Mapping[str, str],
+    version: str,
+    observed: Mapping | None = None,
 ) -> None:
     """Remember what this sync depended on (called after a sync that left nothing pending)."""
     from pathlib import Path
 
     from projector.core import files
 
-    data = marshal.dumps(fingerprint(model, paths, binaries, environ, version, observed))
+    data = marshal.dumps(fingerprint(model, paths, binaries, variables, environ, version, observed))
     files.write_bytes(Path(fingerprint_path(environ)), data)
 
 
@@ -82,7 +94,7 @@ def nothing_to_do(argv: list[str], environ: Mapping[str, str], version: str) -> 
     try:
         with open(fingerprint_path(environ), "rb") as handle:
             saved = marshal.load(handle)
-        return saved == fingerprint(model, saved["files"], saved["binaries"], environ, version)
+        return saved == fingerprint(model, saved["files"], saved["binaries"], saved["variables"], environ, version)
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return False
 

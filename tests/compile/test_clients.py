@@ -92,5 +92,5 @@ def test_a_broken_descriptor_is_refused_with_its_place(tmp_path, monkeypatch):
     bad = tmp_path / "bad.yaml"
     bad.write_text("id: bad\nname: Bad\nformat: xml\n")
     with pytest.raises(RuntimeError) as raised:
-        clients._validated(bad)
+        clients.validated(bad)
     assert str(raised.value).startswith(f"{bad}: ") and "is a required property" in str(raised.value)

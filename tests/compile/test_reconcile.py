@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from projector.compile.clients import Reading
 from projector.compile.ledger import entry_hash
-from projector.compile.reconcile import endpoint, reconcile
+from projector.compile.reconcile import reconcile as reconcile_as
 from projector.core.model import Provider
 
 DOCS = Provider("docs", "https://kb.example.com/mcp", "T", None, None)
 PROVIDERS = {"docs": DOCS}
 NEW = {"type": "stdio", "command": "/bin/projector", "args": ["mcp", "--provider", "docs"]}
 OLD = {"type": "http", "url": "https://kb.example.com/mcp?kbs=a"}
+# How a client whose entries look like NEW and OLD reads one back (a descriptor's `entry`).
+READING = Reading(url_keys=("url",), command_key="command", args_key="args", command_form="split", env_key="env",
+                  added_keys=(), default_values=())
+
+
+def reconcile(where, current, desired, owned, providers, force=False, reading=READING):
+    return reconcile_as(where, current, desired, owned, providers, reading, force)
 
 
 def test_absent_entry_is_added_and_owned():
@@ -36,9 +46,18 @@ def test_owned_entry_edited_by_hand_is_drift_kept_unless_forced():
 
 
 def test_foreign_entry_with_projector_shape_is_adopted():
-    for shape in (OLD, {"command": "/opt/old/projector", "args": ["mcp", "--provider", "docs"]},
-                  {"type": "local", "command": ["/x/projector", "mcp", "--provider", "docs"]}):
+    for shape in (OLD, {"command": "/opt/old/projector", "args": ["mcp", "--provider", "docs"]}):
         assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS).edits == {"docs": NEW}
+
+
+def test_each_client_reads_its_own_dialect():
+    array = replace(READING, command_form="array")
+    shape = {"type": "local", "command": ["/x/projector", "mcp", "--provider", "docs"]}
+    assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS, reading=array).edits == {"docs": NEW}
+    assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS).edits == {}, "one array is not this client's shape"
+    other_key = {"serverUrl": "https://kb.example.com/mcp"}
+    assert reconcile("f", {"docs": other_key}, {"docs": NEW}, {}, PROVIDERS).edits == {}
+    assert reconcile("f", {"docs": other_key}, {"docs": NEW}, {}, PROVIDERS, reading=replace(READING, url_keys=("serverUrl",))).edits == {"docs": NEW}
 
 
 def test_foreign_entry_of_another_shape_is_left_with_a_warning():
@@ -56,10 +75,23 @@ def test_entry_of_removed_provider_is_removed_only_when_ours_and_unchanged():
     assert reconcile("f", {"other": NEW}, {}, {}, {}).edits == {}  # never ours: never touched
 
 
-def test_endpoint_reads_every_dialect():
-    assert endpoint({"httpUrl": "https://x/a/?kbs=1"}) == ("url", "https://x/a")
-    assert endpoint({"command": ["/p/projector", "mcp"]}) == ("command", "projector", "mcp")
-    assert endpoint("not an entry") == ()
+def test_endpoint_reads_the_dialect_it_is_given():
+    assert replace(READING, url_keys=("httpUrl", "url")).endpoint({"httpUrl": "https://x/a/?kbs=1"}) == ("url", "https://x/a")
+    assert replace(READING, command_form="array").endpoint({"command": ["/p/projector", "mcp"]}) == ("command", "projector", "mcp")
+    nested = replace(READING, command_form="nested")
+    assert nested.endpoint({"command": {"path": "/p/projector", "args": ["mcp"]}}) == ("command", "projector", "mcp")
+    assert nested.endpoint({"command": "/p/projector", "args": ["mcp"]}) == ("command", "projector", "mcp")
+    assert READING.endpoint("not an entry") == ()
+
+
+def test_keys_the_client_adds_by_itself_are_not_drift():
+    reading = replace(READING, added_keys=("source",), default_values=(("timeout", 300),))
+    added = dict(NEW, source="user", timeout=300)
+    d = reconcile("f", {"docs": added}, {"docs": NEW}, {"docs": entry_hash(NEW)}, PROVIDERS, reading=reading)
+    assert d.edits == {} and d.notes == () and d.states == (("docs", "in-sync"),)
+    assert reconcile("f", {"docs": added}, {}, {"docs": entry_hash(NEW)}, {}, reading=reading).edits == {"docs": None}, "still ours to remove"
+    changed = dict(added, timeout=5)  # a value other than the one absence means is the user's
+    assert "changed by hand" in reconcile("f", {"docs": changed}, {}, {"docs": entry_hash(NEW)}, {}, reading=reading).notes[0]
 
 
 def test_a_bridge_entry_with_a_config_path_is_recognised():

@@ -58,8 +58,11 @@ def test_starter_model_is_valid(tmp_path):
 
 
 BAD = [
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    token_env: T\n    oauth: true\n",
+                 'projector.yaml:6:5: providers.docs.oauth: give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both',
+                 id="oauth-and-token"),
     pytest.param("version: 1\nproviders:\n  docs:\n    urll: https://x\n",
-                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, token_env, url); remove it or fix its spelling",
+                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, oauth, token_env, url); remove it or fix its spelling",
                  id="unknown-key"),
     pytest.param("version: 1\nproviders:\n  docs:\n    token_env: T\n",
                  'projector.yaml:3:3: providers.docs: give either "url" (a remote provider) or "command" (a local one)', id="missing-url"),

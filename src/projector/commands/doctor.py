@@ -10,7 +10,6 @@ from projector.commands.common import compute, err, load_model
 from projector.compile import engine
 from projector.compile.clients import Client
 from projector.compile.plan import local_references
-from projector.compile.reconcile import command_of
 from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home, on_path
 from projector.core.model import Model
@@ -45,6 +44,8 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
     for client in clients:
         path = client.global_file(environ)
         check(True, f"{client.name}: {display_path(path, here)}" + ("" if path and path.exists() else " (not there yet)"))
+        for note in client.notes:
+            check(True, f"{client.name}: {note}")
     for problem in outcome.problems:
         check(False, f"does not parse or cannot be read: {problem}")
     projects = recorded(environ)
@@ -58,16 +59,18 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if result.target.is_project:
             continue
         document_entries = _entries(result)
+        reading = result.client.reading
+        providers = {result.client.entry_name(n): p for n, p in outcome.providers.items()}
         for name, value in document_entries.items():
-            provider = outcome.providers.get(name)
-            found_command = command_of(value)
+            provider = providers.get(name)
+            found_command = reading.command_of(value)
             if provider is None or found_command is None or os.path.basename(found_command[0]) != "projector":
                 continue
             command = found_command[0]
             if found and command != found:
                 check(False, f"{result.shown}: entry {name} runs {command}, but PATH finds {found} (stale after an upgrade?): run `projector sync`")
-            needed = local_references(model, projects, name) if provider.local else (provider.token_env,)
-            for variable in (v for v in needed if v and result.client.stdio_env == "listed" and not _passes(value, v)):
+            needed = local_references(model, projects, provider.name) if provider.local else (provider.token_env,)
+            for variable in (v for v in needed if v and result.client.stdio_env != "inherit" and v not in reading.passed(value)):
                 check(False, f"{result.shown}: {result.client.name} will not pass ${variable} to entry {name}: run `projector sync`")
     for warning in outcome.warnings:
         if "shadows the global entry" in warning:
@@ -94,9 +97,3 @@ def _entries(result: engine.FileResult) -> dict[str, Any]:
     if result.before is None:
         return {}
     return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
-
-
-def _passes(value: dict[str, Any], variable: str) -> bool:
-    listed = value.get("env_vars") or []
-    names = {item if isinstance(item, str) else item.get("name") for item in listed if isinstance(item, (str, dict))}
-    return variable in names or variable in (value.get("env") or {})

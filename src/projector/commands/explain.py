@@ -68,6 +68,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "url": server.url if isinstance(server, HttpServer) else None,
             }
         )
+    entries = {c.id: c.entries(compiled) for c in clients}
     own = sorted({p.name for project in every for p in project.providers} - {p.name for p in model.providers})
     providers += [_local(model, nearby.trusted, name, canonical, environ, shown, servers) for name in own]
     return {
@@ -78,8 +79,8 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "project_files": [shown(p.file) for p in nearby.trusted],
         "notices": list(nearby.notices),
         "providers": providers,
-        "clients": {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients},
-        "warnings": list(compiled.warnings),
+        "clients": {c.id: entries[c.id][0] for c in clients},
+        "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
     }
 
 

@@ -49,22 +49,34 @@ def remember(config: str | None, complete: bool, hook: bool, observed: dict) -> 
     this sync saw (``observed``), and, for the shell hook, the files to watch and the stamp they
     are compared with."""
     from projector import __version__, fastpath
-    from projector.compile.targets import dependencies
+    from projector.compile.targets import Dependencies, dependencies
+    from projector.core.locations import VARIABLES
 
     environ = os.environ
     model_file = str(model.model_path(config, environ))
     try:
         loaded = load_model(config)
-        paths, binaries = dependencies(loaded, list(client_registry.registry().values()), environ, projects.recorded(environ))
+        found = dependencies(loaded, list(client_registry.registry().values()), environ, projects.recorded(environ))
     except ProjectorError:
-        paths, binaries = [model_file], ["projector"]
+        found = Dependencies([model_file], ["projector"], list(VARIABLES))
     if complete:
-        fastpath.record(model_file, paths + [str(ledger.ledger_path(environ))], binaries, environ, __version__, observed)
+        paths = found.paths + [str(ledger.ledger_path(environ))]
+        fastpath.record(model_file, paths, found.binaries, found.variables, environ, __version__, observed)
     else:
         fastpath.forget(environ)
     if hook:
         folder = state_dir(environ)
-        watch = "".join(("+" if os.path.exists(p) else "-") + p + "\n" for p in sorted(set(paths)))
+        watch = "".join(("+" if os.path.exists(p) else "-") + p + "\n" for p in sorted(set(found.paths)))
+        watch += "".join(_watched_variable(name, environ.get(name)) for name in found.variables if name != "PATH")
         watch += f"@{engine.projector_on_path(environ) or ''}\n"  # where projector was on PATH
         files.write_text(folder / "hook-watch", watch)
         files.write_text(folder / "hook-stamp", "")  # last: what the hook compares files with
+
+
+def _watched_variable(name: str, value: str | None) -> str:
+    """A hook-watch line for a variable: ``=NAME=value`` while set, ``!NAME`` while unset. A value
+    a line cannot hold is recorded so that it never matches: the hook then runs a sync, whose
+    fast path decides."""
+    if value is None:
+        return f"!{name}\n"
+    return f"={name}={value}\n" if "\n" not in value else f"={name}=\x00\n"

@@ -1,22 +1,99 @@
 """Clients as data: ``clients/<id>.yaml`` descriptors, validated by ``schemas/client.schema.json``.
 
-A descriptor says where a client keeps its file, in which format, under which key, and how an
-entry is spelled (two small jinja2 templates that render JSON). Nothing here knows a client by
-name: a client's quirks live in its descriptor.
+A descriptor says everything projector knows of a client, both ways:
+- where its file is (per platform), which variables move it, in which format, under which key;
+- how an entry is spelled (two small jinja2 templates that render JSON) and how one is read
+  back (``entry``: its URL keys, command shape, how it passes variables, keys the client adds);
+- what the client can take (``remote``), how a stdio server gets its environment (``stdio_env``),
+  and what a person should know of it (``notes``).
+Nothing here knows a client by name. A quirk that data cannot say would be one named function
+in one place that a descriptor refers to by name; no client needs one yet.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
+import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from projector.compile.plan import HttpServer, Server, StdioServer
+from projector.compile.plan import HttpServer, Plan, Server, StdioServer, for_client
 from projector.core.variables import folder_or_none
+
+_VARIABLE = re.compile(r"\$\{?(\w+)\}?")
+
+
+def platform() -> str:
+    """The platform whose paths a descriptor gives: ``macos`` or ``linux`` (every other Unix
+    keeps its files where Linux does)."""
+    return "macos" if sys.platform == "darwin" else "linux"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a client's entry is read back: what it connects to, and what it passes on."""
+
+    url_keys: tuple[str, ...]  # the keys that hold a remote entry's URL, the first present wins
+    command_key: str
+    args_key: str
+    command_form: str  # split: program + args | array: one array | nested: {path, args} under command_key
+    env_key: str | None  # where a stdio entry lists variables for the server: {NAME: value} or [NAME]
+    added_keys: tuple[str, ...]  # keys the client writes into entries by itself, whatever their value
+    default_values: tuple[tuple[str, Any], ...]  # keys the client fills in with the value their absence means
+
+    def command_of(self, value: Any) -> tuple[str, list[Any]] | None:
+        """A stdio entry's program and arguments; None for anything else."""
+        if not isinstance(value, Mapping):
+            return None
+        command, args = value.get(self.command_key), value.get(self.args_key) or []
+        if self.command_form == "array":
+            if not isinstance(command, list) or not command:
+                return None
+            command, args = command[0], command[1:]
+        elif self.command_form == "nested":
+            if isinstance(command, Mapping):  # an older spelling: {"command": {"path", "args"}}
+                command, args = command.get("path"), command.get("args") or []
+        if not isinstance(command, str) or not isinstance(args, list):
+            return None
+        return command, args
+
+    def endpoint(self, value: Any) -> tuple[str, ...]:
+        """What an entry connects to: ("url", u) without query, or ("command", name, *args)."""
+        if not isinstance(value, Mapping):
+            return ()
+        url = next((value[k] for k in self.url_keys if isinstance(value.get(k), str)), None)
+        if url is not None:
+            return ("url", without_query(url))
+        found = self.command_of(value)
+        if found is None:
+            return ()
+        return ("command", posixpath.basename(found[0]), *map(str, found[1]))
+
+    def passed(self, value: Any) -> tuple[str, ...]:
+        """The variables a stdio entry hands its server by name."""
+        listed = value.get(self.env_key) if isinstance(value, Mapping) and self.env_key else None
+        if isinstance(listed, Mapping):
+            return tuple(str(name) for name in listed)
+        if isinstance(listed, list):
+            return tuple(i if isinstance(i, str) else str(i.get("name")) for i in listed if isinstance(i, (str, Mapping)))
+        return ()
+
+    def normal(self, value: Any) -> Any:
+        """The entry without what the client adds by itself: what decides drift and adoption."""
+        if not isinstance(value, Mapping):
+            return value
+        defaults = dict(self.default_values)
+        return {k: v for k, v in value.items() if k not in self.added_keys and not (k in defaults and defaults[k] == v)}
+
+
+def without_query(url: str) -> str:
+    return url.partition("#")[0].partition("?")[0].rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -30,18 +107,23 @@ class ProjectFile:
 class Client:
     id: str
     name: str
-    format: str  # json | jsonc | toml
-    dirs: tuple[str, ...]
+    format: str  # json | json-comments | jsonc | toml | yaml
+    dirs: tuple[str, ...]  # this platform's
     files: tuple[str, ...]
     create: str
     servers_key: tuple[str, ...]
     env_reference: str | None
-    stdio_env: str  # inherit | listed
+    stdio_env: str  # inherit | listed | sanitized
+    remote: str  # token | no-token | none
+    lowercase_names: bool
     templates: tuple[tuple[str, str], ...]  # (transport, jinja2 source)
+    reading: Reading
+    file_keys: tuple[str, ...]  # top-level keys the client writes into a file by itself, carrying no setting
     project_files: tuple[ProjectFile, ...]
     local_scopes: tuple[tuple[str, ...], ...]  # key paths with "{workspace}" in the global file
     detect_paths: tuple[str, ...]
     detect_binaries: tuple[str, ...]
+    notes: tuple[str, ...]  # what doctor says of this client
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
         return next((p for p in (expand(d, environ) for d in self.dirs) if p is not None), None)
@@ -53,11 +135,23 @@ class Client:
             return None
         return next((folder / f for f in self.files if (folder / f).exists()), folder / self.create)
 
+    def variables(self) -> tuple[str, ...]:
+        """The environment variables that move this client's files or tell it is installed."""
+        return tuple(dict.fromkeys(name for text in self.dirs + self.detect_paths for name in _VARIABLE.findall(text)))
+
     def detected(self, environ: Mapping[str, str], which: Callable[[str], str | None]) -> bool:
         paths = (expand(p, environ) for p in self.detect_paths)
         return any(p is not None and p.exists() for p in paths) or any(which(b) for b in self.detect_binaries)
 
-    def render(self, server: Server) -> dict[str, Any]:
+    def entry_name(self, provider: str) -> str:
+        return provider.lower() if self.lowercase_names else provider
+
+    def entries(self, compiled: Plan) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """This client's entries for a plan (by entry name), and why a provider has none here."""
+        servers, warnings = for_client(compiled, self.remote, self.name)
+        return {self.entry_name(name): self.render(server, name) for name, server in servers}, warnings
+
+    def render(self, server: Server, name: str = "") -> dict[str, Any]:
         """The entry for ``server`` in this client's dialect, as a plain (ordered) value."""
         transport = "stdio" if isinstance(server, StdioServer) else "http"
         context: dict[str, Any]
@@ -67,7 +161,7 @@ class Client:
             assert isinstance(server, HttpServer)
             context = {"url": server.url, "token_env": server.token_env}
         text = _template(self.id, transport, dict(self.templates)[transport]).render(
-            env_ref=self.env_ref, env_refs=self.env_refs, **context
+            env_ref=self.env_ref, env_refs=self.env_refs, name=name, **context
         )
         try:
             return json.loads(text)
@@ -87,9 +181,11 @@ class Client:
 
 
 def expand(template: str, environ: Mapping[str, str]) -> Path | None:
-    """A descriptor's folder (``~/x`` or ``$VAR/x``); None when the variable is unset or empty."""
+    """A descriptor's folder (``~/x`` or ``$VAR/x``); None when a variable it names is unset or
+    empty, or when it is not absolute (clients ignore a relative value, or read it against a
+    folder projector does not know)."""
     folder = folder_or_none(template, environ)
-    return None if folder is None else Path(folder)
+    return Path(folder) if folder is not None and os.path.isabs(folder) else None
 
 
 @cache
@@ -108,7 +204,7 @@ def registry() -> dict[str, Client]:
     from projector.core.resources import data_dir
 
     files = sorted(data_dir("clients").glob("*.yaml"))
-    return {data["id"]: _client(data) for data in _checked_descriptors(files)}
+    return {data["id"]: client(data) for data in _checked_descriptors(files)}
 
 
 def _checked_descriptors(files: list[Path]) -> list[dict[str, Any]]:
@@ -119,10 +215,11 @@ def _checked_descriptors(files: list[Path]) -> list[dict[str, Any]]:
     from projector.core.locations import state_folder
 
     cache = Path(state_folder(os.environ)) / "clients-cache.json"
-    return kept(cache, [__version__, *stat_key(files)], lambda: [_validated(path) for path in files])
+    return kept(cache, [__version__, *stat_key(files)], lambda: [validated(path) for path in files])
 
 
-def _validated(path: Path) -> dict[str, Any]:
+def validated(path: Path) -> dict[str, Any]:
+    """A descriptor's data, checked against the schema; RuntimeError names the file and key."""
     import jsonschema
     from ruamel.yaml import YAML
 
@@ -133,28 +230,52 @@ def _validated(path: Path) -> dict[str, Any]:
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path)
         raise RuntimeError(f"{path}: {where}: {errors[0].message}")
+    if path.stem != data["id"]:
+        raise RuntimeError(f"{path}: id: {data['id']!r} must be the file's name ({path.stem!r})")
     return data
 
 
-def _client(data: dict[str, Any]) -> Client:
+def _per_platform(value: Any) -> tuple[str, ...]:
+    """A list for every platform, or ``{linux: [...], macos: [...]}``."""
+    return tuple(value.get(platform()) or () if isinstance(value, Mapping) else value or ())
+
+
+def client(data: Mapping[str, Any]) -> Client:
+    """A Client from a descriptor's (validated) data."""
     detect = data.get("detect") or {}
+    entry = data.get("entry") or {}
+    command = entry.get("command") or {}
+    files = tuple(data["global"]["files"])
     return Client(
         id=data["id"],
         name=data["name"],
         format=data["format"],
-        dirs=tuple(data["global"]["dirs"]),
-        files=tuple(data["global"]["files"]),
-        create=data["global"].get("create", data["global"]["files"][0]),
+        dirs=_per_platform(data["global"]["dirs"]),
+        files=files,
+        create=data["global"].get("create", files[0]),
         servers_key=tuple(data["servers_key"]),
         env_reference=data["env_reference"],
         stdio_env=data["stdio_env"],
+        remote=data.get("remote", "token"),
+        lowercase_names=data.get("entry_names") == "lowercase",
         templates=tuple(sorted(data["templates"].items())),
+        reading=Reading(
+            url_keys=tuple(entry.get("url_keys") or ("url",)),
+            command_key=command.get("key", "command"),
+            args_key=command.get("args", "args"),
+            command_form=command.get("form", "split"),
+            env_key=entry.get("env_key"),
+            added_keys=tuple(entry.get("added_keys") or ()),
+            default_values=tuple((entry.get("default_values") or {}).items()),
+        ),
+        file_keys=tuple(data.get("file_keys") or ()),
         project_files=tuple(
             ProjectFile(p["path"], p["format"], tuple(p["servers_key"])) for p in data.get("project_files") or ()
         ),
         local_scopes=tuple(tuple(scope) for scope in data.get("local_scopes") or ()),
-        detect_paths=tuple(detect.get("paths") or ()),
+        detect_paths=_per_platform(detect.get("paths")),
         detect_binaries=tuple(detect.get("binaries") or ()),
+        notes=tuple(data.get("notes") or ()),
     )
 
 

@@ -94,9 +94,12 @@ def compute(
 ) -> Outcome:
     """``projects``: the project files the trust store records (their providers get entries)."""
     compiled = plan(model, projector_on_path(environ), bridge_config(model, environ), projects)
-    desired = {c.id: {name: c.render(server) for name, server in compiled.servers} for c in clients}
-    providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
     results, problems, warnings = [], [], list(compiled.warnings)
+    desired = {}
+    for client in clients:
+        desired[client.id], cannot = client.entries(compiled)
+        warnings += cannot
+    providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
     for target in targets(model, clients, environ, desired, projects):
         outcome = evaluate(target, ledger.record(target.path), providers, force, system)
         if isinstance(outcome, Problem):
@@ -125,11 +128,12 @@ def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[st
     read = system.read(target.path)
     document = documents.parse(target.format, read.text or "", target.shown)
     current = document.servers(target.key)
+    providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
     if target.is_project:
-        decision = prune(target.shown, current, providers, target.shadows)
+        decision = prune(target.shown, current, providers, target.shadows, target.readings)
     else:
         owned = dict(record.entries) if record else {}
-        decision = reconcile(target.shown, current, target.desired, owned, providers, force)
+        decision = reconcile(target.shown, current, target.desired, owned, providers, target.client.reading, force)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states = _prune_local_scopes(target, text, providers)
     notes, states = decision.notes + local_notes, decision.states + local_states
@@ -150,14 +154,14 @@ def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[st
 
 
 def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
-    """Per-folder servers inside a global file (Claude's local scope), pruned like project files.
-    One parse for all of them; again only after an edit."""
+    """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
+    files. One parse for all of them; again only after an edit."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
     scoped = documents.parse(target.format, text, target.shown) if target.prune_keys else None
     for key in target.prune_keys:
         where = ".".join(key[:-1])
-        local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name)
+        local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name, target.readings)
         if local.edits:
             text = scoped.edited(key, local.edits)
             scoped = documents.parse(target.format, text, target.shown)
@@ -176,11 +180,16 @@ def _created(record: FileRecord | None, decision: Decision, before: str | None, 
 
 
 def _structurally_empty(target: TargetFile, text: str) -> bool:
-    """Nothing but (an empty) servers key: the file was only ever projector's entries. A
-    ``$schema`` pointer carries no setting (OpenCode writes one into a file it reads)."""
-    value = dict(documents.parse(target.format, text, target.shown).servers(()) or {})
-    value.pop("$schema", None)
+    """Nothing but (an empty) servers key: the file was only ever projector's entries. Keys a
+    client writes into a file it reads (a ``$schema`` pointer, a format version) carry no setting."""
+    value = _settings(target, text)
     return not value or value == _nest(target.key)
+
+
+def _settings(target: TargetFile, text: str) -> dict[str, Any]:
+    """The file's top level, without the keys its clients write by themselves."""
+    value = dict(documents.parse(target.format, text, target.shown).servers(()) or {})
+    return {k: v for k, v in value.items() if k not in target.file_keys}
 
 
 def _nest(key: tuple[str, ...]) -> dict[str, Any]:
@@ -196,7 +205,7 @@ def _undo_creation(target: TargetFile, text: str, created: str) -> str | None:
     if document.servers(target.key):
         return text  # the user added entries of their own: keep the key
     stripped = document.without_key(target.key)
-    if created == "file" and not documents.parse(target.format, stripped, target.shown).servers(()):
+    if created == "file" and not _settings(target, stripped):
         return None
     return stripped
 

@@ -6,6 +6,11 @@ hook with a minimal PATH) or without bindings it becomes the plain HTTP entry, n
 ``default``. A local provider, and one a trusted project file declares, is always the bridge:
 it starts the server in the session's workspace with that workspace's environment, and clients
 disagree on ``cwd`` and on how ``env`` values are spelled, so no client gets them written out.
+
+A client that cannot take a provider's HTTP entry (``for_client``) gets the bridge instead,
+which proxies an unbound provider to its URL with the default set; a provider that signs in
+with OAuth cannot go through the bridge (it does not speak OAuth yet), so such a client gets
+no entry for it, and a bound one keeps its HTTP entry everywhere.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ Server = StdioServer | HttpServer
 class Plan:
     servers: tuple[tuple[str, Server], ...]  # (provider name, server), sorted by name
     warnings: tuple[str, ...]
+    # For each provider served over HTTP above: the bridge that can stand in for it, or why none can.
+    bridges: tuple[tuple[str, StdioServer | str], ...] = ()
 
 
 def _direct(provider: Provider) -> HttpServer | None:
@@ -70,18 +77,42 @@ def plan(model: Model, projector_path: str | None, config: str | None = None, pr
         else:
             warnings.append(f'local provider "{name}" runs through projector, which is not on PATH: no entry was written for it')
     mentioned = {name for project in projects for name, _ in project.uses}
+    bridges: list[tuple[str, StdioServer | str]] = []
     for provider in (p for p in model.providers if not p.local):
         bound = bool(model.bindings_of(provider.name)) or provider.name in mentioned
-        if bound and projector_path:
-            pass_env = (provider.token_env,) if provider.token_env else ()
-            servers.append((provider.name, StdioServer(projector_path, args_for(provider.name), pass_env)))
+        pass_env = (provider.token_env,) if provider.token_env else ()
+        bridge: StdioServer | str = StdioServer(projector_path, args_for(provider.name), pass_env) if projector_path else "projector is not on PATH"
+        if provider.oauth:
+            bridge = "it signs in with OAuth, which the bridge does not speak yet"
+        if bound and isinstance(bridge, StdioServer):
+            servers.append((provider.name, bridge))
             continue
         if bound:
             warnings.append(
-                f'provider "{provider.name}" has bindings but projector is not on PATH: its plain HTTP entry was '
-                "written, so its bindings will not narrow the tools until a sync finds projector on PATH"
+                f'provider "{provider.name}" has bindings but {bridge}: its plain HTTP entry was written, so its '
+                "bindings will not narrow the tools" + ("" if provider.oauth else " until a sync finds projector on PATH")
             )
         server = _direct(provider)
         if server is not None:
             servers.append((provider.name, server))
-    return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings))
+            bridges.append((provider.name, bridge))
+    return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings), bridges=tuple(bridges))
+
+
+def for_client(compiled: Plan, remote: str, client: str) -> tuple[tuple[tuple[str, Server], ...], tuple[str, ...]]:
+    """The servers of a client that takes remote entries with a token reference (``token``),
+    only without a token (``no-token``: it cannot reference a variable in a header), or none
+    (``none``): an HTTP server it cannot take becomes the bridge, or no entry with a warning."""
+    bridges = dict(compiled.bridges)
+    servers: list[tuple[str, Server]] = []
+    warnings: list[str] = []
+    for name, server in compiled.servers:
+        takes = remote == "token" or (remote == "no-token" and server.token_env is None) if isinstance(server, HttpServer) else True
+        bridge = bridges.get(name)
+        if takes:
+            servers.append((name, server))
+        elif isinstance(bridge, StdioServer):
+            servers.append((name, bridge))
+        else:
+            warnings.append(f'{client} gets no entry for provider "{name}": it cannot take its HTTP entry, and the bridge cannot stand in: {bridge}')
+    return tuple(servers), tuple(warnings)

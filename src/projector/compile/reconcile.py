@@ -11,16 +11,14 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from projector.compile.clients import Reading, without_query
 from projector.compile.ledger import entry_hash
-from projector.compile.plan import bridge_args
+from projector.core.invocation import bridge_args
 from projector.core.model import Provider
-
-URL_KEYS = ("url", "httpUrl", "serverUrl", "uri")
 
 
 @dataclass(frozen=True)
@@ -31,41 +29,23 @@ class Decision:
     states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | drift | foreign
 
 
-def _without_query(url: str) -> str:
-    return url.partition("#")[0].partition("?")[0].rstrip("/")
-
-
-def command_of(value: Any) -> tuple[str, list[Any]] | None:
-    """A stdio entry's program and arguments, in any client's dialect; None for anything else."""
-    if not isinstance(value, Mapping):
-        return None
-    command, args = value.get("command"), value.get("args") or []
-    if isinstance(command, list) and command:  # OpenCode: program and arguments in one array
-        command, args = command[0], command[1:]
-    if not isinstance(command, str) or not isinstance(args, list):
-        return None
-    return command, args
-
-
-def endpoint(value: Any) -> tuple[str, ...]:
-    """What an entry connects to, in any client's dialect: ("url", u) or ("command", name, *args)."""
-    if not isinstance(value, Mapping):
-        return ()
-    url = next((value[k] for k in URL_KEYS if isinstance(value.get(k), str)), None)
-    if url is not None:
-        return ("url", _without_query(url))
-    found = command_of(value)
-    if found is None:
-        return ()
-    return ("command", posixpath.basename(found[0]), *map(str, found[1]))
-
-
-def recognisable(value: Any, provider: Provider) -> bool:
-    """An entry projector (or its predecessor) writes for ``provider``."""
-    found = endpoint(value)
+def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
+    """An entry projector (or its predecessor) writes for ``provider``, as any of ``readings``
+    (the clients that read the file) reads it."""
     bridge = ("command", "projector", *bridge_args(provider.name))
-    direct = provider.url is not None and found == ("url", _without_query(provider.url))
-    return direct or found[: len(bridge)] == bridge  # any --config after
+    for reading in readings:
+        found = reading.endpoint(value)
+        if found[: len(bridge)] == bridge:  # any --config after
+            return True
+        if provider.url is not None and found == ("url", without_query(provider.url)):
+            return True
+    return False
+
+
+def _unchanged(reading: Reading, present: Any, digest: str) -> bool:
+    """The entry is what projector wrote (what its client adds by itself does not count). An
+    older ledger hashed the entry as written, keys the client adds included."""
+    return digest in (entry_hash(reading.normal(present)), entry_hash(present))
 
 
 def reconcile(
@@ -74,8 +54,10 @@ def reconcile(
     desired: Mapping[str, Any],
     owned: Mapping[str, str],
     providers: Mapping[str, Provider],
+    reading: Reading,
     force: bool = False,
 ) -> Decision:
+    """``reading``: how the file's client reads an entry back."""
     current = current or {}
     edits: dict[str, Any | None] = {}
     kept: dict[str, str] = {}
@@ -85,25 +67,25 @@ def reconcile(
         present = current.get(name)
         if name not in current:
             edits[name], states[name] = value, "add"
-        elif present == value:
+        elif reading.normal(present) == reading.normal(value):
             states[name] = "in-sync"
-        elif name in owned and (entry_hash(present) == owned[name] or force):
+        elif name in owned and (_unchanged(reading, present, owned[name]) or force):
             edits[name], states[name] = value, "update"
         elif name in owned:
             notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept (--force overwrites)')
             kept[name], states[name] = owned[name], "drift"
             continue
-        elif recognisable(present, providers[name]) or force:
+        elif recognisable(present, providers[name], (reading,)) or force:
             edits[name], states[name] = value, "update"
         else:
             notes.append(f'{where}: entry "{name}" was not written by projector; left as it is (rename or remove it to let projector manage it)')
             states[name] = "foreign"
             continue
-        kept[name] = entry_hash(value)
+        kept[name] = entry_hash(reading.normal(value))
     for name, digest in owned.items():
         if name in desired or name not in current:
             continue
-        if entry_hash(current[name]) == digest or force:
+        if _unchanged(reading, current[name], digest) or force:
             edits[name], states[name] = None, "remove"
         else:
             notes.append(f'{where}: entry "{name}" of a removed provider was changed by hand; kept (--force removes it)')
@@ -111,7 +93,9 @@ def reconcile(
     return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())))
 
 
-def prune(where: str, current: Mapping[str, Any] | None, providers: Mapping[str, Provider], shadows: str) -> Decision:
+def prune(
+    where: str, current: Mapping[str, Any] | None, providers: Mapping[str, Provider], shadows: str, readings: tuple[Reading, ...]
+) -> Decision:
     """Project entries that would shadow a provider's global entry: those with a shape projector
     (or its predecessor) wrote are removed; the user's own are left, with a warning."""
     edits: dict[str, Any | None] = {}
@@ -120,7 +104,7 @@ def prune(where: str, current: Mapping[str, Any] | None, providers: Mapping[str,
     for name, value in (current or {}).items():
         if name not in providers:
             continue
-        if recognisable(value, providers[name]):
+        if recognisable(value, providers[name], readings):
             edits[name], states[name] = None, "remove"
         else:
             notes.append(f'{where}: entry "{name}" shadows the global entry in {shadows}; left as it is')

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from projector.compile.clients import Client, expand
+from projector.compile.clients import Client, Reading, expand
 from projector.core import locations
 from projector.core.errors import display_path
 from projector.core.model import Model
@@ -32,11 +32,12 @@ class TargetFile:
     desired: Mapping[str, Any] | None  # None: a project file, where entries are pruned
     prune_keys: tuple[tuple[str, ...], ...] = ()  # local scopes inside a global file
     shadows: str = ""  # the clients a project file's entries shadow the global entry in
+    readings: tuple[Reading, ...] = ()  # how the clients that read the file read an entry
+    file_keys: tuple[str, ...] = ()  # top-level keys they write by themselves, carrying no setting
 
     @property
     def is_project(self) -> bool:
         return self.desired is None
-
 
 
 def workspaces(model: Model, projects: tuple[Project, ...] = ()) -> tuple[str, ...]:
@@ -60,30 +61,46 @@ def targets(
         path = client.global_file(environ)
         assert path is not None  # every descriptor ends its folder list with one under ~
         scopes = tuple(key for w in folders for key in client.local_scope_keys(w))
-        found.append(TargetFile(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes, client.name))
+        found.append(TargetFile(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes,
+                                client.name, (client.reading,), client.file_keys))
     project: dict[str, TargetFile] = {}
     for workspace in folders:
         for client in clients:
             for spec in client.project_files:
                 name = os.path.join(workspace, spec.path)  # strings: most of these do not exist
                 if name in project:
-                    project[name] = replace(project[name], shadows=f"{project[name].shadows} and {client.name}")
+                    known = project[name]
+                    project[name] = replace(known, shadows=f"{known.shadows} and {client.name}", readings=known.readings + (client.reading,),
+                                            file_keys=tuple(dict.fromkeys(known.file_keys + client.file_keys)))
                 elif os.path.lexists(name):  # projector never creates a file inside a workspace
                     path = Path(name)
-                    project[name] = TargetFile(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name)
+                    project[name] = TargetFile(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name,
+                                               (client.reading,), client.file_keys)
     return found + [project[p] for p in sorted(project)]
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What a sync's result depends on, for the fast path and the shell hook."""
+
+    paths: list[str]
+    binaries: list[str]
+    variables: list[str]  # projector's own, and those that move a client's files (from its descriptor)
 
 
 def dependencies(
     model: Model, clients: list[Client], environ: Mapping[str, str], projects: tuple[Project, ...] = ()
-) -> tuple[list[str], list[str]]:
-    """Every path and binary a sync's result depends on: (paths, binaries), for the fast path and
-    the shell hook. A project file that does not exist is watched through its nearest existing
-    folder (creating it changes that folder), which keeps the list to about one path a workspace."""
+) -> Dependencies:
+    """Every path, binary and variable a sync's result depends on. The same descriptors that
+    place the target files name the variables that move them, so the two cannot disagree. A
+    project file that does not exist is watched through its nearest existing folder (creating it
+    changes that folder), which keeps the list to about one path a workspace."""
     paths: set[str] = {str(model.source), trust_path(environ)} | {p.file for p in projects}
     binaries = {"projector"}
+    variables = set(locations.VARIABLES)
     folders = workspaces(model, projects)
     for client in clients:
+        variables.update(client.variables())
         folder = client.folder(environ)
         if folder is not None:
             paths.update(str(folder / name) for name in client.files)
@@ -91,7 +108,7 @@ def dependencies(
         binaries.update(client.detect_binaries)
         for workspace in folders:
             paths.update(_watched(os.path.join(workspace, spec.path), workspace) for spec in client.project_files)
-    return sorted(paths), sorted(binaries)
+    return Dependencies(sorted(paths), sorted(binaries), sorted(variables))
 
 
 def _watched(path: str, stop: str) -> str:

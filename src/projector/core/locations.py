@@ -6,6 +6,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+# What moves projector's own files (the model, its state), and its lookups on PATH. The variables
+# that move a client's files come from its descriptor (compile.clients.Client.variables).
+VARIABLES = ("HOME", "PATH", "PROJECTOR_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+
 
 def home_text(environ: Mapping[str, str]) -> str:
     """The home folder: ``$HOME``, else the account's."""

@@ -62,6 +62,7 @@ class Provider:
     cwd: str | None = None
     env: Env = ()
     enabled: bool = True
+    oauth: bool = False  # remote: it signs users in with OAuth (the client does), not with a token variable
 
     @property
     def local(self) -> bool:
@@ -346,7 +347,7 @@ def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -
 expand_path = expand_folder
 
 
-REMOTE_KEYS = ("url", "token_env", "kbs", "default")
+REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
 RESERVED = ("worktrees", "providers")  # keys of a binding or project file that are not providers
@@ -382,6 +383,8 @@ def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> l
         kind, foreign = ("remote", LOCAL_KEYS) if "url" in provider else ("local", REMOTE_KEYS)
         for key in (k for k in provider if k in foreign):
             problems.append(problem(data, shown, at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
+        if provider.get("oauth") and "token_env" in provider:
+            problems.append(problem(data, shown, at + ("oauth",), 'give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both', key=True))
         mounted = provider.get("kbs")
         for index, kb in enumerate(provider.get("default") or []):
             if mounted is not None and kb not in mounted:
@@ -482,6 +485,7 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         cwd=spec.get("cwd"),
         env=_env(spec.get("env")) or (),
         enabled=spec.get("enabled", True),
+        oauth=bool(spec.get("oauth", False)),
     )
 
 

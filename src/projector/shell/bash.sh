@@ -3,7 +3,7 @@
 # itself (builtins only: no process is started); otherwise it runs one `projector sync`.
 _projector_hook() {
   local state="${XDG_STATE_HOME:-$HOME/.local/state}/projector"
-  local stamp="$state/hook-stamp" watch="$state/hook-watch" bin line file run=
+  local stamp="$state/hook-stamp" watch="$state/hook-watch" bin line file name run=
   hash projector 2>/dev/null || return 0
   bin="${BASH_CMDS[projector]}"
   if [[ ! -e $stamp || ! -e $watch ]]; then
@@ -15,6 +15,8 @@ _projector_hook() {
         +*) [[ -e $file && ! $file -nt $stamp ]] || { run=1; break; } ;;
         -*) [[ -e $file ]] && { run=1; break; } ;;
         @*) [[ $file == "$bin" ]] || { run=1; break; } ;;
+        =*) name="${file%%=*}"; [[ -n ${!name+x} && ${!name} == "${file#*=}" ]] || { run=1; break; } ;;
+        !*) [[ -n ${!file+x} ]] && { run=1; break; } ;;
       esac
     done < "$watch"
   fi

@@ -26,6 +26,16 @@ function _projector_hook --on-event fish_prompt
                     if test "$file" != "$bin"
                         set run 1; break
                     end
+                case '=*'
+                    set -l pair (string split -m 1 = -- $file)
+                    set -l name $pair[1]
+                    if not set -q $name; or test "$$name" != "$pair[2]"
+                        set run 1; break
+                    end
+                case '!*'
+                    if set -q $file
+                        set run 1; break
+                    end
             end
         end < $watch
     end

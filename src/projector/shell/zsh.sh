@@ -4,7 +4,7 @@
 _projector_hook() {
   emulate -L zsh
   local state="${XDG_STATE_HOME:-$HOME/.local/state}/projector"
-  local stamp="$state/hook-stamp" watch="$state/hook-watch" bin="${commands[projector]}" line file run=
+  local stamp="$state/hook-stamp" watch="$state/hook-watch" bin="${commands[projector]}" line file name run=
   [[ -n $bin ]] || return 0
   if [[ ! -e $stamp || ! -e $watch ]]; then
     run=1
@@ -15,6 +15,8 @@ _projector_hook() {
         +*) [[ -e $file && ! $file -nt $stamp ]] || { run=1; break; } ;;
         -*) [[ -e $file ]] && { run=1; break; } ;;
         @*) [[ $file == "$bin" ]] || { run=1; break; } ;;
+        =*) name="${file%%=*}"; [[ -v $name && ${(P)name} == "${file#*=}" ]] || { run=1; break; } ;;
+        !*) [[ -v $file ]] && { run=1; break; } ;;
       esac
     done < "$watch"
   fi

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from projector.compile.documents.base import Edits, splice
 from projector.compile.documents.jsonc import JsonDocument
 from projector.compile.documents.toml import TomlDocument
+from projector.compile.documents.yaml import YamlDocument
 
 
 class Document(Protocol):
@@ -33,12 +34,15 @@ class Document(Protocol):
         """The text with ``key`` itself removed."""
 
 
-FORMATS: dict[str, type] = {"json": JsonDocument, "jsonc": JsonDocument, "toml": TomlDocument}
+FORMATS: dict[str, type] = {"json": JsonDocument, "json-comments": JsonDocument, "jsonc": JsonDocument, "toml": TomlDocument, "yaml": YamlDocument}
+# How strictly a JSON file is read: json = no comments, no trailing commas; json-comments = //
+# and /* */ comments but no trailing commas (strip-json-comments, then JSON.parse); jsonc = both.
+STRICTNESS = {"json": "json", "json-comments": "comments"}
 
 
 def parse(format: str, text: str, source: str) -> Document:
     """Parse ``text`` (shown as ``source`` in errors); raises DocumentError with line and column."""
-    return FORMATS[format](text, source=source, strict=format == "json")
+    return FORMATS[format](text, source=source, strict=STRICTNESS.get(format, ""))
 
 
 __all__ = ["Document", "Edits", "FORMATS", "parse", "splice"]

@@ -1,9 +1,10 @@
 """JSON and JSONC files, edited by byte spans.
 
-tree-sitter's HuJSON grammar (JSON with comments and trailing commas, what OpenCode and Copilot
-accept) gives the span of every member; strict JSON files (Claude Code moves a file with a
-comment aside and starts empty) are also checked with the standard library's parser, which
-names the line and column of the first error. New members follow the file's own style:
+tree-sitter's HuJSON grammar (JSON with comments and trailing commas, what several clients
+accept) gives the span of every member. A client that reads strict JSON (one moves a file with a
+comment aside and starts empty), or comments but no trailing commas (one renames a file with a
+trailing comma aside), gets its file checked with the standard library's parser too, which names
+the line and column of the first error. New members follow the file's own style:
 indentation unit, member indentation, separator spacing, trailing commas, line endings.
 """
 
@@ -45,7 +46,9 @@ class _Style:
 
 
 class JsonDocument:
-    def __init__(self, text: str, *, source: str, strict: bool):
+    def __init__(self, text: str, *, source: str, strict: str = ""):
+        """``strict``: "json" (no comments, no trailing commas), "comments" (comments but no
+        trailing commas), or "" (both allowed)."""
         self.text = text
         self.source = source
         self.strict = strict
@@ -58,7 +61,7 @@ class JsonDocument:
     # ------------------------------------------------------------------ reading
 
     def _parse(self) -> Any:
-        if self.strict:
+        if self.strict == "json":
             try:
                 json.loads(self.text)
             except json.JSONDecodeError as exc:
@@ -67,6 +70,12 @@ class JsonDocument:
         tree = _parser().parse(self._bytes)
         if tree.root_node.has_error:
             raise DocumentError(self._syntax_problem(tree.root_node))
+        if self.strict == "comments":
+            try:
+                json.loads(_blank_jsonc(tree.root_node, self._bytes, commas=False).decode("utf-8"))
+            except json.JSONDecodeError as exc:
+                what = "not valid JSON with comments (this client reads comments, but no trailing commas)"
+                raise DocumentError(Problem(self.source, exc.lineno, exc.colno, f"{what}: {exc.msg}")) from None
         values = [c for c in tree.root_node.named_children if c.type != "comment"]
         if len(values) != 1 or values[0].type != "object":
             raise DocumentError(Problem(self.source, 1, 1, "expected a JSON object at the top of the file"))
@@ -253,7 +262,8 @@ def _value(node: Any) -> Any:
     return json.loads(node.text)
 
 
-def _blank_jsonc(root: Any, source: bytes) -> bytes:
+def _blank_jsonc(root: Any, source: bytes, commas: bool = True) -> bytes:
+    """``source`` with its comments (and trailing commas) blanked, every offset kept."""
     out = bytearray(source)
     stack = [root]
     while stack:
@@ -262,7 +272,7 @@ def _blank_jsonc(root: Any, source: bytes) -> bytes:
         closing = node.next_sibling
         while closing is not None and closing.type == "comment":
             closing = closing.next_sibling
-        if node.type == "comment" or (node.type == "," and closing is not None and closing.type in ("}", "]")):
+        if node.type == "comment" or (commas and node.type == "," and closing is not None and closing.type in ("}", "]")):
             for i in range(node.start_byte, node.end_byte):
                 if out[i] not in (0x0A, 0x0D):
                     out[i] = 0x20
