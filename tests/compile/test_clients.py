@@ -8,14 +8,16 @@ from pathlib import Path
 import pytest
 
 from projector.compile.clients import expand, registry, selected
-from projector.compile.plan import HttpServer, StdioServer
+from projector.compile.plan import HttpServer, Plan, StdioServer
 
 BRIDGE = StdioServer("/usr/local/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",))
-HTTP = HttpServer("https://kb.example.com/mcp?kbs=a,b", "DOCS_TOKEN")
+BRIDGE_WEB = StdioServer("/usr/local/bin/projector", ("mcp", "--provider", "web"), ("WEB_TOKEN",))
+HTTP = HttpServer("https://kb.example.com/mcp?kbs=a,b", "WEB_TOKEN")
 
 
-def test_six_descriptors_load_and_validate():
-    assert sorted(registry()) == ["claude-code", "codex", "copilot", "crush", "kiro", "opencode"]
+def test_sixteen_descriptors_load_and_validate():
+    assert sorted(registry()) == ["amp", "antigravity", "claude-code", "claude-desktop", "codex", "copilot", "crush", "cursor",
+                                  "gemini", "goose", "kiro", "opencode", "qwen", "vscode", "windsurf", "zed"]
 
 
 @pytest.mark.parametrize(
@@ -32,10 +34,74 @@ def test_six_descriptors_load_and_validate():
         ("kiro", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/h/.kiro/settings/mcp.json"),
         ("copilot", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/h/.copilot/mcp-config.json"),
         ("copilot", {"HOME": "/h", "COPILOT_HOME": "/p"}, "/p/mcp-config.json"),
+        ("gemini", {"HOME": "/h"}, "/h/.gemini/settings.json"),
+        ("gemini", {"HOME": "/h", "GEMINI_CLI_HOME": "/g"}, "/g/.gemini/settings.json"),  # a home, not the folder
+        ("qwen", {"HOME": "/h"}, "/h/.qwen/settings.json"),
+        ("qwen", {"HOME": "/h", "QWEN_HOME": "/q"}, "/q/settings.json"),  # the folder itself
+        ("qwen", {"HOME": "/h", "QWEN_HOME": "~/alt"}, "/h/alt/settings.json"),
+        ("qwen", {"HOME": "/h", "QWEN_HOME": "relative"}, "/h/.qwen/settings.json"),  # not a folder projector can place
+        ("cursor", {"HOME": "/h"}, "/h/.cursor/mcp.json"),
+        ("vscode", {"HOME": "/h"}, "/h/.config/Code/User/mcp.json"),
+        ("vscode", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/Code/User/mcp.json"),
+        ("vscode", {"HOME": "/h", "VSCODE_APPDATA": "/a"}, "/a/Code/User/mcp.json"),
+        ("vscode", {"HOME": "/h", "VSCODE_PORTABLE": "/p", "VSCODE_APPDATA": "/a"}, "/p/user-data/User/mcp.json"),
+        ("windsurf", {"HOME": "/h"}, "/h/.codeium/windsurf/mcp_config.json"),
+        ("zed", {"HOME": "/h"}, "/h/.config/zed/settings.json"),
+        ("zed", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/zed/settings.json"),
+        ("goose", {"HOME": "/h"}, "/h/.config/goose/config.yaml"),
+        ("goose", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/goose/config.yaml"),
+        ("goose", {"HOME": "/h", "XDG_CONFIG_HOME": "/x", "GOOSE_PATH_ROOT": "/r"}, "/r/config/config.yaml"),
+        ("claude-desktop", {"HOME": "/h"}, "/h/.config/Claude/claude_desktop_config.json"),
+        ("antigravity", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/h/.gemini/antigravity/mcp_config.json"),
+        ("amp", {"HOME": "/h"}, "/h/.config/amp/settings.json"),
+        ("amp", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/amp/settings.json"),
     ],
 )
 def test_global_file_follows_relocating_variables(client, environ, expected):
     assert str(registry()[client].global_file(environ)) == expected
+
+
+@pytest.mark.parametrize(
+    ("client", "expected"),
+    [
+        ("vscode", "/h/Library/Application Support/Code/User/mcp.json"),
+        ("zed", "/h/.config/zed/settings.json"),  # XDG_CONFIG_HOME is not read on macOS
+        ("claude-desktop", "/h/Library/Application Support/Claude/claude_desktop_config.json"),
+        ("goose", "/x/goose/config.yaml"),  # XDG on macOS too
+        ("codex", "/h/.codex/config.toml"),
+    ],
+)
+def test_macos_paths(client, expected, monkeypatch):
+    from projector.compile import clients
+
+    monkeypatch.setattr("sys.platform", "darwin")
+    descriptor = clients.client(clients.validated(clients_folder() / f"{client}.yaml"))
+    assert str(descriptor.global_file({"HOME": "/h", "XDG_CONFIG_HOME": "/x"})) == expected
+
+
+def clients_folder() -> Path:
+    from projector.core.resources import data_dir
+
+    return data_dir("clients")
+
+
+def test_qwen_reads_its_folder_from_its_own_dotenv_files(tmp_path):
+    qwen = registry()["qwen"]
+    (tmp_path / ".qwen").mkdir()
+    (tmp_path / ".env").write_text("QWEN_HOME=/from/home/env\n")
+    assert str(qwen.global_file({"HOME": str(tmp_path)})) == "/from/home/env/settings.json"
+    (tmp_path / ".qwen" / ".env").write_text("OTHER=1\nQWEN_HOME=/from/qwen/env\n")
+    assert str(qwen.global_file({"HOME": str(tmp_path)})) == "/from/qwen/env/settings.json"
+    assert str(qwen.global_file({"HOME": str(tmp_path), "QWEN_HOME": "/set"})) == "/set/settings.json"
+
+
+def test_antigravity_edits_whichever_of_its_files_exists(tmp_path):
+    antigravity = registry()["antigravity"]
+    assert antigravity.global_file({"HOME": str(tmp_path)}) == tmp_path / ".gemini" / "antigravity" / "mcp_config.json"
+    shared = tmp_path / ".gemini" / "config" / "mcp_config.json"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("{}")
+    assert antigravity.global_file({"HOME": str(tmp_path)}) == shared
 
 
 def test_opencode_edits_the_file_that_exists(tmp_path):
@@ -57,15 +123,42 @@ def test_clients_found_on_this_machine(tmp_path):
     assert [c.id for c in selected(("kiro", "codex"), {"HOME": str(tmp_path)})] == ["codex", "kiro"]
 
 
+def test_antigravity_alone_does_not_make_gemini_cli_found(tmp_path):
+    (tmp_path / ".gemini" / "antigravity").mkdir(parents=True)
+    assert [c.id for c in selected(None, {"HOME": str(tmp_path)}, which=lambda b: None)] == ["antigravity"]
+
+
+COMPILED = Plan(servers=(("docs", BRIDGE), ("web", HTTP)), warnings=(), bridges=(("web", BRIDGE_WEB),))
+
+
 def test_entries_in_every_dialect(snapshot):
-    rendered = {c.id: {"bridge": c.render(BRIDGE), "http": c.render(HTTP)} for c in registry().values()}
+    rendered = {c.id: {"entries": c.entries(COMPILED)[0], "warnings": list(c.entries(COMPILED)[1])} for c in registry().values()}
     assert rendered == snapshot
 
 
 def test_secrets_are_references_only():
     for client in registry().values():
-        text = json.dumps([client.render(BRIDGE), client.render(HTTP)])
-        assert "DOCS_TOKEN" in text  # by name, in the client's own syntax
+        web = json.dumps(client.entries(COMPILED)[0]["web"])
+        # by name, in the client's own syntax; a client that cannot take it gets the bridge, which reads it
+        assert "WEB_TOKEN" in web if client.remote == "token" else "--provider" in web
+
+
+@pytest.mark.parametrize("client_id", sorted(registry()))
+def test_what_a_client_writes_it_reads_back(client_id):
+    """A descriptor's reading side (entry: URL keys, command shape, env key) agrees with its
+    templates: what projector writes, projector recognises, and doctor sees the variables passed."""
+    client = registry()[client_id]
+    entries, _ = client.entries(COMPILED)
+    reading = client.reading
+    for name, written in entries.items():
+        found = reading.endpoint(written)
+        if found[0] == "url":
+            assert found == ("url", "https://kb.example.com/mcp")
+        else:
+            assert found[1:] == ("projector", "mcp", "--provider", name.lower())
+            if client.stdio_env != "inherit" and client.env_reference is not None:
+                assert {"DOCS_TOKEN", "WEB_TOKEN"} & set(reading.passed(written))
+        assert reading.normal(written) == reading.normal(reading.normal(written))
 
 
 def test_crush_entries_pass_crushs_own_schema(reference):
@@ -73,7 +166,7 @@ def test_crush_entries_pass_crushs_own_schema(reference):
 
     schema = json.loads((reference / "crush-schema.json").read_text())
     crush = registry()["crush"]
-    document = {"mcp": {"docs": crush.render(BRIDGE), "web": crush.render(HTTP)}}
+    document = {"mcp": crush.entries(COMPILED)[0]}
     jsonschema.Draft202012Validator(schema).validate(document)
 
 

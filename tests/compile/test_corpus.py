@@ -18,7 +18,9 @@ from projector.compile import clients, engine, ledger
 from projector.compile.system import RealSystem
 from projector.core.model import Binding, Model, Provider, Settings
 
-FOLDERS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "crush": "crush", "kiro": "kiro", "copilot-cli": "copilot"}
+FOLDERS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "crush": "crush", "kiro": "kiro", "copilot-cli": "copilot",
+           "gemini": "gemini", "qwen": "qwen", "cursor": "cursor", "vscode": "vscode", "windsurf": "windsurf", "zed": "zed",
+           "goose": "goose", "claude-desktop": "claude-desktop", "antigravity": "antigravity", "amp": "amp"}
 CORPUS = paths.CORPUS
 # Without the corpus (a user's clone) one placeholder runs, and the `corpus` fixture skips it.
 FILES = sorted(p for folder in FOLDERS for p in (CORPUS / folder).glob("*")) if CORPUS.is_dir() else [CORPUS / "absent" / "-"]

@@ -109,6 +109,7 @@ class Client:
     name: str
     format: str  # json | json-comments | jsonc | toml | yaml
     dirs: tuple[str, ...]  # this platform's
+    env_files: tuple[str, ...]  # dotenv files the client reads the variables of dirs from, when unset
     files: tuple[str, ...]
     create: str
     servers_key: tuple[str, ...]
@@ -126,7 +127,21 @@ class Client:
     notes: tuple[str, ...]  # what doctor says of this client
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
+        environ = self._environ(environ)
         return next((p for p in (expand(d, environ) for d in self.dirs) if p is not None), None)
+
+    def _environ(self, environ: Mapping[str, str]) -> Mapping[str, str]:
+        """``environ``, plus what the client's own dotenv files say of the variables it lacks."""
+        missing = {name for name in self.variables() if not environ.get(name)}
+        files = [p for p in (expand(f, environ) for f in self.env_files) if p is not None and p.is_file()] if missing else []
+        if not files:
+            return environ
+        from dotenv import dotenv_values
+
+        found: dict[str, str] = {}
+        for path in files:
+            found.update({k: v for k, v in dotenv_values(path).items() if k in missing and v and k not in found})
+        return {**found, **environ}
 
     def global_file(self, environ: Mapping[str, str]) -> Path | None:
         """The file this client reads its user-level servers from: the first that exists."""
@@ -160,7 +175,10 @@ class Client:
         else:
             assert isinstance(server, HttpServer)
             context = {"url": server.url, "token_env": server.token_env}
-        text = _template(self.id, transport, dict(self.templates)[transport]).render(
+        source = dict(self.templates).get(transport)
+        if source is None:
+            raise RuntimeError(f"clients/{self.id}.yaml: {self.name} takes no {transport} entries")
+        text = _template(self.id, transport, source).render(
             env_ref=self.env_ref, env_refs=self.env_refs, name=name, **context
         )
         try:
@@ -251,6 +269,7 @@ def client(data: Mapping[str, Any]) -> Client:
         name=data["name"],
         format=data["format"],
         dirs=_per_platform(data["global"]["dirs"]),
+        env_files=tuple(data["global"].get("env_files") or ()),
         files=files,
         create=data["global"].get("create", files[0]),
         servers_key=tuple(data["servers_key"]),

@@ -104,6 +104,7 @@ def dependencies(
         folder = client.folder(environ)
         if folder is not None:
             paths.update(str(folder / name) for name in client.files)
+        paths.update(str(p) for p in (expand(f, environ) for f in client.env_files) if p is not None)
         paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
         binaries.update(client.detect_binaries)
         for workspace in folders:

@@ -21,7 +21,6 @@ from typing import Any
 from projector.compile.documents.base import Edits, Splice, check_edit, line_start, newline_of, servers_at, splice
 from projector.core.errors import DocumentError, Problem
 
-_PLAIN = re.compile(r"[A-Za-z0-9_./~@$-][^\n#:]*")  # a scalar that needs no quotes (also checked by a load)
 
 
 @cache
@@ -229,9 +228,23 @@ def _scalar(value: Any) -> str:
     if isinstance(value, str):
         if value == "":
             return "''"
-        if _PLAIN.fullmatch(value) and value == value.strip() and _loader().load(value) == value:
+        if _plain(value):
             return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` reads back as itself written bare in a block (a URL does; "yes", "1",
+    "a: b" or "- x" do not)."""
+    return (
+        text == text.strip()
+        and "\n" not in text
+        and ": " not in text
+        and " #" not in text
+        and not text.endswith(":")
+        and text[0] not in "?:,[]{}#&*!|>'\"%@`"
+        and _loader().load(text) == text
+    )
 
 
 def _mapping_of(node: Any) -> Any:
