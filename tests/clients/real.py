@@ -37,7 +37,7 @@ def tool_path() -> Path:
     return folder
 
 
-def run(home: Path, cwd: Path, command: list[str], extra_path: str = "") -> subprocess.CompletedProcess[str]:
+def run(home: Path, cwd: Path, command: list[str], extra_path: str = "", extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -50,6 +50,7 @@ def run(home: Path, cwd: Path, command: list[str], extra_path: str = "") -> subp
         "NO_COLOR": "1",
         "MCP_TIMEOUT": "3000",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        **(extra_env or {}),
     }
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -126,7 +127,41 @@ def _claude_get(home: Path, cwd: Path, name: str) -> Entry:
     return _entry("http", url=field.get("URL"), token=token)
 
 
-READERS = {"codex": codex, "copilot": copilot, "opencode": opencode, "claude-code": claude}
+def _listed(text: str) -> dict[str, Entry]:
+    """Gemini's and Qwen's `mcp list`: `<mark> name: command args (stdio) - Status` or
+    `<mark> name: url (http) - Status`. Neither shows env or headers: the token cannot be read."""
+    entries = {}
+    for name, target, transport in re.findall(r"^\S+ ([\w.-]+): (.*) \((stdio|http|sse)\) - \S+", _plain(text), flags=re.M):
+        if transport == "stdio":
+            command, *args = target.split(" ")
+            entries[name] = _entry("stdio", command=command, args=args)
+        else:
+            entries[name] = _entry(transport, url=target)
+    return entries
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def gemini(home: Path, cwd: Path) -> dict[str, Entry]:
+    done = run(home, cwd, [_bin("gemini"), "mcp", "list"])
+    _ok(done)
+    return _listed(done.stderr)  # Gemini prints its list on stderr
+
+
+def qwen(home: Path, cwd: Path) -> dict[str, Entry]:
+    return _listed(_ok(run(home, cwd, [_bin("qwen"), "mcp", "list"])))
+
+
+def amp(home: Path, cwd: Path) -> dict[str, Entry]:
+    listed = json.loads(_ok(run(home, cwd, [_bin("amp"), "mcp", "list", "--json"])))
+    return {item["name"]: _from_json(item["spec"], "${", "}") for item in listed}
+
+
+READERS = {"codex": codex, "copilot": copilot, "opencode": opencode, "claude-code": claude, "gemini": gemini, "qwen": qwen, "amp": amp}
+# Readers that cannot show which variable an entry passes on (its env, its headers).
+BLIND = {"gemini", "qwen"}
 
 
 # --------------------------------------------------------------------------- shapes
@@ -153,15 +188,20 @@ def _ref_name(values: dict[str, str] | None, opening: str, closing: str) -> str 
 
 def planned(servers: list[tuple[str, Any]], client: str) -> dict[str, Entry]:
     """What each client should show for projector's plan (client-neutral servers)."""
+    from projector.compile.clients import registry
     from projector.compile.plan import StdioServer
 
+    descriptor = registry()[client]
+    # a client that hands the whole environment to stdio servers gets no reference in their entries
+    passes = descriptor.stdio_env != "inherit" and descriptor.env_reference is not None and client not in BLIND
     expected = {}
     for name, server in servers:
         if isinstance(server, StdioServer):
-            # claude-code and opencode hand the whole environment to stdio servers: no reference
-            token = server.pass_env[0] if server.pass_env and client not in ("claude-code", "opencode") else None
+            token = server.pass_env[0] if server.pass_env and passes else None
             expected[name] = _entry("stdio", command=server.command, args=list(server.args), token=token)
         else:
-            token = server.token_env if client != "opencode" else ("<masked>" if server.token_env else None)
+            token = server.token_env if client not in BLIND else None
+            if client == "opencode":
+                token = "<masked>" if server.token_env else None
             expected[name] = _entry("http", url=server.url, token=token)
     return expected

@@ -24,13 +24,16 @@ from projector.compile.plan import plan  # noqa: E402
 from projector.compile.system import RealSystem
 from projector.core import model  # noqa: E402
 
-CLIENTS = ["claude-code", "codex", "copilot", "opencode"]
+CLIENTS = ["claude-code", "codex", "copilot", "opencode", "gemini", "qwen", "amp"]
 CORPUS = paths.CORPUS
 USERS_FILE = {
     "claude-code": "claude/modelcontextprotocol-servers-mcp.json",
     "codex": "codex/kazuyamiyagi-dotfiles.toml",
     "copilot": "copilot-cli/caarlos0-dotfiles.json",
     "opencode": "opencode/glips-dotfiles.jsonc",
+    "gemini": "gemini/lovekhatri-dotagents.json",
+    "qwen": "qwen/gerald-ica-dev-tool-configs.json",
+    "amp": "amp/nffdiogosilva-dotfiles.json",
 }
 
 
@@ -131,6 +134,9 @@ LEGACY = {
     "copilot": (".mcp.json", {"mcpServers": {"docs": {"type": "http", "url": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
     "opencode": ("opencode.json", {"mcp": {"docs": {"type": "remote", "url": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
     "codex": (".codex/config.toml", None),
+    "gemini": (".gemini/settings.json", {"mcpServers": {"docs": {"httpUrl": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
+    "qwen": (".qwen/settings.json", {"mcpServers": {"docs": {"httpUrl": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
+    "amp": (".amp/settings.json", {"amp.mcpServers": {"docs": {"url": "http://127.0.0.1:9/mcp/routed?kbs=api-a"}}}),
 }
 
 
@@ -169,3 +175,35 @@ def test_a_pruned_legacy_project_entry_lets_the_global_entry_through(client, tmp
     servers = home.sync(models(home.work)["bridge"])
     assert not legacy.exists(), "the file held only the legacy entry"
     assert home.read(project)["docs"] == real.planned(servers, client)["docs"]
+
+
+def _kb_server_class():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bridge_conftest", paths.TESTS / "runtime" / "bridge" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# A client that health-checks its servers starts the bridge: the bridge must get the token (Gemini
+# strips secret-looking variables from a stdio server's environment unless its entry names them)
+# and the folder's KBs.
+@pytest.mark.parametrize("client", ["gemini", "qwen"])
+def test_the_client_reaches_the_provider_through_the_bridge(client, tmp_path):
+    bridge = _kb_server_class()
+    server = bridge.KbServer(tmp_path, "stateful", None, "handbook,api-a,api-b")
+    try:
+        home = Home(tmp_path, client)
+        home.sync(f"version: 1\nproviders:\n  docs:\n    url: {server.url}\n    token_env: DOCS_TOKEN\n"
+                  f"bindings:\n  {home.work}:\n    docs: [api-a]\n")
+        trust = home.home / ".gemini" / "trustedFolders.json"  # Gemini connects only in a trusted folder
+        trust.parent.mkdir(parents=True, exist_ok=True)
+        trust.write_text(json.dumps({str(home.work): "TRUST_FOLDER"}))
+        done = real.run(home.home, home.work, [real._bin(client), "mcp", "list"], extra_env={"DOCS_TOKEN": bridge.TOKEN})
+        listing = real._plain(done.stdout + done.stderr)
+        assert "docs: " in listing and " - Connected" in listing, listing
+        reached = [r for r in server.requests() if r["rpc"] == "initialize"]
+        assert reached and all(r["query"] == "kbs=api-a" and r["auth"] == f"Bearer {bridge.TOKEN}" for r in reached)
+    finally:
+        server.stop()

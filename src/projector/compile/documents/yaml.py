@@ -233,11 +233,15 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+_YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}  # booleans to YAML 1.1 readers, strings to 1.2 ones
+
+
 def _plain(text: str) -> bool:
-    """Whether ``text`` reads back as itself written bare in a block (a URL does; "yes", "1",
-    "a: b" or "- x" do not)."""
+    """Whether ``text`` reads back as itself written bare in a block, to any YAML reader (a URL
+    does; "yes", "1", "a: b" or "- x" do not)."""
     return (
         text == text.strip()
+        and text.lower() not in _YAML11_WORDS
         and "\n" not in text
         and ": " not in text
         and " #" not in text
