@@ -28,13 +28,23 @@ def snapshot(snapshot):
     return snapshot.use_extension(_SnapshotsFolder)
 
 
+def _relocating() -> set[str]:
+    """The variables that move a client's files, from the descriptors (read without any cache)."""
+    from projector.compile.clients import client, validated
+    from projector.core.resources import data_dir
+
+    return {name for path in data_dir("clients").glob("*.yaml") for name in client(validated(path)).variables()}
+
+
+RELOCATING = _relocating()
+
+
 @pytest.fixture(autouse=True)
 def _no_real_home(tmp_path_factory, monkeypatch):
     """Belt and braces: even code that reads os.environ sees a throw-away HOME."""
     home = tmp_path_factory.mktemp("outer-home")
     monkeypatch.setenv("HOME", str(home))
-    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "PROJECTOR_CONFIG",
-                 "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "CRUSH_GLOBAL_CONFIG"):
+    for name in {"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "PROJECTOR_CONFIG"} | RELOCATING:
         monkeypatch.delenv(name, raising=False)
 
 

@@ -119,3 +119,50 @@ def test_the_written_bridge_entry_finds_a_model_kept_elsewhere(sandbox):
     started = subprocess.run([entry["command"], *entry["args"]], env=client_env, cwd=sandbox.home / "work" / "a", timeout=30,
                              input='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n', capture_output=True, text=True)
     assert '"serverInfo":{"name":"projector"' in started.stdout, started.stderr
+
+
+ACME = """\
+# A client projector does not ship: one data file, nothing else.
+id: acme
+name: Acme Agent
+format: jsonc
+global:
+  dirs: ["$ACME_HOME", "~/.acme"]
+  files: [agent.json]
+servers_key: [tools, mcp]
+env_reference: "%{NAME}"
+stdio_env: listed
+templates:
+  stdio: |
+    {"run": {{ ([command] + args) | json }}, "pass": {{ pass_env | json }}}
+  http: |
+    {"endpoint": {{ url | json }}, "bearer": {{ env_ref(token_env) | json }}}
+entry:
+  url_keys: [endpoint]
+  command: {key: run, form: array}
+  env_key: pass
+detect:
+  paths: ["~/.acme"]
+"""
+
+
+def test_a_client_is_one_data_file(sandbox):
+    sandbox.install_projector()
+    sandbox.file(".config/projector/clients/acme.yaml", ACME)
+    sandbox.file(".config/projector/projector.yaml", MODEL.replace("clients: [claude-code, codex]", "clients: [acme]").replace(
+        "bindings:", "  web:\n    url: https://web.example.com/mcp\n    token_env: WEB_TOKEN\nbindings:"))
+    synced = sandbox.run("sync")
+    assert synced.returncode == 0, synced.stderr
+    assert synced.stdout == "created ~/.acme/agent.json (Acme Agent)\n"
+    assert json.loads((sandbox.home / ".acme" / "agent.json").read_text()) == {"tools": {"mcp": {
+        "docs": {"run": [str(sandbox.bin / "projector"), "mcp", "--provider", "docs"], "pass": ["DOCS_TOKEN"]},
+        "web": {"endpoint": "https://web.example.com/mcp", "bearer": "%{WEB_TOKEN}"},
+    }}}
+    again = sandbox.run("diff")
+    assert (again.returncode, again.stdout) == (0, ""), "what it wrote, it reads back as its own"
+    doctor = sandbox.run("doctor")
+    assert "Acme Agent: ~/.acme/agent.json" in doctor.stdout and "will not pass" not in doctor.stdout
+
+    sandbox.env["ACME_HOME"] = str(sandbox.root / "acme")  # its own relocating variable: the next sync follows it
+    assert sandbox.run("sync").returncode == 0
+    assert (sandbox.root / "acme" / "agent.json").exists()

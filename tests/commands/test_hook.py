@@ -71,6 +71,21 @@ def test_a_failing_sync_is_reported_once(sandbox, shell):
     assert _syncs(sandbox) == 2
 
 
+@pytest.mark.parametrize("shell", sorted(SHELLS))
+def test_a_relocating_variable_set_or_unset_in_the_shell_syncs_once(sandbox, shell):
+    """The watch list holds the variables that move the clients' files (from their descriptors)."""
+    _shim(sandbox)
+    sandbox.model(MODEL)
+    moved = sandbox.root / "codex-home"
+    setting = f"export CODEX_HOME={moved}" if shell != "fish" else f"set -gx CODEX_HOME {moved}"
+    unsetting = "unset CODEX_HOME" if shell != "fish" else "set -e CODEX_HOME"
+    done = _run(sandbox, shell, ["_projector_hook", "_projector_hook", setting, "_projector_hook", "_projector_hook",
+                                 unsetting, "_projector_hook", "_projector_hook"])
+    assert done.returncode == 0, done.stderr
+    assert _syncs(sandbox) == 3, "the first prompt, then one sync per change of CODEX_HOME"
+    assert (moved / "config.toml").exists() and (sandbox.home / ".codex" / "config.toml").exists()
+
+
 def test_unknown_shell(sandbox):
     result = sandbox.run("hook", "tcsh")
     assert result.returncode == 2 and "no hook for 'tcsh'" in result.stderr

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from projector.compile.plan import HttpServer, StdioServer, plan, with_kbs
+from projector.compile.plan import HttpServer, StdioServer, for_client, plan, with_kbs
 from projector.core.model import Binding, Model, Provider, Settings
 
 
@@ -122,3 +122,46 @@ def test_providers_only_project_files_declare_get_the_bridge_and_bindings_there_
         ("docs", StdioServer("/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",))),
         ("notes", StdioServer("/bin/projector", ("mcp", "--provider", "notes"), ("NOTES_KEY",))),
     )
+
+
+# --------------------------------------------------------------------------- per client
+
+
+def oauth(name="signin"):
+    return Provider(name=name, url="https://sso.example.com/mcp", token_env=None, kbs=None, default=None, oauth=True)
+
+
+def test_a_client_that_takes_no_remote_entries_gets_the_bridge_for_every_provider():
+    compiled = plan(model(provider(), provider("open", token=None)), "/bin/projector")
+    servers, warnings = for_client(compiled, "none", "Desk")
+    assert servers == (("docs", StdioServer("/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",))),
+                       ("open", StdioServer("/bin/projector", ("mcp", "--provider", "open"), ())))
+    assert warnings == ()
+
+
+def test_a_client_that_cannot_reference_a_variable_gets_the_bridge_only_where_a_token_is_needed():
+    compiled = plan(model(provider(), provider("open", token=None)), "/bin/projector")
+    servers, _ = for_client(compiled, "no-token", "Ed")
+    assert dict(servers) == {"docs": StdioServer("/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",)),
+                             "open": HttpServer("https://kb.example.com/mcp", None)}
+    assert for_client(compiled, "token", "Any") == (compiled.servers, ())
+
+
+def test_no_bridge_to_stand_in_means_no_entry_and_a_warning_that_says_why():
+    compiled = plan(model(provider(), oauth()), None)
+    servers, warnings = for_client(compiled, "none", "Desk")
+    assert servers == ()
+    assert warnings == (
+        'Desk gets no entry for provider "docs": it cannot take its HTTP entry, and the bridge cannot stand in: projector is not on PATH',
+        'Desk gets no entry for provider "signin": it cannot take its HTTP entry, and the bridge cannot stand in: '
+        "it signs in with OAuth, which the bridge does not speak yet",
+    )
+    on_path, _ = for_client(plan(model(oauth()), "/bin/projector"), "none", "Desk")
+    assert on_path == ()
+
+
+def test_a_bound_oauth_provider_keeps_its_http_entry_with_a_warning():
+    bound = Binding("/w/a", (("signin", Settings(kbs=("a",))),))
+    result = plan(model(oauth(), bindings=[bound]), "/bin/projector")
+    assert result.servers == (("signin", HttpServer("https://sso.example.com/mcp", None)),)
+    assert "OAuth" in result.warnings[0] and "bindings will not narrow the tools" in result.warnings[0]

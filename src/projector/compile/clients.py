@@ -218,11 +218,11 @@ def _template(client_id: str, transport: str, source: str) -> Any:
 
 @cache
 def registry() -> dict[str, Client]:
-    """Every descriptor under clients/, by id, validated (checked once per version of them)."""
-    from projector.core.resources import data_dir
+    """Every descriptor (projector's clients/ and the user's own), by id, validated (checked once
+    per version of them)."""
+    from projector.core.resources import descriptor_files
 
-    files = sorted(data_dir("clients").glob("*.yaml"))
-    return {data["id"]: client(data) for data in _checked_descriptors(files)}
+    return {data["id"]: client(data) for data in _checked_descriptors(descriptor_files())}
 
 
 def _checked_descriptors(files: list[Path]) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from projector.core import locations
 from projector.core.errors import display_path
 from projector.core.model import Model
 from projector.core.projects import Project, trust_path
+from projector.core.resources import descriptor_files
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,8 @@ def dependencies(
     place the target files name the variables that move them, so the two cannot disagree. A
     project file that does not exist is watched through its nearest existing folder (creating it
     changes that folder), which keeps the list to about one path a workspace."""
-    paths: set[str] = {str(model.source), trust_path(environ)} | {p.file for p in projects}
+    paths: set[str] = {str(model.source), trust_path(environ), locations.clients_folder(environ)} | {p.file for p in projects}
+    paths.update(str(p) for p in descriptor_files())
     binaries = {"projector"}
     variables = set(locations.VARIABLES)
     folders = workspaces(model, projects)

@@ -28,8 +28,18 @@ def model_file(explicit: str | None, environ: Mapping[str, str]) -> str:
         return os.path.expanduser(explicit)
     if environ.get("PROJECTOR_CONFIG"):
         return os.path.expanduser(environ["PROJECTOR_CONFIG"])
+    return os.path.join(config_folder(environ), "projector.yaml")
+
+
+def config_folder(environ: Mapping[str, str]) -> str:
+    """``$XDG_CONFIG_HOME/projector`` (``~/.config/projector`` by default)."""
     config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(home_text(environ), ".config")
-    return os.path.join(config_home, "projector", "projector.yaml")
+    return os.path.join(config_home, "projector")
+
+
+def clients_folder(environ: Mapping[str, str]) -> str:
+    """Where a user keeps client descriptors of their own."""
+    return os.path.join(config_folder(environ), "clients")
 
 
 def state_folder(environ: Mapping[str, str]) -> str:

@@ -22,13 +22,27 @@ def data_dir(name: str) -> Path:
     raise FileNotFoundError(f"projector is installed without its {name}/ folder")
 
 
-def client_ids() -> tuple[str, ...]:
-    """The ids of the client descriptors (their file names): what a model may name in ``clients``.
-    A directory listing, so the bridge can check a model without loading any descriptor."""
+def descriptor_files() -> list[Path]:
+    """Every client descriptor: projector's own, and the user's in ``$XDG_CONFIG_HOME/projector/
+    clients/`` (a new client, or a fix to one of projector's: same name, the user's wins)."""
     import os
 
-    folder = data_dir("clients")
-    return tuple(sorted(name[: -len(".yaml")] for name in os.listdir(folder) if name.endswith(".yaml")))
+    from projector.core.locations import clients_folder
+
+    found: dict[str, Path] = {}
+    for folder in (str(data_dir("clients")), clients_folder(os.environ)):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found.update({name: Path(folder, name) for name in names if name.endswith(".yaml")})
+    return [found[name] for name in sorted(found)]
+
+
+def client_ids() -> tuple[str, ...]:
+    """The ids of the client descriptors (their file names): what a model may name in ``clients``.
+    Directory listings, so the bridge can check a model without loading any descriptor."""
+    return tuple(path.stem for path in descriptor_files())
 
 
 @cache

@@ -15,8 +15,8 @@ _projector_hook() {
         +*) [[ -e $file && ! $file -nt $stamp ]] || { run=1; break; } ;;
         -*) [[ -e $file ]] && { run=1; break; } ;;
         @*) [[ $file == "$bin" ]] || { run=1; break; } ;;
-        =*) name="${file%%=*}"; [[ -v $name && ${(P)name} == "${file#*=}" ]] || { run=1; break; } ;;
-        !*) [[ -v $file ]] && { run=1; break; } ;;
+        '='*) name="${file%%=*}"; [[ -v $name && ${(P)name} == "${file#*=}" ]] || { run=1; break; } ;;
+        '!'*) [[ -v $file ]] && { run=1; break; } ;;
       esac
     done < "$watch"
   fi
