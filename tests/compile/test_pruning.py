@@ -111,3 +111,36 @@ def test_a_schema_pointer_alone_does_not_keep_a_file(sandbox):
     path = _write(sandbox, "opencode.json", json.dumps({"$schema": "https://opencode.ai/config.json", "mcp": {"docs": LEGACY_HTTP}}) + "\n")
     sandbox.run("sync", config=sandbox.model(MODEL))
     assert not path.exists()
+
+
+NEW_CLIENTS_MODEL = MODEL.replace("[claude-code, codex, opencode, crush, kiro, copilot]", "[gemini, qwen, cursor, vscode, zed, antigravity, amp]")
+# The project files of the clients added later: a legacy entry in each client's own dialect.
+NEW_FILES = {
+    ".gemini/settings.json": ("mcpServers", {"httpUrl": "https://kb.example.com/mcp?kbs=api-a"}),
+    ".qwen/settings.json": ("mcpServers", {"httpUrl": "https://kb.example.com/mcp?kbs=api-a"}),
+    ".mcp.json": ("mcpServers", {"type": "http", "url": "https://kb.example.com/mcp?kbs=api-a"}),
+    ".cursor/mcp.json": ("mcpServers", {"url": "https://kb.example.com/mcp?kbs=api-a", "headers": {}}),
+    ".vscode/mcp.json": ("servers", {"type": "http", "url": "https://kb.example.com/mcp?kbs=api-a"}),
+    ".zed/settings.json": ("context_servers", {"command": {"path": "/old/projector", "args": ["mcp", "--provider", "docs"]}}),
+    ".agents/mcp_config.json": ("mcpServers", {"serverUrl": "https://kb.example.com/mcp?kbs=api-a"}),
+    ".amp/settings.json": ("amp.mcpServers", {"url": "https://kb.example.com/mcp?kbs=api-a"}),
+}
+
+
+@pytest.mark.parametrize("relative", sorted(NEW_FILES))
+def test_the_project_files_of_the_new_clients_are_pruned_too(sandbox, relative):
+    key, legacy = NEW_FILES[relative]
+    before = '{\n  // the project\'s servers\n  "%s": {\n    "docs": %s,\n    "other": %s\n  },\n  "keep": true\n}\n' % (key, json.dumps(legacy), json.dumps(MINE))
+    if relative == ".mcp.json":
+        before = before.replace("  // the project's servers\n", "")  # strict JSON there
+    path = _write(sandbox, relative, before)
+    result = sandbox.run("sync", config=sandbox.model(NEW_CLIENTS_MODEL))
+    assert result.returncode == 0, result.stderr
+    assert path.read_text() == before.replace('    "docs": %s,\n' % json.dumps(legacy), "")
+    assert sandbox.run("diff", config=sandbox.model(NEW_CLIENTS_MODEL)).returncode == 0, "a second sync changes nothing"
+
+
+def test_a_project_file_left_with_only_what_its_client_adds_is_deleted(sandbox):
+    path = _write(sandbox, ".qwen/settings.json", '{\n  "mcpServers": {"docs": {"httpUrl": "https://kb.example.com/mcp"}},\n  "$version": 4\n}\n')
+    assert sandbox.run("sync", config=sandbox.model(NEW_CLIENTS_MODEL)).returncode == 0
+    assert not path.exists(), '"$version" is Qwen\'s own marker, no setting'
