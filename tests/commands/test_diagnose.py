@@ -104,3 +104,22 @@ def test_explain_a_local_provider_names_sources_and_variables_never_values(sandb
         assert shown.returncode == 0, shown.stderr
         assert "do-not-print" not in shown.stdout and "also-secret" not in shown.stdout
     assert {"untrusted": _clean(sandbox, before.stdout), "trusted": _clean(sandbox, after.stdout)} == snapshot
+
+
+def test_doctor_names_what_each_new_client_needs_from_the_user(sandbox):
+    """Gemini's trust gate is named; a client whose file cannot reference a variable is told apart
+    from one a sync would fix; Gemini's bridge entry passes the token (it strips secret-looking
+    variables), so no problem is reported for it."""
+    sandbox.install_projector()
+    sandbox.env.update(DOCS_TOKEN="x")
+    config = sandbox.model(MODEL.replace("clients: [codex, copilot]", "clients: [gemini, claude-desktop]").replace("default: []", "default: [a]"))
+    assert sandbox.run("sync", config=config).returncode == 0
+    sandbox.env.update(WEB_TOKEN="y")
+    report = sandbox.run("doctor", config=config).stdout.splitlines()
+    assert any(line.startswith("ok       Gemini CLI: in a folder it does not trust it turns off every MCP server") for line in report)
+    problems = [line for line in report if line.startswith("PROBLEM")]
+    assert problems == [
+        f"PROBLEM  ~/.config/Claude/claude_desktop_config.json: Claude Desktop may not pass ${name} to entry {name.split('_')[0].lower()}, "
+        "and its file cannot reference a variable: the bridge gets it only if Claude Desktop hands its own environment to the servers it starts"
+        for name in ("DOCS_TOKEN", "WEB_TOKEN")
+    ]

@@ -187,3 +187,18 @@ def test_a_broken_descriptor_is_refused_with_its_place(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError) as raised:
         clients.validated(bad)
     assert str(raised.value).startswith(f"{bad}: ") and "is a required property" in str(raised.value)
+
+
+def test_no_code_names_a_client():
+    """Everything a client is lives in its descriptor: no module (nor its comments) names one."""
+    import re
+
+    import projector
+
+    source = Path(projector.__file__).parent
+    words = sorted({c.id for c in registry().values()} | {c.name for c in registry().values()}, key=len, reverse=True)
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+    found = [f"{path.relative_to(source)}:{number}: {line.strip()}"
+             for path in sorted(source.rglob("*")) if path.suffix in (".py", ".sh", ".fish", ".yaml", ".json")
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert found == []

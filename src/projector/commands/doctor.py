@@ -71,7 +71,7 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
                 check(False, f"{result.shown}: entry {name} runs {command}, but PATH finds {found} (stale after an upgrade?): run `projector sync`")
             needed = local_references(model, projects, provider.name) if provider.local else (provider.token_env,)
             for variable in (v for v in needed if v and result.client.stdio_env != "inherit" and v not in reading.passed(value)):
-                check(False, f"{result.shown}: {result.client.name} will not pass ${variable} to entry {name}: run `projector sync`")
+                check(False, _not_passed(result.shown, result.client, variable, name))
     for warning in outcome.warnings:
         if "shadows the global entry" in warning:
             check(False, warning)
@@ -97,3 +97,10 @@ def _entries(result: engine.FileResult) -> dict[str, Any]:
     if result.before is None:
         return {}
     return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
+
+
+def _not_passed(shown: str, client: Client, variable: str, entry: str) -> str:
+    if not client.can_pass(variable):  # nothing a sync can write would pass it
+        return (f"{shown}: {client.name} may not pass ${variable} to entry {entry}, and its file cannot reference a variable: "
+                f"the bridge gets it only if {client.name} hands its own environment to the servers it starts")
+    return f"{shown}: {client.name} will not pass ${variable} to entry {entry}: run `projector sync`"

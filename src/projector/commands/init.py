@@ -18,6 +18,9 @@ def run(config: str | None) -> int:
     if path.exists():
         err(f"error: {shown} exists already; projector init never overwrites a model")
         return 1
-    files.write_text(path, STARTER.read_text(encoding="utf-8"))
+    from projector.core.resources import client_ids
+
+    # The ids come from the descriptors: a client added as a data file is listed too.
+    files.write_text(path, STARTER.read_text(encoding="utf-8").replace("{client_ids}", ", ".join(client_ids())))
     print(f"wrote {shown}: add your providers, then run `projector diff`")
     return 0

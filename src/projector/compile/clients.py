@@ -186,6 +186,14 @@ class Client:
         except json.JSONDecodeError as exc:
             raise RuntimeError(f"clients/{self.id}.yaml: the {transport} template renders invalid JSON: {exc}\n{text}") from None
 
+    def can_pass(self, variable: str) -> bool:
+        """Whether a stdio entry of this client can hand ``variable`` to its server: what its
+        template writes for it, read back."""
+        try:
+            return variable in self.reading.passed(self.render(StdioServer("projector", (), (variable,))))
+        except RuntimeError:  # its template needs a reference the client has no syntax for
+            return False
+
     def local_scope_keys(self, workspace: str) -> tuple[tuple[str, ...], ...]:
         return tuple(tuple(workspace if step == "{workspace}" else step for step in s) for s in self.local_scopes)
 

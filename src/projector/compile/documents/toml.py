@@ -1,4 +1,4 @@
-"""TOML files (Codex), edited by byte spans.
+"""TOML files, edited by byte spans.
 
 tree-sitter's TOML grammar gives the span of every table and key; the standard library's
 tomllib reads the values and names the line and column of a syntax error; tomlkit renders the

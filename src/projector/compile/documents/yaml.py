@@ -5,7 +5,7 @@ tree-sitter's YAML grammar gives the span of every mapping pair; ruamel.yaml's s
 of a block mapping: set, it replaces the lines of that pair; added, it goes after the last pair
 of the mapping, in the file's own indentation and sequence style; removed, its lines go (the
 comments after it stay). Nothing is regenerated: a round-trip dumper rewrote 3 of the 7 real
-Goose files of the corpus even with nothing changed (README, "How files are edited").
+files of the corpus even with nothing changed (README, "How files are edited").
 
 A file with a duplicate key is refused, as the client that reads it refuses it: that client
 (serde_yaml) treats it as unreadable, and may then put a default file in its place.

@@ -164,7 +164,7 @@ class Upstream:
                 if event.retry is not None:
                     retry_ms = event.retry
                 if not event.data.strip():
-                    continue  # a priming event only moves the cursor
+                    continue  # a priming event only moves the resume point
                 found = _handle_event(event.data, message, on_message)
                 if found is not None:
                     return found
