@@ -94,21 +94,26 @@ def dependencies(
 ) -> Dependencies:
     """Every path, binary and variable a sync's result depends on. The same descriptors that
     place the target files name the variables that move them, so the two cannot disagree. A
-    project file that does not exist is watched through its nearest existing folder (creating it
-    changes that folder), which keeps the list to about one path a workspace."""
-    paths: set[str] = {str(model.source), trust_path(environ), locations.clients_folder(environ)} | {p.file for p in projects}
-    paths.update(str(p) for p in descriptor_files())
+    model that names its clients depends on those only; one that does not, on what tells each
+    client is installed too. A project file that does not exist is watched through its nearest
+    existing folder (creating it changes that folder), which keeps the list to about one path a
+    workspace. projector's own descriptors change only with its version, which the fingerprint
+    holds; the user's are watched."""
+    user_descriptors = locations.clients_folder(environ)
+    paths: set[str] = {str(model.source), trust_path(environ), user_descriptors} | {p.file for p in projects}
+    paths.update(str(p) for p in descriptor_files() if str(p.parent) == user_descriptors)
     binaries = {"projector"}
     variables = set(locations.VARIABLES)
     folders = workspaces(model, projects)
-    for client in clients:
+    for client in (c for c in clients if model.clients is None or c.id in model.clients):
         variables.update(client.variables())
         folder = client.folder(environ)
         if folder is not None:
             paths.update(str(folder / name) for name in client.files)
         paths.update(str(p) for p in (expand(f, environ) for f in client.env_files) if p is not None)
-        paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
-        binaries.update(client.detect_binaries)
+        if model.clients is None:
+            paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
+            binaries.update(client.detect_binaries)
         for workspace in folders:
             paths.update(_watched(os.path.join(workspace, spec.path), workspace) for spec in client.project_files)
     return Dependencies(sorted(paths), sorted(binaries), sorted(variables))
