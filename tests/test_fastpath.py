@@ -45,7 +45,11 @@ def test_changing_a_relocating_variable_makes_the_next_sync_work(sandbox, variab
 
 def test_the_fingerprint_keeps_the_names_it_watches(sandbox):
     sandbox.install_projector()
-    config = sandbox.model("version: 1\nclients: [gemini]\nproviders: {}\n")
-    assert sandbox.run("sync", config=config).returncode == 0
-    saved = marshal.loads((sandbox.home / ".local" / "state" / "projector" / "fingerprint").read_bytes())
-    assert {"GEMINI_CLI_HOME", "QWEN_HOME", "HOME", "PATH"} <= set(saved["variables"])
+    fingerprint = sandbox.home / ".local" / "state" / "projector" / "fingerprint"
+    named = sandbox.model("version: 1\nclients: [gemini]\nproviders: {}\n")
+    assert sandbox.run("sync", config=named).returncode == 0
+    watched = set(marshal.loads(fingerprint.read_bytes())["variables"])
+    assert {"GEMINI_CLI_HOME", "HOME", "PATH"} <= watched and "QWEN_HOME" not in watched, "the clients the model names"
+    found = sandbox.model("version: 1\nproviders: {}\n")
+    assert sandbox.run("sync", config=found).returncode == 0
+    assert set(RELOCATING) <= set(marshal.loads(fingerprint.read_bytes())["variables"]), "every client it may find"
