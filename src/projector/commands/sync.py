@@ -67,7 +67,7 @@ def remember(config: str | None, complete: bool, hook: bool, observed: dict) -> 
     if hook:
         folder = state_dir(environ)
         watch = "".join(("+" if os.path.exists(p) else "-") + p + "\n" for p in sorted(set(found.paths)))
-        watch += "".join(_watched_variable(name, environ.get(name)) for name in found.variables if name != "PATH")
+        watch += "".join(_watched_variable(name, environ.get(name)) for name in found.variables if name != "PATH")  # PATH: the @ line
         watch += f"@{engine.projector_on_path(environ) or ''}\n"  # where projector was on PATH
         files.write_text(folder / "hook-watch", watch)
         files.write_text(folder / "hook-stamp", "")  # last: what the hook compares files with
@@ -75,8 +75,7 @@ def remember(config: str | None, complete: bool, hook: bool, observed: dict) -> 
 
 def _watched_variable(name: str, value: str | None) -> str:
     """A hook-watch line for a variable: ``=NAME=value`` while set, ``!NAME`` while unset. A value
-    a line cannot hold is recorded so that it never matches: the hook then runs a sync, whose
-    fast path decides."""
+    a line cannot hold is left out (the fast path still compares it, at the next sync)."""
     if value is None:
         return f"!{name}\n"
-    return f"={name}={value}\n" if "\n" not in value else f"={name}=\x00\n"
+    return f"={name}={value}\n" if "\n" not in value and "\0" not in value else ""
