@@ -193,11 +193,11 @@ def planned(servers: list[tuple[str, Any]], client: str) -> dict[str, Entry]:
 
     descriptor = registry()[client]
     # a client that hands the whole environment to stdio servers gets no reference in their entries
-    passes = descriptor.stdio_env != "inherit" and descriptor.env_reference is not None and client not in BLIND
+    passes = descriptor.stdio_env != "inherit" and client not in BLIND
     expected = {}
     for name, server in servers:
         if isinstance(server, StdioServer):
-            token = server.pass_env[0] if server.pass_env and passes else None
+            token = server.pass_env[0] if server.pass_env and passes and descriptor.can_pass(server.pass_env[0]) else None
             expected[name] = _entry("stdio", command=server.command, args=list(server.args), token=token)
         else:
             token = server.token_env if client not in BLIND else None
