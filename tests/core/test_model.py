@@ -62,7 +62,7 @@ BAD = [
                  'projector.yaml:6:5: providers.docs.oauth: give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both',
                  id="oauth-and-token"),
     pytest.param("version: 1\nproviders:\n  docs:\n    urll: https://x\n",
-                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, oauth, token_env, url); remove it or fix its spelling",
+                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, linger, oauth, shared, token_env, url); remove it or fix its spelling",
                  id="unknown-key"),
     pytest.param("version: 1\nproviders:\n  docs:\n    token_env: T\n",
                  'projector.yaml:3:3: providers.docs: give either "url" (a remote provider) or "command" (a local one)', id="missing-url"),
@@ -119,6 +119,13 @@ BAD = [
                  'projector.yaml:2:11: clients[0]: unknown client "claude" (known: claude-code, codex, opencode, crush, kiro, copilot)',
                  id="unknown-client"),
     pytest.param("", "projector.yaml: the model is empty: run `projector init` to write a starter", id="empty"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    shared: true\n",
+                 'projector.yaml:5:5: providers.docs.shared: "shared" is not a setting of a remote provider; remove it', id="shared-remote"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  ~/w:\n    docs: {shared: true}\n",
+                 'projector.yaml:7:12: bindings.~/w.docs.shared: "shared" is not a setting of remote provider "docs" (it takes kbs and enabled)',
+                 id="shared-remote-binding"),
+    pytest.param("version: 1\nproviders:\n  lint:\n    command: x\nbindings:\n  ~/w:\n    lint: {shared: true, linger: -1}\n",
+                 "projector.yaml:7:34: bindings.~/w.lint.linger: -1 is less than the minimum of 0", id="negative-linger"),
 ]
 
 

@@ -39,3 +39,14 @@ def test_a_provider_only_a_project_file_declares_runs_there_and_is_undeclared_el
     assert here.runs and here.command == "./bin/notes" and here.args == ("--fast",) and here.cwd == "/w/b"
     assert dict(here.sources)["command"] == "project file /w/b/.projector.yaml"
     assert not resolve(model(), (project,), "notes", "/w/c").declared
+
+
+def test_shared_and_linger_come_from_the_provider_or_a_binding_with_their_sources():
+    shared = Provider("srv", None, None, None, None, command="srv", shared=True)
+    bound = Binding("/w/a", (("srv", Settings(linger=2.5)),))
+    here = resolve(Model(Path("/m.yaml"), None, (shared,), (bound,)), (), "srv", "/w/a")
+    assert (here.shared, here.linger) == (True, 2.5)
+    assert dict(here.sources)["shared"] == "model /m.yaml" and dict(here.sources)["linger"] == "binding /w/a in /m.yaml"
+    elsewhere = resolve(model(), (), "lint", "/w/b")
+    assert (elsewhere.shared, elsewhere.linger) == (False, 30.0)
+    assert dict(elsewhere.sources)["shared"] == "default"

@@ -38,6 +38,8 @@ class Settings:
     env: Env | None = None
     env_files: tuple[str, ...] | None = None
     direnv: bool | None = None
+    shared: bool | None = None  # local: the workspace's sessions share one server
+    linger: float | None = None  # local, shared: seconds the server outlives its last session
 
     def said(self) -> tuple[str, ...]:
         return tuple(f.name for f in fields(self) if getattr(self, f.name) is not None)
@@ -63,6 +65,8 @@ class Provider:
     env: Env = ()
     enabled: bool = True
     oauth: bool = False  # remote: it signs users in with OAuth (the client does), not with a token variable
+    shared: bool | None = None
+    linger: float | None = None
 
     @property
     def local(self) -> bool:
@@ -70,7 +74,8 @@ class Provider:
 
     def launch(self) -> Settings:
         """A local provider's own definition, as the base its bindings are laid over."""
-        return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None)
+        return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None,
+                        shared=self.shared, linger=self.linger)
 
 
 @dataclass(frozen=True)
@@ -348,7 +353,7 @@ expand_path = expand_folder
 
 
 REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default")
-LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled")
+LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled", "shared", "linger")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
 RESERVED = ("worktrees", "providers")  # keys of a binding or project file that are not providers
 
@@ -470,6 +475,8 @@ def settings(value: Any) -> Settings:
         env=_env(value.get("env")),
         env_files=_strings(value.get("env_files")),
         direnv=value.get("direnv"),
+        shared=value.get("shared"),
+        linger=value.get("linger"),
     )
 
 
@@ -486,6 +493,8 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         env=_env(spec.get("env")) or (),
         enabled=spec.get("enabled", True),
         oauth=bool(spec.get("oauth", False)),
+        shared=spec.get("shared"),
+        linger=spec.get("linger"),
     )
 
 

@@ -15,7 +15,7 @@ from projector.core.model import Env, Model, Settings
 from projector.core.projects import Project
 from projector.core.scope import Placement, place
 
-DEFAULTS = Settings(enabled=True, args=(), cwd=".", env=(), env_files=(), direnv=False)  # cwd: the workspace root
+DEFAULTS = Settings(enabled=True, args=(), cwd=".", env=(), env_files=(), direnv=False, shared=False, linger=30.0)  # cwd: the workspace root
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class Launch:
     env_files: tuple[str, ...]  # absolute, in order
     direnv: bool
     sources: tuple[tuple[str, str], ...]  # (setting, where it came from), for `explain`
+    shared: bool = False  # one server for the workspace's sessions (runtime/host) instead of one per session
+    linger: float = 30.0  # seconds a shared server outlives its last session
 
     @property
     def env_values(self) -> tuple[str, ...]:
@@ -87,4 +89,6 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         env_files=tuple(os.path.normpath(os.path.join(base, f)) for f in settings.env_files or ()),
         direnv=bool(settings.direnv) and placed.root is not None,
         sources=tuple(sorted(sources.items())),
+        shared=bool(settings.shared),
+        linger=float(settings.linger),
     )

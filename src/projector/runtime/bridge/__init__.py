@@ -4,8 +4,10 @@ It reads the folder it runs in (``os.getcwd()``, never ``$PWD``) and resolves it
 once. A remote provider's session is answered here with no tools (empty KB set), proxied to the
 provider's URL with ``?kbs=<set>``, or first asks the client for its roots (unbound folder). A
 local provider enabled here replaces the bridge (exec) with its command, in the workspace's
-folder and environment, so the client talks to the server itself from the first byte; where it
-is disabled or not declared, the session is answered here with no tools and nothing is started.
+folder and environment, so the client talks to the server itself from the first byte; a shared
+one (``shared: true``) hands the session to the workspace's host instead (runtime/host); where
+it is disabled or not declared, the session is answered here with no tools and nothing is
+started.
 Stdout carries only JSON-RPC; everything else goes to stderr (and ``--log-file``).
 """
 
@@ -184,7 +186,15 @@ def _local(options: Options, where: Where, log: Any) -> Any:
         log(notice)
     for name in unset_references(plan.env_values, built.environ):
         log(f"${name} is not set: it expands to nothing in the env of {plan.provider}")
-    _exec(plan, overlay.program(plan, built.environ), built.environ, log)
+    program = overlay.program(plan, built.environ)
+    if plan.shared and program is not None:
+        from projector.runtime.host import address, attach
+
+        try:
+            attach.serve(plan, where.folder, program, built.environ, built.names)  # hands the session over
+        except address.Unavailable as why:
+            log(f"{plan.provider} runs unshared in this session: {why}")
+    _exec(plan, program, built.environ, log)
     raise AssertionError("unreachable")  # _exec replaces the process or exits
 
 

@@ -1,0 +1,16 @@
+"""One server per workspace, shared by the workspace's sessions (``shared: true``).
+
+- ``address``: a host's key (the workspace and a hash of what would run) and its private paths;
+- ``mux``: how messages of many sessions and one server are routed and rewritten (pure);
+- ``daemon``: the host process (``python -m projector.runtime.host``);
+- ``attach``: the bridge's side: find or start the host, hand it the session's stdin and
+  stdout, and wait; also the queries ``projector ps``, ``stop`` and ``explain`` make.
+
+The socket between a bridge (or a command) and a host carries a greeting, one byte of request
+and, for a session, its two file descriptors; never a JSON-RPC message.
+"""
+
+HELLO = b"projector-host 1\n"  # a host's greeting on every connection it accepts
+ATTACH = b"A"  # + SCM_RIGHTS [stdin, stdout]: the host serves this session
+STATUS = b"?"  # one JSON line about the host
+STOP = b"X"  # end the host now

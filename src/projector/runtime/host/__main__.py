@@ -1,0 +1,3 @@
+from projector.runtime.host.daemon import main
+
+main()

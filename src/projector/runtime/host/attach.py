@@ -1,0 +1,194 @@
+"""The bridge's side of a shared server: find the workspace's host or start it, hand it the
+session, and wait.
+
+The host is asked for by connecting to its socket. When nothing answers there, the bridge takes
+the host's start lock, asks again (a session racing it may have started one meanwhile) and only
+then starts a host, so sessions starting at the same instant get one host. A socket left by a
+crashed host refuses connections: the new host replaces it.
+
+Attaching passes the session's stdin and stdout to the host over the socket (``SCM_RIGHTS``):
+the host reads and writes the client's own pipes, so no process relays a single message. The
+bridge's process must still live as long as the session (clients watch the process they
+spawned), so it becomes the smallest waiter there is: ``/bin/sh`` reading the connection, which
+the host closes when the session ends. A client that ends the process (SIGTERM, SIGKILL) closes
+the connection, and the host cancels that session's requests.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP
+from projector.runtime.host.address import Address, Unavailable, address, key, own_socket, peer_uid, private, runtime_folder
+from projector.runtime.launch import Launch
+
+GREETING_WAIT = 5.0  # seconds a host has to greet a connection before it counts as not answering
+START_WAIT = 30.0  # seconds to wait for the start lock and for a host to listen
+WAITER = ("/bin/sh", "-c", "read -r _ || :")  # lives until the host closes the connection
+
+
+def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],
+          overlay: tuple[tuple[str, tuple[str, ...]], ...]) -> NoReturn:
+    """Serve this session from the workspace's host; never returns. Unavailable: no host can
+    serve it (the caller runs the server itself)."""
+    workspace = plan.root or folder
+    argv = (plan.command or program, *plan.args)
+    where = address(key(plan.provider, workspace, program, argv, plan.cwd, overlay, environ), os.environ)
+    spec = {
+        "key": where.key, "socket": where.socket, "log": where.log, "provider": plan.provider, "workspace": workspace,
+        "program": program, "argv": list(argv), "cwd": plan.cwd, "env": environ, "linger": plan.linger,
+    }
+    hand_over(connect_or_start(where, spec), plan.provider)
+
+
+def connect(path: str, wait: float = GREETING_WAIT) -> socket.socket | None:
+    """A connection the host at ``path`` has greeted; None when no host answers there."""
+    try:
+        own_socket(path)
+    except FileNotFoundError:
+        return None
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(wait)
+    try:
+        connection.connect(path)
+        uid = peer_uid(connection)
+        if uid is not None and uid != os.geteuid():
+            raise Unavailable(f"{path} is served by another user (uid {uid}): it was not used")
+        greeting = b""
+        while not greeting.endswith(b"\n") and len(greeting) < len(HELLO):
+            chunk = connection.recv(len(HELLO) - len(greeting))
+            if not chunk:
+                break
+            greeting += chunk
+    except (OSError, Unavailable) as problem:
+        connection.close()
+        if isinstance(problem, Unavailable):
+            raise
+        return None  # nothing listens (a crashed host's socket), or it is closing: start another
+    if greeting != HELLO:
+        connection.close()
+        return None
+    connection.settimeout(None)
+    return connection
+
+
+def connect_or_start(where: Address, spec: dict[str, Any]) -> socket.socket:
+    for _ in range(3):
+        if (connection := connect(where.socket)) is not None:
+            return connection
+        with _start_lock(where.lock):
+            if (connection := connect(where.socket)) is not None:
+                return connection
+            _start(spec)
+    raise Unavailable(f"the host at {where.socket} did not answer after starting")
+
+
+@contextmanager
+def _start_lock(path: str) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + START_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise Unavailable(f"another session held {path} for {START_WAIT:g} s") from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _start(spec: dict[str, Any]) -> None:
+    """Start a host and wait until it listens (it detaches itself: no one waits for it)."""
+    import subprocess
+
+    try:
+        process = subprocess.Popen(  # noqa: S603 - this interpreter, this package
+            [sys.executable, "-m", "projector.runtime.host"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd="/",
+            start_new_session=True,
+            close_fds=True,
+        )
+        said, problems = process.communicate(json.dumps(spec).encode("utf-8"), timeout=START_WAIT)
+    except (OSError, subprocess.TimeoutExpired) as problem:
+        raise Unavailable(f"the host did not start ({problem})") from None
+    if not said.startswith(b"ready"):
+        why = (said or problems).decode("utf-8", "replace").strip().splitlines()
+        raise Unavailable(f"the host did not start: {why[-1] if why else 'no reason given'} (log: {spec['log']})")
+
+
+def hand_over(connection: socket.socket, provider: str) -> NoReturn:
+    """Give the host this session's stdin and stdout, then wait for the session's end as a
+    shell reading the connection (the process the client spawned must live that long)."""
+    socket.send_fds(connection, [ATTACH], [0, 1])
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(connection.fileno(), 0)
+    os.dup2(null, 1)  # the client's stdout is the host's now: its end comes from the host alone
+    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; the waiter must not inherit that
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    try:
+        os.execv(WAITER[0], [*WAITER, f"projector-mcp-{provider}"])
+    except OSError:  # no /bin/sh: wait here instead
+        while os.read(0, 1 << 12):
+            pass
+        os._exit(0)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def ask(path: str, what: bytes, wait: float = 2.0) -> dict[str, Any] | None:
+    """One request to the host at ``path`` (STATUS or STOP) and its JSON answer; None when no
+    host answers there."""
+    try:
+        connection = connect(path, wait)
+    except Unavailable:
+        return None
+    if connection is None:
+        return None
+    with connection:
+        connection.settimeout(wait)
+        try:
+            connection.sendall(what)
+            answer = b""
+            while chunk := connection.recv(1 << 16):
+                answer += chunk
+            return json.loads(answer)
+        except (OSError, ValueError):
+            return None
+
+
+def hosts(environ: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every host of this user that answers, each with its ``socket``."""
+    try:
+        folder = private(runtime_folder(environ), create=False)
+        names = sorted(name for name in os.listdir(folder) if name.endswith(".sock"))
+    except (OSError, Unavailable):
+        return []
+    found = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if (status := ask(path, STATUS)) is not None:
+            found.append({**status, "socket": path})
+    return found
+
+
+def stop(path: str) -> dict[str, Any] | None:
+    """Ask the host at ``path`` to end now; its status as it was, None when none answered."""
+    answer = ask(path, STOP)
+    return answer.get("stopping") if answer else None

@@ -1,0 +1,556 @@
+"""The workspace host: one local server for the sessions of one workspace.
+
+Started by the first session that needs it (``python -m projector.runtime.host``, the launch on
+stdin), it forks once more so it is no one's child, makes itself a session and process group of
+its own, listens on its Unix socket and starts the server (in its own process group too, so a
+stop reaches what the server started). Then one thread, one selector:
+
+- a connection is accepted only from this user (``SO_PEERCRED``) and greeted with ``HELLO``;
+  its first byte says what it wants: ``ATTACH`` with the session's stdin and stdout passed along
+  (``SCM_RIGHTS``): from then on the host reads and writes the client's own pipes, and the
+  connection only tells when the bridge's process has gone; ``STATUS`` gets one JSON line;
+  ``STOP`` ends the host now;
+- every line is parsed and routed by ``mux.Mux``;
+- a session ends when its stdin ends (replies in flight get up to ``DRAIN`` seconds) or its
+  bridge's process goes (its requests are cancelled at once);
+- with no session for ``linger`` seconds the socket is removed and the server gets SIGTERM, then
+  SIGKILL after ``KILL_AFTER`` seconds. A server that exits ends the host: requests in flight get
+  an error, sessions are closed (clients start new ones, which start a new host).
+
+Writes never block the loop: what a pipe does not take at once waits in a buffer. The server's
+stderr and the host's own lines go to the host's log file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP
+from projector.runtime.host.address import peer_uid
+from projector.runtime.host.mux import SERVER, Mux, Out, error
+
+DRAIN = 5.0  # seconds a session whose stdin ended may still get replies in flight
+KILL_AFTER = 5.0  # seconds between SIGTERM and SIGKILL
+FLUSH = 1.0  # seconds the last words to a closing session may take
+BACKLOG_LIMIT = 64 << 20  # bytes waiting for a client that does not read: past this it is dropped
+LOG_KEEP = 1 << 20  # bytes of log kept from the previous run of the same host
+READ = 1 << 16
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the host runs and where; ``env`` is the server's whole environment (it arrives on the
+    host's stdin and is never written anywhere)."""
+
+    key: str
+    socket: str
+    log: str
+    provider: str
+    workspace: str
+    program: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: dict[str, str]
+    linger: float
+
+    @classmethod
+    def read(cls, data: dict[str, Any]) -> Spec:
+        return cls(**{**data, "argv": tuple(data["argv"])})
+
+
+@dataclass
+class Link:
+    """One attached session: the client's pipes and the bridge's connection."""
+
+    number: int
+    reader: int  # the client's stdin
+    writer: int  # the client's stdout
+    control: socket.socket
+    pending: bytearray = field(default_factory=bytearray)  # a line not yet ended
+    backlog: bytearray = field(default_factory=bytearray)  # bytes the client's pipe has not taken yet
+    drain_until: float | None = None  # stdin ended: closed when replies are out or at this time
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def lines(buffer: bytearray, data: bytes) -> list[bytes]:
+    """The complete lines in ``buffer`` + ``data``; the rest stays in ``buffer``."""
+    buffer += data
+    end = buffer.rfind(b"\n")
+    if end < 0:
+        return []
+    complete = bytes(buffer[: end + 1])
+    del buffer[: end + 1]
+    return [line for line in complete.split(b"\n") if line.strip()]
+
+
+def parse(line: bytes) -> Any:
+    try:
+        return json.loads(line.decode("utf-8").lstrip("\ufeff"))
+    except (UnicodeDecodeError, ValueError) as problem:
+        return problem
+
+
+class Host:
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.mux = Mux()
+        self.selector = selectors.DefaultSelector()
+        self.links: dict[int, Link] = {}
+        self.numbers = itertools.count(1)
+        self.greeted: set[socket.socket] = set()  # accepted, waiting for their first byte
+        self.listener: socket.socket | None = None
+        self.inode = 0
+        self.server: subprocess.Popen[bytes] | None = None
+        self.to_server = bytearray()
+        self.from_server = bytearray()
+        self.started = time.time()
+        self.linger_until: float | None = time.monotonic() + max(spec.linger, 5.0)  # the starting session attaches first
+        self.ending: str | None = None  # why the host is ending
+
+    # ------------------------------------------------------------------ start
+
+    def listen(self) -> None:
+        """Bind the socket (a stale one from a crashed host is replaced: whoever starts a host
+        holds the start lock and has found nothing answering there)."""
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            os.unlink(self.spec.socket)
+        except FileNotFoundError:
+            pass
+        old = os.umask(0o177)
+        try:
+            listener.bind(self.spec.socket)
+        finally:
+            os.umask(old)
+        os.chmod(self.spec.socket, 0o600)
+        listener.listen(64)
+        listener.setblocking(False)
+        self.inode = os.lstat(self.spec.socket).st_ino
+        self.listener = listener
+        self.selector.register(listener, selectors.EVENT_READ, self._accept)
+
+    def start_server(self) -> None:
+        spec = self.spec
+        self.server = subprocess.Popen(  # noqa: S603 - the user's declared command
+            list(spec.argv),
+            executable=spec.program,
+            cwd=spec.cwd,
+            env=spec.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=2,  # the log
+            start_new_session=True,
+            close_fds=True,
+        )
+        assert self.server.stdin is not None and self.server.stdout is not None
+        os.set_blocking(self.server.stdin.fileno(), False)
+        os.set_blocking(self.server.stdout.fileno(), False)
+        self.selector.register(self.server.stdout, selectors.EVENT_READ, self._server_readable)
+        log(f"started {spec.provider} in {spec.workspace}: pid {self.server.pid}")
+
+    # ------------------------------------------------------------------ loop
+
+    def run(self) -> None:
+        wake_r, wake_w = socket.socketpair()
+        wake_r.setblocking(False)
+        wake_w.setblocking(False)
+        signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+        self.selector.register(wake_r, selectors.EVENT_READ, lambda: wake_r.recv(512))
+        for name in ("SIGTERM", "SIGINT"):
+            signal.signal(getattr(signal, name), lambda *_: self._end("stopped by a signal"))
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        while self.ending is None:
+            for key, _events in self.selector.select(self._timeout()):
+                key.data()
+                if self.ending is not None:
+                    break
+            self._timers()
+        self._finish()
+
+    def _timeout(self) -> float | None:
+        deadlines = [link.drain_until for link in self.links.values() if link.drain_until is not None]
+        if self.linger_until is not None:
+            deadlines.append(self.linger_until)
+        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+
+    def _timers(self) -> None:
+        now = time.monotonic()
+        for link in list(self.links.values()):
+            if link.drain_until is not None and now >= link.drain_until:
+                self._close(link)
+        if self.linger_until is not None and now >= self.linger_until and not self.links:
+            if self.greeted:  # a session is between greeting and attaching: give it a moment
+                self.linger_until = now + 1.0
+            else:
+                self._end(f"no session for {self.spec.linger:g} s")
+
+    def _end(self, why: str) -> None:
+        if self.ending is None:
+            self.ending = why
+
+    # ------------------------------------------------------------------ connections
+
+    def _accept(self) -> None:
+        assert self.listener is not None
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as problem:
+                log(f"accept failed: {problem}")
+                return
+            uid = peer_uid(connection)
+            if uid is not None and uid != os.geteuid():
+                log(f"refused a connection from uid {uid} (only uid {os.geteuid()} may attach)")
+                connection.close()
+                continue
+            try:
+                connection.sendall(HELLO)
+            except OSError:
+                connection.close()
+                continue
+            connection.setblocking(False)
+            self.greeted.add(connection)
+            self.selector.register(connection, selectors.EVENT_READ, lambda c=connection: self._asked(c))
+
+    def _asked(self, connection: socket.socket) -> None:
+        self.greeted.discard(connection)
+        self.selector.unregister(connection)
+        try:
+            what, fds, _flags, _address = socket.recv_fds(connection, 16, 2)
+        except OSError:
+            what, fds = b"", []
+        if what[:1] == ATTACH and len(fds) == 2:
+            self._attach(connection, fds[0], fds[1])
+            return
+        for fd in fds:
+            os.close(fd)
+        try:
+            connection.setblocking(True)
+            if what[:1] == STATUS:
+                connection.sendall(encode(self.status()))
+            elif what[:1] == STOP:
+                connection.sendall(encode({"stopping": self.status()}))
+                self._end("stopped by `projector stop`")
+        except OSError:
+            pass
+        connection.close()
+
+    def status(self) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "pid": os.getpid(),
+            "server_pid": self.server.pid if self.server else None,
+            "provider": spec.provider,
+            "workspace": spec.workspace,
+            "key": spec.key,
+            "command": spec.argv[0] if spec.argv else spec.program,
+            "sessions": len(self.links),
+            "started": self.started,
+            "linger": spec.linger,
+            "log": spec.log,
+        }
+
+    # ------------------------------------------------------------------ sessions
+
+    def _attach(self, control: socket.socket, reader: int, writer: int) -> None:
+        link = Link(next(self.numbers), reader, writer, control)
+        os.set_blocking(reader, False)
+        os.set_blocking(writer, False)
+        self.links[link.number] = link
+        self.mux.attach(link.number)
+        self.linger_until = None
+        self.selector.register(reader, selectors.EVENT_READ, lambda: self._session_readable(link))
+        self.selector.register(control, selectors.EVENT_READ, lambda: self._close(link))  # EOF: its process has gone
+
+    def _session_readable(self, link: Link) -> None:
+        if link.number not in self.links:  # closed earlier in the same round of events
+            return
+        try:
+            data = os.read(link.reader, READ)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._stdin_ended(link)
+            return
+        for line in lines(link.pending, data):
+            message = parse(line)
+            if isinstance(message, Exception):
+                self._deliver([(link.number, error(None, -32700, f"Parse error: {message}"))])
+            else:
+                self._deliver(self.mux.from_session(link.number, message))
+
+    def _stdin_ended(self, link: Link) -> None:
+        self.selector.unregister(link.reader)
+        if self.mux.in_flight(link.number):
+            link.drain_until = time.monotonic() + DRAIN
+        else:
+            self._close(link)
+
+    def _close(self, link: Link) -> None:
+        """End a session: its requests still at the server are cancelled there."""
+        if self.links.pop(link.number, None) is None:
+            return
+        self._deliver(self.mux.detach(link.number))
+        self._flush(link, time.monotonic() + FLUSH)
+        for fd in (link.reader, link.writer):
+            try:
+                self.selector.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+            os.close(fd)
+        self.selector.unregister(link.control)
+        link.control.close()
+        if not self.links and self.ending is None:
+            self.linger_until = time.monotonic() + self.spec.linger
+
+    def _flush(self, link: Link, until: float) -> None:
+        """What the closing session is still owed, within ``until``."""
+        while link.backlog and time.monotonic() < until:
+            try:
+                del link.backlog[: os.write(link.writer, link.backlog)]
+            except BlockingIOError:
+                time.sleep(0.005)
+            except OSError:
+                return
+
+    # ------------------------------------------------------------------ routing
+
+    def _deliver(self, outs: list[Out]) -> None:
+        for destination, message in outs:
+            if destination == SERVER:
+                self._to_server(encode(message))
+            elif (link := self.links.get(destination)) is not None:
+                self._to_session(link, encode(message))
+                if link.drain_until is not None and not self.mux.in_flight(link.number):
+                    self._close(link)
+
+    def _to_session(self, link: Link, data: bytes) -> None:
+        if not link.backlog:
+            try:
+                data = data[os.write(link.writer, data):]
+            except BlockingIOError:
+                pass
+            except OSError:  # the client has gone
+                self._close(link)
+                return
+            if not data:
+                return
+            self.selector.register(link.writer, selectors.EVENT_WRITE, lambda: self._session_writable(link))
+        link.backlog += data
+        if len(link.backlog) > BACKLOG_LIMIT:
+            log(f"session {link.number} does not read its replies: closed")
+            link.backlog.clear()
+            self._close(link)
+
+    def _session_writable(self, link: Link) -> None:
+        if link.number not in self.links:
+            return
+        try:
+            del link.backlog[: os.write(link.writer, link.backlog)]
+        except BlockingIOError:
+            return
+        except OSError:
+            link.backlog.clear()
+            self._close(link)
+            return
+        if not link.backlog:
+            self.selector.unregister(link.writer)
+
+    def _to_server(self, data: bytes) -> None:
+        assert self.server is not None and self.server.stdin is not None
+        pipe = self.server.stdin
+        if not self.to_server:
+            try:
+                data = data[os.write(pipe.fileno(), data):]
+            except BlockingIOError:
+                pass
+            except OSError:
+                return  # it has gone: its stdout's end says so
+            if not data:
+                return
+            self.selector.register(pipe, selectors.EVENT_WRITE, self._server_writable)
+        self.to_server += data
+
+    def _server_writable(self) -> None:
+        assert self.server is not None and self.server.stdin is not None
+        try:
+            del self.to_server[: os.write(self.server.stdin.fileno(), self.to_server)]
+        except BlockingIOError:
+            return
+        except OSError:
+            self.to_server.clear()
+        if not self.to_server:
+            self.selector.unregister(self.server.stdin)
+
+    def _server_readable(self) -> None:
+        assert self.server is not None and self.server.stdout is not None
+        try:
+            data = os.read(self.server.stdout.fileno(), READ)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._server_gone()
+            return
+        for line in lines(self.from_server, data):
+            message = parse(line)
+            if isinstance(message, Exception):
+                log(f"the server wrote a line that is not JSON ({message}): dropped")
+            else:
+                self._deliver(self.mux.from_server(message))
+
+    def _server_gone(self) -> None:
+        assert self.server is not None and self.server.stdout is not None
+        self.selector.unregister(self.server.stdout)
+        try:
+            status = self.server.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            status = None  # it closed its stdout but lives on: the end below stops it
+        said = f"exit status {status}" if status is not None and status >= 0 else (
+            f"killed by signal {-status}" if status is not None else "its output closed")
+        why = f"projector: the shared server of {self.spec.provider} exited ({said}); start a new session"
+        log(why)
+        self._deliver(self.mux.server_gone(why))
+        self._end(f"the server exited ({said})")
+
+    # ------------------------------------------------------------------ end
+
+    def _finish(self) -> None:
+        """Stop listening, close every session (telling each why), stop the server."""
+        log(f"ending: {self.ending}")
+        self._unlisten()
+        for connection in list(self.greeted):
+            connection.close()
+        until = time.monotonic() + FLUSH
+        for link in list(self.links.values()):
+            self._close(link)
+        while time.monotonic() < until and self.to_server:
+            self._server_writable()
+        self._stop_server()
+
+    def _unlisten(self) -> None:
+        """Remove the socket, if it is still this host's (a newer host may have replaced a
+        path it took for stale), and stop listening."""
+        if self.listener is None:
+            return
+        try:
+            if os.lstat(self.spec.socket).st_ino == self.inode:
+                os.unlink(self.spec.socket)
+        except OSError:
+            pass
+        self.selector.unregister(self.listener)
+        self.listener.close()
+        self.listener = None
+
+    def _stop_server(self) -> None:
+        server = self.server
+        if server is None:
+            return
+        if server.stdin is not None:
+            try:
+                server.stdin.close()
+            except OSError:
+                pass
+        if server.poll() is None:
+            _signal_group(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=KILL_AFTER)
+            except subprocess.TimeoutExpired:
+                log(f"the server did not stop within {KILL_AFTER:g} s of SIGTERM: SIGKILL")
+                _signal_group(server.pid, signal.SIGKILL)
+                server.wait()
+        _signal_group(server.pid, signal.SIGKILL)  # anything it started and left behind
+        log(f"server pid {server.pid} ended ({server.returncode})")
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    try:
+        os.killpg(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def log(message: str) -> None:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        os.write(2, f"{stamp} projector host[{os.getpid()}]: {message}\n".encode())
+    except OSError:
+        pass
+
+
+# --------------------------------------------------------------------------- process
+
+
+def _open_log(path: str) -> int:
+    """The host's log, the previous run's tail kept when it grew large."""
+    try:
+        if os.path.getsize(path) > LOG_KEEP:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
+def _detach(log_path: str) -> None:
+    """No terminal, no pipe of the session that started it: stdin and stdout /dev/null, stderr
+    the log; a session and process group of its own."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.dup2(_open_log(log_path), 2)
+    os.close(null)
+    sys.stdout = sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - the process's stderr
+
+
+def main(read_spec: Callable[[], dict[str, Any]] | None = None) -> None:
+    """Read the launch from stdin, fork the host, print ``ready <pid>`` (or ``error: ...``) once
+    it listens, and leave it running."""
+    spec = Spec.read(read_spec() if read_spec else json.loads(sys.stdin.buffer.read()))
+    ready_r, ready_w = os.pipe()
+    if os.fork():
+        os.close(ready_w)
+        said = b""
+        while chunk := os.read(ready_r, 4096):
+            said += chunk
+        sys.stdout.write(said.decode("utf-8", "replace") or "error: the host ended before it listened\n")
+        sys.stdout.flush()
+        os._exit(0 if said.startswith(b"ready") else 1)
+    os.close(ready_r)
+    try:
+        _detach(spec.log)
+        host = Host(spec)
+        host.listen()
+        host.start_server()
+    except OSError as problem:
+        os.write(ready_w, f"error: {problem.strerror or problem} ({getattr(problem, 'filename', None) or spec.program})\n".encode())
+        os._exit(1)
+    os.write(ready_w, f"ready {os.getpid()}\n".encode())
+    os.close(ready_w)
+    try:
+        host.run()
+    except Exception as problem:  # noqa: BLE001 - the server must not outlive a broken host
+        log(f"internal error: {problem!r}")
+        host._unlisten()
+        host._stop_server()
+        os._exit(1)
+    os._exit(0)

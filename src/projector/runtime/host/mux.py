@@ -1,0 +1,317 @@
+"""One server, many sessions: what each JSON-RPC message becomes on the other side (pure).
+
+The host (``daemon``) reads lines and writes lines; this module decides where each message goes
+and how it is rewritten, and keeps the tables that make that possible:
+
+- ``initialize``: the first goes to the server and its result is kept; a later session gets the
+  kept result at once (with its own id), or an error when it asked for an older protocol version
+  than the one the server agreed (a newer one is answered with the agreed version, as a server
+  that supports only that one would; the client decides). The host sends the server one
+  ``notifications/initialized`` of its own; no session's is forwarded.
+- Requests get ids of the host's (an integer counter), so ids of different sessions never
+  collide at the server; the reply goes back to the session that asked, with its own id.
+  ``_meta.progressToken`` is rewritten the same way, so ``notifications/progress`` reaches only
+  the session that owns the token. ``notifications/cancelled`` has its ``requestId`` rewritten.
+- ``resources/subscribe`` is tracked per session; ``notifications/resources/updated`` reaches
+  only the sessions subscribed to that URI; an ``unsubscribe`` reaches the server only when the
+  last subscriber leaves. Every other notification (``*/list_changed``, log messages) reaches
+  every session that has been initialised.
+- The server's own requests (``roots/list``, ``sampling/createMessage``, ``elicitation/create``,
+  ``ping``) go to the one session with a request in flight when there is exactly one, else to
+  the session heard from most recently; the reply's id is mapped back to the server's.
+- A session that leaves has its requests cancelled at the server, the server's requests to it
+  answered with an error, and its subscriptions dropped.
+
+``Out`` pairs say where each resulting message goes: ``SERVER`` or a session's number.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+SERVER = 0  # the destination of messages for the server; sessions are numbered from 1
+Out = tuple[int, dict[str, Any]]
+
+METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32601, -32602, -32603
+SERVER_GONE = -32000  # the server exited: the session is being closed
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": id_, "error": body}
+
+
+def result(id_: Any, value: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "result": value}
+
+
+def satisfies(asked: Any, agreed: str) -> bool:
+    """Whether a session asking for protocol version ``asked`` can be given ``agreed``: the same,
+    or an older one than it asked for (versions are dates; a client supports the older ones)."""
+    return asked == agreed or (isinstance(asked, str) and bool(_DATE.match(asked)) and asked > agreed)
+
+
+@dataclass
+class _Request:
+    """A session's request at the server."""
+
+    session: int  # 0: the host's own (its reply is dropped)
+    id: Any  # the session's own id
+    method: str
+    token: Any = None  # the host's progress token standing for the session's, if any
+    uri: Any = None  # resources/subscribe: the URI
+
+
+@dataclass
+class _Session:
+    ready: bool = False  # initialize answered: it receives notifications
+    heard: int = 0  # when it last sent something (a counter, not a clock)
+    asking: set[int] = field(default_factory=set)  # server ids of its requests in flight
+
+
+class Mux:
+    def __init__(self) -> None:
+        self._ids = itertools.count(1)
+        self._heard = itertools.count(1)
+        self.sessions: dict[int, _Session] = {}
+        self._requests: dict[int, _Request] = {}  # server id -> request
+        self._tokens: dict[int, tuple[int, Any]] = {}  # host progress token -> (session, its token)
+        self._asks: dict[str, tuple[int, Any]] = {}  # host id of a server request -> (session, server's id)
+        self._subscribers: dict[str, set[int]] = {}  # URI -> sessions subscribed
+        self.agreed: dict[str, Any] | None = None  # the server's initialize result
+        self._initializing: int | None = None  # server id of the first initialize, while in flight
+        self._waiting: list[tuple[int, Any, Any]] = []  # (session, id, version asked) for that result
+
+    # ------------------------------------------------------------------ sessions
+
+    def attach(self, session: int) -> None:
+        self.sessions[session] = _Session()
+
+    def in_flight(self, session: int) -> int:
+        state = self.sessions.get(session)
+        return len(state.asking) if state else 0
+
+    def detach(self, session: int) -> list[Out]:
+        """``session`` has gone: cancel its requests at the server, answer the server's requests
+        to it, drop its subscriptions."""
+        state = self.sessions.pop(session, None)
+        if state is None:
+            return []
+        out: list[Out] = []
+        self._waiting = [w for w in self._waiting if w[0] != session]
+        for server_id in sorted(state.asking):
+            request = self._requests.pop(server_id)
+            self._tokens.pop(request.token, None)
+            if request.method == "initialize":  # never cancelled: its result serves the others
+                self._requests[server_id] = _Request(0, None, "initialize")
+                continue
+            cancel = {"requestId": server_id, "reason": "the session that sent it has ended"}
+            out.append((SERVER, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
+        for host_id, (asked, server_id) in list(self._asks.items()):
+            if asked == session:
+                del self._asks[host_id]
+                out.append((SERVER, error(server_id, INTERNAL_ERROR, "the session this request went to has ended")))
+        for uri, subscribed in list(self._subscribers.items()):
+            if session in subscribed:
+                subscribed.discard(session)
+                if not subscribed:
+                    del self._subscribers[uri]
+                    out.append((SERVER, self._own_request("resources/unsubscribe", {"uri": uri})))
+        return out
+
+    def server_gone(self, why: str) -> list[Out]:
+        """The server exited: an error for every request in flight and every initialize waiting."""
+        out: list[Out] = []
+        for request in self._requests.values():
+            if request.session in self.sessions and request.method != "initialize":
+                out.append((request.session, error(request.id, SERVER_GONE, why)))
+        out += [(session, error(id_, SERVER_GONE, why)) for session, id_, _ in self._waiting]
+        for state in self.sessions.values():
+            state.asking.clear()
+        self._requests.clear()
+        self._waiting = []
+        return out
+
+    # ------------------------------------------------------------------ from a session
+
+    def from_session(self, session: int, message: Any) -> list[Out]:
+        state = self.sessions.get(session)
+        if state is None:
+            return []
+        state.heard = next(self._heard)
+        if isinstance(message, list):  # a 2025-03-26 batch: one by one
+            return [out for item in message for out in self.from_session(session, item)]
+        if not isinstance(message, dict):
+            return [(session, error(None, -32600, "Invalid request: not a JSON-RPC message"))]
+        method = message.get("method")
+        if not isinstance(method, str):
+            return self._session_reply(session, message) if "id" in message else []
+        if "id" not in message:
+            return self._session_notification(session, message)
+        return self._session_request(session, state, message)
+
+    def _session_request(self, session: int, state: _Session, message: dict[str, Any]) -> list[Out]:
+        method, id_ = message["method"], message["id"]
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method == "server/discover":  # the 2026-07-28 probe: sessions share an initialize-era server
+            return [(session, error(id_, METHOD_NOT_FOUND, "Method not found: server/discover (use initialize)"))]
+        if method == "initialize":
+            return self._initialize(session, state, id_, params.get("protocolVersion"), message)
+        if method == "resources/unsubscribe":
+            uri = params.get("uri")
+            subscribed = self._subscribers.get(uri, set())
+            subscribed.discard(session)
+            if subscribed:  # another session still wants it: the server keeps sending
+                return [(session, result(id_, {}))]
+            self._subscribers.pop(uri, None)
+        request = _Request(session, id_, method, uri=params.get("uri") if method == "resources/subscribe" else None)
+        server_id = next(self._ids)
+        forwarded = dict(message, id=server_id)
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and "progressToken" in meta:
+            request.token = next(self._ids)
+            self._tokens[request.token] = (session, meta["progressToken"])
+            forwarded["params"] = dict(params, _meta=dict(meta, progressToken=request.token))
+        self._requests[server_id] = request
+        state.asking.add(server_id)
+        return [(SERVER, forwarded)]
+
+    def _initialize(self, session: int, state: _Session, id_: Any, asked: Any, message: dict[str, Any]) -> list[Out]:
+        if self.agreed is not None:
+            return [(session, self._agreed_answer(session, id_, asked))]
+        self._waiting.append((session, id_, asked))
+        if self._initializing is not None:
+            return []  # the first one is at the server: this one waits for its result
+        self._initializing = next(self._ids)
+        self._requests[self._initializing] = _Request(session, id_, "initialize")
+        state.asking.add(self._initializing)
+        return [(SERVER, dict(message, id=self._initializing))]
+
+    def _agreed_answer(self, session: int, id_: Any, asked: Any) -> dict[str, Any]:
+        assert self.agreed is not None
+        version = self.agreed.get("protocolVersion")
+        if not satisfies(asked, version):
+            return error(
+                id_,
+                INVALID_PARAMS,
+                f"Unsupported protocol version {asked!r}: this workspace's shared server speaks {version} (agreed with "
+                "the first session that started it). End the workspace's other sessions (`projector stop`) or give the "
+                "provider `shared: false`",
+                {"supported": [version], "requested": asked},
+            )
+        self.sessions[session].ready = True
+        return result(id_, self.agreed)
+
+    def _session_notification(self, session: int, message: dict[str, Any]) -> list[Out]:
+        method = message["method"]
+        if method == "notifications/initialized":
+            return []  # the host sent the server its own
+        if method == "notifications/cancelled":
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            state = self.sessions[session]
+            server_id = next((s for s in state.asking if self._requests[s].id == params.get("requestId")), None)
+            if server_id is None or self._requests[server_id].method == "initialize":
+                return []  # already answered (or never cancellable)
+            return [(SERVER, dict(message, params=dict(params, requestId=server_id)))]
+        return [(SERVER, message)]
+
+    def _session_reply(self, session: int, message: dict[str, Any]) -> list[Out]:
+        asked = self._asks.get(message["id"]) if isinstance(message["id"], str) else None
+        if asked is None or asked[0] != session:
+            return []  # not a request of the server's to this session
+        del self._asks[message["id"]]
+        return [(SERVER, dict(message, id=asked[1]))]
+
+    # ------------------------------------------------------------------ from the server
+
+    def from_server(self, message: Any) -> list[Out]:
+        if isinstance(message, list):
+            return [out for item in message for out in self.from_server(item)]
+        if not isinstance(message, dict):
+            return []
+        method = message.get("method")
+        if not isinstance(method, str):
+            return self._server_reply(message) if "id" in message else []
+        if "id" in message:
+            return self._server_request(message)
+        return self._server_notification(method, message)
+
+    def _server_reply(self, message: dict[str, Any]) -> list[Out]:
+        request = self._requests.pop(message["id"], None) if isinstance(message["id"], int) else None
+        if request is None:
+            return []
+        self._tokens.pop(request.token, None)
+        if request.session in self.sessions:
+            self.sessions[request.session].asking.discard(message["id"])
+        if request.method == "initialize":
+            return self._initialized(request.session, message)
+        if request.method == "resources/subscribe" and "result" in message and request.session in self.sessions:
+            self._subscribers.setdefault(request.uri, set()).add(request.session)
+        if request.session not in self.sessions:
+            return []
+        return [(request.session, dict(message, id=request.id))]
+
+    def _initialized(self, first: int, message: dict[str, Any]) -> list[Out]:
+        """The server's answer to the first initialize: as it is to the session that sent it (its
+        client decides about the version), the kept result to the sessions waiting behind it."""
+        self._initializing = None
+        waiting, self._waiting = self._waiting, []
+        if not isinstance(message.get("result"), dict):  # refused: each waiting session hears why; the next one retries
+            return [(session, dict(message, id=id_)) for session, id_, _ in waiting]
+        self.agreed = message["result"]
+        out: list[Out] = [(SERVER, {"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        for session, id_, asked in waiting:
+            if session == first:
+                self.sessions[session].ready = True
+                out.append((session, dict(message, id=id_)))
+            else:
+                out.append((session, self._agreed_answer(session, id_, asked)))
+        return out
+
+    def _server_request(self, message: dict[str, Any]) -> list[Out]:
+        session = self._choose()
+        if session is None:
+            if message["method"] == "ping":
+                return [(SERVER, result(message["id"], {}))]
+            return [(SERVER, error(message["id"], INTERNAL_ERROR, "no session is attached to answer this request"))]
+        host_id = f"projector-{next(self._ids)}"
+        self._asks[host_id] = (session, message["id"])
+        return [(session, dict(message, id=host_id))]
+
+    def _choose(self) -> int | None:
+        """The session a request of the server's goes to: the only one with a request in flight,
+        else the one heard from most recently."""
+        ready = {n: s for n, s in self.sessions.items() if s.ready}
+        busy = [n for n, s in ready.items() if s.asking]
+        if len(busy) == 1:
+            return busy[0]
+        return max(ready, key=lambda n: ready[n].heard, default=None)
+
+    def _server_notification(self, method: str, message: dict[str, Any]) -> list[Out]:
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method == "notifications/progress":
+            owner = self._tokens.get(params.get("progressToken"))
+            if owner is None or owner[0] not in self.sessions:
+                return []
+            return [(owner[0], dict(message, params=dict(params, progressToken=owner[1])))]
+        if method == "notifications/resources/updated":
+            return [(s, message) for s in sorted(self._subscribers.get(params.get("uri"), ()))]
+        if method == "notifications/cancelled":  # the server withdraws a request it sent a session
+            host_id = next((h for h, (_, server_id) in self._asks.items() if server_id == params.get("requestId")), None)
+            if host_id is None:
+                return []
+            session, _ = self._asks.pop(host_id)
+            return [(session, dict(message, params=dict(params, requestId=host_id)))]
+        return [(n, message) for n, s in self.sessions.items() if s.ready]
+
+    def _own_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A request the host itself sends the server (its reply is dropped)."""
+        server_id = next(self._ids)
+        self._requests[server_id] = _Request(0, None, method)
+        return {"jsonrpc": "2.0", "id": server_id, "method": method, "params": params}

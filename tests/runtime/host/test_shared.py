@@ -1,0 +1,491 @@
+"""Shared workspace servers (``shared: true``), driven through the bridge by the official MCP
+client: one server per workspace and launch, correct routing between its sessions, its lifetime
+and faults, and who may attach.
+
+The server is ``tests/servers/report_server.py --extras`` (official SDK): ``REPORT_SPAWN_LOG``
+counts its starts, ``REPORT_EVENTS`` records cancellations and subscriptions as it saw them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import paths
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+SERVER = paths.SERVERS / "report_server.py"
+CANARY = "canary-5e1b-value"  # a value that must never appear in projector's files or output
+LINGER = 1.0
+
+
+class Shared:
+    """A sandbox HOME with workspaces a and b, a model whose provider ``srv`` is shared, and a
+    short private runtime folder for the hosts' sockets."""
+
+    def __init__(self, root: Path, runtime: Path):
+        self.root, self.runtime = root, runtime
+        self.home = root / "home"
+        self.a, self.b = self.home / "work" / "a", self.home / "work" / "b"
+        for folder in (self.a, self.b):
+            folder.mkdir(parents=True)
+        self.config = root / "projector.yaml"
+        self.spawns, self.events, self.log = root / "spawns.jsonl", root / "events.jsonl", root / "bridge.log"
+        self.env = {
+            "HOME": str(self.home),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "XDG_STATE_HOME": str(root / "state"),
+            "XDG_CONFIG_HOME": str(root / "config"),
+            "XDG_RUNTIME_DIR": str(runtime),
+            "REPORT_SPAWN_LOG": str(self.spawns),
+            "REPORT_EVENTS": str(self.events),
+        }
+        self.model(f"  srv:\n    {self.server()}\n    shared: true\n    linger: {LINGER}\n")
+
+    def server(self) -> str:
+        return f"command: {sys.executable}\n    args: [{SERVER}, --extras]"
+
+    def model(self, providers: str, bindings: str = "") -> None:
+        self.config.write_text(f"version: 1\nproviders:\n{providers}" + (f"bindings:\n{bindings}" if bindings else ""))
+
+    def bridge(self, provider: str = "srv") -> list[str]:
+        return [sys.executable, "-m", "projector", "mcp", "--provider", provider, "--config", str(self.config), "--log-file", str(self.log)]
+
+    def client(self, folder: Path, provider: str = "srv", **callbacks) -> Client:
+        command, *args = self.bridge(provider)
+        return Client(StdioServerParameters(command=command, args=args, env=self.env, cwd=str(folder)), **callbacks)
+
+    def started(self) -> list[dict]:
+        return [json.loads(line) for line in self.spawns.read_text().splitlines()] if self.spawns.exists() else []
+
+    def seen(self) -> list[dict]:
+        return [json.loads(line) for line in self.events.read_text().splitlines()] if self.events.exists() else []
+
+    def sockets(self) -> list[Path]:
+        folder = self.runtime / "projector"
+        return sorted(folder.glob("*.sock")) if folder.exists() else []
+
+    def host_logs(self) -> str:
+        return "".join(p.read_text() for p in (self.root / "state" / "projector" / "hosts").glob("*.log*"))
+
+    def projector(self, *args: str, folder: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "projector", *args], cwd=folder or self.home, env=self.env,
+                              capture_output=True, text=True, timeout=60, check=False)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as handle:  # a zombie has ended
+        return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def eventually(check, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+@pytest.fixture
+def shared(tmp_path):
+    runtime = Path(tempfile.mkdtemp(prefix="pj-", dir="/tmp"))  # short: a socket path holds ~100 bytes
+    world = Shared(tmp_path, runtime)
+    yield world
+    for sock in world.sockets():  # stop every host this test left
+        subprocess.run([sys.executable, "-c", f"from projector.runtime.host import attach; attach.stop({str(sock)!r})"],
+                       env=world.env, timeout=30, check=False)
+    for started in world.started():
+        if alive(started["pid"]):
+            os.kill(started["pid"], signal.SIGKILL)
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+async def _pid(client: Client) -> int:
+    return json.loads((await client.call_tool("report", {})).content[0].text)["pid"]
+
+
+def _text(result) -> dict:
+    return json.loads(result.content[0].text)
+
+
+# --------------------------------------------------------------------------- routing
+
+
+def test_three_sessions_in_one_workspace_share_one_server_and_each_gets_only_its_own(shared):
+    noticed: list[list[str]] = [[], [], []]
+    progress: list[list[str]] = [[], [], []]
+
+    def handler(index: int):
+        async def record(message) -> None:
+            if isinstance(message, Exception):
+                return
+            noticed[index].append(type(message).__name__)
+
+        return record
+
+    def on_progress(index: int):
+        async def record(_done, _total, message) -> None:
+            progress[index].append(message)
+
+        return record
+
+    async def run():
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(shared.client(shared.a, message_handler=handler(i))) for i in range(3)]
+            pids = await asyncio.gather(*(_pid(c) for c in clients))
+            # every session numbers its requests from the same start: the ids collide at the host
+            echoed = await asyncio.gather(*(c.call_tool("echo", {"tag": f"s{i}"}) for i, c in enumerate(clients)))
+            slow = [c.call_tool("slow", {"tag": f"p{i}", "seconds": 0.6, "steps": 3}, progress_callback=on_progress(i))
+                    for i, c in enumerate(clients[:2])]
+            await asyncio.gather(*slow)
+
+            cancelled = asyncio.create_task(clients[2].call_tool("slow", {"tag": "cancel-me", "seconds": 30, "steps": 1}))
+            await _wait_for(lambda: any(e.get("started") == "cancel-me" for e in shared.seen()))
+            cancelled.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await cancelled
+            await _wait_for(lambda: any(e.get("cancelled") for e in shared.seen()))
+
+            await clients[1].call_tool("changed", {})
+            await _wait_for(lambda: all("ToolListChangedNotification" in n for n in noticed))
+            return pids, [_text(e) for e in echoed]
+
+    pids, echoed = asyncio.run(run())
+    assert len(set(pids)) == 1 and len(shared.started()) == 1
+    assert [e["tag"] for e in echoed] == ["s0", "s1", "s2"]
+    assert len({e["request_id"] for e in echoed}) == 3  # the server saw three distinct ids
+    assert progress[0] == ["p0"] * 3 and progress[1] == ["p1"] * 3 and progress[2] == []
+    assert [n.count("ProgressNotification") for n in noticed] == [3, 3, 0]
+    started = next(e for e in shared.seen() if e.get("started") == "cancel-me")
+    assert [e for e in shared.seen() if "cancelled" in e] == [{"cancelled": "cancel-me", "request_id": started["request_id"]}]
+    assert all(n.count("ToolListChangedNotification") == 1 for n in noticed)
+
+
+async def _wait_for(check, timeout: float = 15.0) -> bool:
+    with anyio.fail_after(timeout):
+        while not check():
+            await asyncio.sleep(0.02)
+    return True
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+def test_resource_updates_reach_only_subscribers_and_the_last_one_unsubscribes(shared):
+    updates: list[list[str]] = [[], []]
+
+    def handler(index: int):
+        async def record(message) -> None:
+            if isinstance(message, types.ResourceUpdatedNotification):
+                updates[index].append(str(message.params.uri))
+
+        return record
+
+    async def run():
+        async with shared.client(shared.a, message_handler=handler(0)) as one, shared.client(shared.a, message_handler=handler(1)) as two:
+            await one.subscribe_resource("memo://a")
+            await two.call_tool("touch", {"uri": "memo://a"})
+            await two.call_tool("touch", {"uri": "memo://b"})
+            await _wait_for(lambda: updates[0] == ["memo://a"])
+            await two.subscribe_resource("memo://a")
+            await one.unsubscribe_resource("memo://a")  # two still wants it: the server keeps sending
+            unsubscribed_early = any("unsubscribed" in e for e in shared.seen())
+            await one.call_tool("touch", {"uri": "memo://a"})
+            await _wait_for(lambda: updates[1] == ["memo://a"])
+            return unsubscribed_early
+
+    unsubscribed_early = asyncio.run(run())
+    assert updates == [["memo://a"], ["memo://a"]] and not unsubscribed_early
+    assert eventually(lambda: [e for e in shared.seen() if "unsubscribed" in e] == [{"unsubscribed": "memo://a"}])
+
+
+def test_a_server_request_goes_to_the_session_whose_request_is_in_flight(shared):
+    def roots_of(name: str):
+        async def roots(_context) -> types.ListRootsResult:
+            return types.ListRootsResult(roots=[types.Root(uri=f"file:///{name}")])
+
+        return roots
+
+    async def run():
+        async with shared.client(shared.a, list_roots_callback=roots_of("one")) as one, \
+                shared.client(shared.a, list_roots_callback=roots_of("two")) as two:
+            await one.call_tool("echo", {"tag": "one is the most recent"})
+            from_two = _text(await two.call_tool("roots", {"tag": "two"}))
+            from_one = _text(await one.call_tool("roots", {"tag": "one"}))
+            return from_two, from_one
+
+    from_two, from_one = asyncio.run(run())
+    assert from_two["roots"] == ["file:///two"] and from_one["roots"] == ["file:///one"]
+
+
+def test_a_session_asking_an_older_protocol_version_than_agreed_gets_a_clear_error(shared):
+    async def run():
+        async with shared.client(shared.a) as first:  # agrees the SDK's newest version with the server
+            await _pid(first)
+            return _raw_session(shared, shared.a, [
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}},
+            ], replies=1)
+
+    (answer,) = asyncio.run(run())
+    assert answer["id"] == 1 and answer["error"]["code"] == -32602
+    assert "2024-11-05" in answer["error"]["message"] and "shared: false" in answer["error"]["message"]
+    assert answer["error"]["data"]["requested"] == "2024-11-05"
+
+
+def _raw_session(shared: Shared, folder: Path, messages: list[dict], replies: int) -> list[dict]:
+    """A session written by hand: ``messages`` as lines, then the first ``replies`` lines back."""
+    bridge = subprocess.Popen(shared.bridge(), cwd=folder, env=shared.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert bridge.stdin is not None and bridge.stdout is not None
+    bridge.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    bridge.stdin.flush()
+    answers = [json.loads(bridge.stdout.readline()) for _ in range(replies)]
+    bridge.stdin.close()
+    bridge.wait(timeout=15)
+    return answers
+
+
+# --------------------------------------------------------------------------- workspaces and keys
+
+
+def test_another_workspace_gets_its_own_server_and_an_env_change_a_new_one(shared):
+    (shared.a / ".env").write_text(f"WHO=a\nSECRET={CANARY}\n")
+    shared.model(
+        f"  srv:\n    {shared.server()}\n    shared: true\n    linger: {LINGER}\n",
+        f"  {shared.a}:\n    srv: {{env_files: [.env]}}\n  {shared.b}:\n    srv: {{env: {{WHO: b}}}}\n",
+    )
+
+    async def report(client: Client) -> dict:
+        return _text(await client.call_tool("report", {}))
+
+    async def run():
+        async with shared.client(shared.b) as in_b, shared.client(shared.a) as old_a:
+            before_b, first_a = await report(in_b), await report(old_a)
+            (shared.a / ".env").write_text(f"WHO=a-changed\nSECRET={CANARY}\n")
+            async with shared.client(shared.a) as new_a:
+                changed_a = await report(new_a)
+            return before_b, first_a, changed_a, await report(old_a), await report(in_b)
+
+    before_b, first_a, changed_a, still_a, after_b = asyncio.run(run())
+    assert (first_a["cwd"], first_a["env"]["WHO"], before_b["cwd"], before_b["env"]["WHO"]) == (str(shared.a), "a", str(shared.b), "b")
+    assert len({first_a["pid"], before_b["pid"], changed_a["pid"]}) == 3
+    assert changed_a["env"]["WHO"] == "a-changed"
+    assert still_a["pid"] == first_a["pid"] and still_a["env"]["WHO"] == "a"  # the old host serves its own sessions
+    assert after_b["pid"] == before_b["pid"]
+    assert len(shared.started()) == 3
+    on_disk = " ".join(os.listdir(shared.runtime / "projector")) + shared.host_logs() + shared.log.read_text()
+    assert CANARY not in on_disk
+
+
+def test_sharing_happens_only_where_declared(shared):
+    shared.model(
+        f"  srv:\n    {shared.server()}\n  own:\n    {shared.server()}\n    shared: true\n",
+        f"  {shared.a}:\n    srv: {{shared: true, linger: {LINGER}}}\n",
+    )
+
+    async def pids(folder: Path, provider: str) -> set[int]:
+        async with shared.client(folder, provider) as one, shared.client(folder, provider) as two:
+            return {await _pid(one), await _pid(two)}
+
+    assert len(asyncio.run(pids(shared.a, "srv"))) == 1  # the binding shares it in a
+    assert len(asyncio.run(pids(shared.b, "srv"))) == 2  # not in b
+    assert len(asyncio.run(pids(shared.b, "own"))) == 1  # the provider shares it everywhere
+
+
+def test_a_trusted_project_file_can_share_its_own_server(shared):
+    shared.model(f"  srv:\n    {shared.server()}\n")
+    (shared.a / ".projector.yaml").write_text(f"providers:\n  mine:\n    {shared.server()}\n    shared: true\n    linger: {LINGER}\n")
+    assert shared.projector("trust", str(shared.a), "--config", str(shared.config)).returncode == 0
+
+    async def run():
+        async with shared.client(shared.a, "mine") as one, shared.client(shared.a, "mine") as two:
+            return {await _pid(one), await _pid(two)}
+
+    assert len(asyncio.run(run())) == 1
+
+
+# --------------------------------------------------------------------------- lifetime and faults
+
+
+def test_the_server_outlives_its_last_session_by_linger_then_it_and_its_socket_are_gone(shared):
+    async def run():
+        async with shared.client(shared.a) as client:
+            return await _pid(client)
+
+    pid = asyncio.run(run())
+    ended = time.monotonic()
+    (sock,) = shared.sockets()
+    assert alive(pid)
+    assert eventually(lambda: not alive(pid) and not sock.exists())
+    assert time.monotonic() - ended >= LINGER * 0.9
+    assert "no session for 1 s" in shared.host_logs()
+
+
+def test_a_killed_server_fails_the_requests_in_flight_and_the_next_session_starts_a_fresh_one(shared):
+    async def run():
+        async with shared.client(shared.a) as client:
+            pid = await _pid(client)
+            call = asyncio.create_task(client.call_tool("slow", {"tag": "doomed", "seconds": 60, "steps": 1}))
+            await _wait_for(lambda: any(e.get("started") == "doomed" for e in shared.seen()))
+            os.kill(pid, signal.SIGKILL)
+            with anyio.fail_after(15):
+                try:
+                    outcome = await call
+                except MCPError as failure:
+                    outcome = failure
+        return pid, outcome
+
+    pid, outcome = asyncio.run(run())
+    assert isinstance(outcome, MCPError) and "exited (killed by signal 9)" in str(outcome)
+
+    async def next_session():
+        async with shared.client(shared.a) as client:
+            return await _pid(client)
+
+    assert asyncio.run(next_session()) not in (pid, None)
+    assert len(shared.started()) == 2
+
+
+def test_a_stale_socket_from_a_crashed_host_is_replaced(shared):
+    async def run():
+        async with shared.client(shared.a) as client:
+            return await _pid(client)
+
+    first = asyncio.run(run())
+    (sock,) = shared.sockets()
+    host = json.loads(subprocess.run([sys.executable, "-c", f"from projector.runtime.host import attach, STATUS; import json; print(json.dumps(attach.ask({str(sock)!r}, STATUS)))"],
+                                     env=shared.env, capture_output=True, text=True, check=True).stdout)
+    os.kill(host["pid"], signal.SIGKILL)  # the host crashes: its socket stays behind
+    os.kill(first, signal.SIGKILL)
+    assert sock.exists()
+    second = asyncio.run(run())
+    assert second != first and len(shared.started()) == 2
+
+
+def test_a_session_that_disconnects_mid_request_has_it_cancelled_at_the_server(shared):
+    async def keep_open():
+        async with shared.client(shared.a) as other:  # keeps the host and server alive
+            await _pid(other)
+            bridge = subprocess.Popen(shared.bridge(), cwd=shared.a, env=shared.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            lines = [
+                {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"tag": "abandoned", "seconds": 60, "steps": 1}}},
+            ]
+            bridge.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+            bridge.stdin.flush()
+            assert json.loads(bridge.stdout.readline())["id"] == 0
+            await _wait_for(lambda: any(e.get("started") == "abandoned" for e in shared.seen()))
+            bridge.kill()  # the client's process goes, its pipes still open
+            bridge.wait()
+            await _wait_for(lambda: any(e.get("cancelled") == "abandoned" for e in shared.seen()))
+            return await _pid(other)
+
+    asyncio.run(keep_open())
+    started = next(e for e in shared.seen() if e.get("started") == "abandoned")
+    assert {"cancelled": "abandoned", "request_id": started["request_id"]} in shared.seen()
+
+
+def test_sessions_started_at_the_same_instant_get_one_host(shared):
+    async def run(count: int) -> list[int]:
+        pids: list[int] = []
+        everyone = asyncio.Event()
+
+        async def session() -> None:
+            async with shared.client(shared.a) as client:  # all five start together, each in its own task
+                pids.append(await _pid(client))
+                if len(pids) == count:
+                    everyone.set()
+                await everyone.wait()
+
+        await asyncio.gather(*(session() for _ in range(count)))
+        return pids
+
+    pids = asyncio.run(run(5))
+    assert len(set(pids)) == 1 and len(shared.started()) == 1 and len(shared.sockets()) == 1
+    assert shared.host_logs().count("started srv") == 1
+
+
+# --------------------------------------------------------------------------- who may attach
+
+
+def test_a_socket_or_folder_not_private_to_this_user_is_never_used(shared):
+    """Simulated with modes (and, as root, an owner) that another user's planted socket or an
+    open folder would have: the session runs its own server and says why."""
+
+    async def run():
+        async with shared.client(shared.a) as client:
+            return await _pid(client)
+
+    host_server = None
+
+    async def hold():
+        nonlocal host_server
+        async with shared.client(shared.a) as client:
+            host_server = await _pid(client)
+            (sock,) = shared.sockets()
+            if os.geteuid() == 0:
+                os.chown(sock, 65534, 65534)  # as if another user had put it there
+                expected = "belongs to another user (uid 65534)"
+            else:
+                sock.chmod(0o666)
+                expected = "is open to other users"
+            unshared = await run()
+            (shared.runtime / "projector").chmod(0o755)
+            open_folder = await run()
+            (shared.runtime / "projector").chmod(0o700)
+            if os.geteuid() == 0:
+                os.chown(sock, 0, 0)
+            sock.chmod(0o600)
+            return unshared, open_folder, expected
+
+    unshared, open_folder, expected = asyncio.run(hold())
+    assert len({host_server, unshared, open_folder}) == 3
+    logged = shared.log.read_text()
+    assert f"srv runs unshared in this session: {shared.sockets()[0]} {expected}" in logged
+    assert f"{shared.runtime / 'projector'} is open to other users (mode 755)" in logged
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user (SO_PEERCRED check)")
+def test_the_host_refuses_a_connection_from_another_user(shared):
+    """SO_PEERCRED, with the folder and socket opened up so that another uid can reach the
+    socket at all: a process that became uid 65534 connects and is closed without a greeting."""
+
+    async def run():
+        async with shared.client(shared.a) as client:
+            await _pid(client)
+            (sock,) = shared.sockets()
+            shared.runtime.chmod(0o755)
+            (shared.runtime / "projector").chmod(0o755)
+            sock.chmod(0o666)
+            probe = (
+                "import os, socket\nos.setgid(65534)\nos.setuid(65534)\n"
+                f"s = socket.socket(socket.AF_UNIX)\ns.connect({str(sock)!r})\ns.settimeout(5)\n"
+                "print(repr(s.recv(100)))\n"
+            )
+            done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=False)
+            (shared.runtime / "projector").chmod(0o700)
+            sock.chmod(0o600)
+            return done, await _pid(client)
+
+    done, _ = asyncio.run(run())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "b''"  # connected, then closed: no greeting, nothing served
+    assert "refused a connection from uid 65534" in shared.host_logs()
