@@ -177,6 +177,28 @@ def init(config: ConfigOption = None) -> None:
     _exit(command.run(config))
 
 
+@app.command()
+def ps(as_json: JsonOption = False) -> None:
+    """The shared servers running (`shared: true`): workspace, provider, pid, sessions, uptime,
+    resident memory."""
+    from projector.commands import ps as command
+
+    _exit(command.run(as_json))
+
+
+@app.command()
+def stop(
+    folder: ProjectFolder = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", help="Only this provider's server.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """End the shared servers of FOLDER's workspace now (their sessions are closed; the next
+    session starts a fresh server)."""
+    from projector.commands import stop as command
+
+    _exit(command.run(folder, provider, config))
+
+
 def main() -> None:
     try:
         app()

@@ -108,9 +108,29 @@ def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mappin
         built = overlay.build(plan_here, environ)
         report["env"] = {_shown_source(source, shown): list(names) for source, names in built.names}
         report["notices"] = list(built.notices)
-        if overlay.program(plan_here, built.environ) is None:
+        program = overlay.program(plan_here, built.environ)
+        if program is None:
             report["notices"].append(f"{plan_here.command} is not an executable here (PATH of the workspace, or from its cwd)")
+        report["shared"] = _shared(plan_here, folder, program, built, environ, shown)
     return report
+
+
+def _shared(plan_here: Any, folder: str, program: str | None, built: Any, environ: Mapping[str, str], shown: Any) -> dict[str, Any] | None:
+    """Whether the workspace's sessions share one server here, and the hosts running for it:
+    ``current`` is the one a session started now would attach to (the others serve sessions
+    started before the launch changed, until they end)."""
+    if not plan_here.shared:
+        return None
+    from projector.runtime.host import address, attach
+
+    current = address.key(plan_here, folder, program, built.environ, built.names) if program else None
+    where = address.workspace(plan_here, folder)
+    running = [
+        {"pid": status["server_pid"], "sessions": status["sessions"], "current": status["key"] == current}
+        for status in attach.hosts(environ)
+        if status["provider"] == plan_here.provider and status["workspace"] == where
+    ]
+    return {"workspace": shown(where), "linger": plan_here.linger, "hosts": running}
 
 
 def _shown_source(source: str, shown: Any) -> str:

@@ -122,6 +122,21 @@ def _local_lines(provider: dict[str, Any]) -> list[str]:
     if defaults:
         lines.append(f"  default: {', '.join(defaults)}")
     lines += [f"  env from {source}: {', '.join(names)}" for source, names in provider["env"].items()]
+    if provider["runs"]:
+        lines += _shared_lines(provider.get("shared"))
     lines += [f"  notice: {notice}" for notice in provider["notices"]]
     lines.append("  entry: the projector bridge" if provider["entry"] == "bridge" else "  entry: none (projector is not on PATH)")
+    return lines
+
+
+def _shared_lines(shared: dict[str, Any] | None) -> list[str]:
+    if shared is None:
+        return ["  server: one per session (not shared)"]
+    hosts = shared["hosts"]
+    running = next((h for h in hosts if h["current"]), None)
+    state = (f"running: pid {running['pid']}, {running['sessions']} session(s)" if running
+             else "not running (the next session starts it)")
+    lines = [f"  server: shared by the sessions in {shared['workspace']}, kept {shared['linger']:g} s after the last; {state}"]
+    lines += [f"  also running with an earlier launch: pid {h['pid']}, {h['sessions']} session(s) (it ends with them)"
+              for h in hosts if not h["current"]]
     return lines

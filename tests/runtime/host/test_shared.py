@@ -2,8 +2,7 @@
 client: one server per workspace and launch, correct routing between its sessions, its lifetime
 and faults, and who may attach.
 
-The server is ``tests/servers/report_server.py --extras`` (official SDK): ``REPORT_SPAWN_LOG``
-counts its starts, ``REPORT_EVENTS`` records cancellations and subscriptions as it saw them.
+The sandbox and its server are in tests/hosts.py.
 """
 
 from __future__ import annotations
@@ -11,112 +10,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
 import mcp_types as types
-import paths
 import pytest
-from mcp import Client, StdioServerParameters
+from hosts import CANARY, LINGER, RawSession, alive, eventually, shared  # noqa: F401 - shared is a fixture
+from mcp import Client
 from mcp.shared.exceptions import MCPError
-
-SERVER = paths.SERVERS / "report_server.py"
-CANARY = "canary-5e1b-value"  # a value that must never appear in projector's files or output
-LINGER = 1.0
-
-
-class Shared:
-    """A sandbox HOME with workspaces a and b, a model whose provider ``srv`` is shared, and a
-    short private runtime folder for the hosts' sockets."""
-
-    def __init__(self, root: Path, runtime: Path):
-        self.root, self.runtime = root, runtime
-        self.home = root / "home"
-        self.a, self.b = self.home / "work" / "a", self.home / "work" / "b"
-        for folder in (self.a, self.b):
-            folder.mkdir(parents=True)
-        self.config = root / "projector.yaml"
-        self.spawns, self.events, self.log = root / "spawns.jsonl", root / "events.jsonl", root / "bridge.log"
-        self.env = {
-            "HOME": str(self.home),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_RUNTIME_DIR": str(runtime),
-            "REPORT_SPAWN_LOG": str(self.spawns),
-            "REPORT_EVENTS": str(self.events),
-        }
-        self.model(f"  srv:\n    {self.server()}\n    shared: true\n    linger: {LINGER}\n")
-
-    def server(self) -> str:
-        return f"command: {sys.executable}\n    args: [{SERVER}, --extras]"
-
-    def model(self, providers: str, bindings: str = "") -> None:
-        self.config.write_text(f"version: 1\nproviders:\n{providers}" + (f"bindings:\n{bindings}" if bindings else ""))
-
-    def bridge(self, provider: str = "srv") -> list[str]:
-        return [sys.executable, "-m", "projector", "mcp", "--provider", provider, "--config", str(self.config), "--log-file", str(self.log)]
-
-    def client(self, folder: Path, provider: str = "srv", **callbacks) -> Client:
-        command, *args = self.bridge(provider)
-        return Client(StdioServerParameters(command=command, args=args, env=self.env, cwd=str(folder)), **callbacks)
-
-    def started(self) -> list[dict]:
-        return [json.loads(line) for line in self.spawns.read_text().splitlines()] if self.spawns.exists() else []
-
-    def seen(self) -> list[dict]:
-        return [json.loads(line) for line in self.events.read_text().splitlines()] if self.events.exists() else []
-
-    def sockets(self) -> list[Path]:
-        folder = self.runtime / "projector"
-        return sorted(folder.glob("*.sock")) if folder.exists() else []
-
-    def host_logs(self) -> str:
-        return "".join(p.read_text() for p in (self.root / "state" / "projector" / "hosts").glob("*.log*"))
-
-    def projector(self, *args: str, folder: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "projector", *args], cwd=folder or self.home, env=self.env,
-                              capture_output=True, text=True, timeout=60, check=False)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as handle:  # a zombie has ended
-        return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def eventually(check, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
-
-
-@pytest.fixture
-def shared(tmp_path):
-    runtime = Path(tempfile.mkdtemp(prefix="pj-", dir="/tmp"))  # short: a socket path holds ~100 bytes
-    world = Shared(tmp_path, runtime)
-    yield world
-    for sock in world.sockets():  # stop every host this test left
-        subprocess.run([sys.executable, "-c", f"from projector.runtime.host import attach; attach.stop({str(sock)!r})"],
-                       env=world.env, timeout=30, check=False)
-    for started in world.started():
-        if alive(started["pid"]):
-            os.kill(started["pid"], signal.SIGKILL)
-    shutil.rmtree(runtime, ignore_errors=True)
 
 
 async def _pid(client: Client) -> int:
@@ -239,27 +145,15 @@ def test_a_session_asking_an_older_protocol_version_than_agreed_gets_a_clear_err
     async def run():
         async with shared.client(shared.a) as first:  # agrees the SDK's newest version with the server
             await _pid(first)
-            return _raw_session(shared, shared.a, [
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}},
-            ], replies=1)
+            old = subprocess.Popen(shared.bridge(), cwd=shared.a, env=shared.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            asked = {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
+            answer, _ = old.communicate(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": asked}).encode() + b"\n", timeout=30)
+            return json.loads(answer)
 
-    (answer,) = asyncio.run(run())
+    answer = asyncio.run(run())
     assert answer["id"] == 1 and answer["error"]["code"] == -32602
     assert "2024-11-05" in answer["error"]["message"] and "shared: false" in answer["error"]["message"]
     assert answer["error"]["data"]["requested"] == "2024-11-05"
-
-
-def _raw_session(shared: Shared, folder: Path, messages: list[dict], replies: int) -> list[dict]:
-    """A session written by hand: ``messages`` as lines, then the first ``replies`` lines back."""
-    bridge = subprocess.Popen(shared.bridge(), cwd=folder, env=shared.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert bridge.stdin is not None and bridge.stdout is not None
-    bridge.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-    bridge.stdin.flush()
-    answers = [json.loads(bridge.stdout.readline()) for _ in range(replies)]
-    bridge.stdin.close()
-    bridge.wait(timeout=15)
-    return answers
 
 
 # --------------------------------------------------------------------------- workspaces and keys
@@ -383,18 +277,12 @@ def test_a_session_that_disconnects_mid_request_has_it_cancelled_at_the_server(s
     async def keep_open():
         async with shared.client(shared.a) as other:  # keeps the host and server alive
             await _pid(other)
-            bridge = subprocess.Popen(shared.bridge(), cwd=shared.a, env=shared.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            lines = [
-                {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"tag": "abandoned", "seconds": 60, "steps": 1}}},
-            ]
-            bridge.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
-            bridge.stdin.flush()
-            assert json.loads(bridge.stdout.readline())["id"] == 0
+            raw = RawSession(shared, shared.a)
+            raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "slow", "arguments": {"tag": "abandoned", "seconds": 60, "steps": 1}}})
             await _wait_for(lambda: any(e.get("started") == "abandoned" for e in shared.seen()))
-            bridge.kill()  # the client's process goes, its pipes still open
-            bridge.wait()
+            raw.process.kill()  # the client's process goes, its pipes still open
+            raw.process.wait()
             await _wait_for(lambda: any(e.get("cancelled") == "abandoned" for e in shared.seen()))
             return await _pid(other)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from projector import __version__
 from projector.core.locations import state_folder
+from projector.runtime.launch import Launch
 
 PROTOCOL = 1  # of the socket between bridges and hosts; part of every key
 SOCKET_PATH_MAX = 103  # bytes: sun_path holds 104 on macOS, 108 on Linux, with a NUL
@@ -42,13 +43,24 @@ class Address:
     log: str  # the host's log: its own lines and the server's stderr
 
 
-def key(provider: str, workspace: str, program: str, argv: tuple[str, ...], cwd: str,
-        overlay: tuple[tuple[str, tuple[str, ...]], ...], environ: Mapping[str, str]) -> str:
-    """The host's name for this launch: ``overlay`` is (source, names) as the overlay reports
-    them; the names' values are read from ``environ`` (the server's environment) into the hash."""
+def key(plan: Launch, folder: str, program: str, environ: Mapping[str, str],
+        overlay: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+    """The host's name for ``plan`` run from canonical ``folder``: ``overlay`` is (source, names)
+    as the overlay reports them; their values are read from ``environ`` (the server's
+    environment) into the hash and nowhere else."""
     names = sorted({name for _, found in overlay for name in found})
-    material = [PROTOCOL, __version__, provider, workspace, program, list(argv), cwd, [[n, environ.get(n)] for n in names]]
+    material = [PROTOCOL, __version__, plan.provider, workspace(plan, folder), program, list(argv(plan, program)), plan.cwd,
+                [[n, environ.get(n)] for n in names]]
     return hashlib.sha256(json.dumps(material).encode("utf-8")).hexdigest()[:32]
+
+
+def workspace(plan: Launch, folder: str) -> str:
+    """A host's workspace: the workspace root, or the folder itself when it is in none."""
+    return plan.root or folder
+
+
+def argv(plan: Launch, program: str) -> tuple[str, ...]:
+    return (plan.command or program, *plan.args)
 
 
 def runtime_folder(environ: Mapping[str, str]) -> str:

@@ -28,7 +28,18 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from projector.runtime.host import ATTACH, HELLO, STATUS, STOP
-from projector.runtime.host.address import Address, Unavailable, address, key, own_socket, peer_uid, private, runtime_folder
+from projector.runtime.host.address import (
+    Address,
+    Unavailable,
+    address,
+    argv,
+    key,
+    own_socket,
+    peer_uid,
+    private,
+    runtime_folder,
+    workspace,
+)
 from projector.runtime.launch import Launch
 
 GREETING_WAIT = 5.0  # seconds a host has to greet a connection before it counts as not answering
@@ -40,12 +51,11 @@ def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],
           overlay: tuple[tuple[str, tuple[str, ...]], ...]) -> NoReturn:
     """Serve this session from the workspace's host; never returns. Unavailable: no host can
     serve it (the caller runs the server itself)."""
-    workspace = plan.root or folder
-    argv = (plan.command or program, *plan.args)
-    where = address(key(plan.provider, workspace, program, argv, plan.cwd, overlay, environ), os.environ)
+    where = address(key(plan, folder, program, environ, overlay), os.environ)
     spec = {
-        "key": where.key, "socket": where.socket, "log": where.log, "provider": plan.provider, "workspace": workspace,
-        "program": program, "argv": list(argv), "cwd": plan.cwd, "env": environ, "linger": plan.linger,
+        "key": where.key, "socket": where.socket, "log": where.log, "provider": plan.provider,
+        "workspace": workspace(plan, folder), "program": program, "argv": list(argv(plan, program)), "cwd": plan.cwd,
+        "env": environ, "linger": plan.linger,
     }
     hand_over(connect_or_start(where, spec), plan.provider)
 

@@ -1,0 +1,145 @@
+"""A sandbox for shared workspace servers: workspaces a and b, a model whose provider ``srv``
+is shared, a short private runtime folder for the hosts' sockets, and sessions written by hand.
+
+The server is ``tests/servers/report_server.py --extras`` (official SDK): ``REPORT_SPAWN_LOG``
+counts its starts, ``REPORT_EVENTS`` records cancellations and subscriptions as it saw them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import paths
+import pytest
+from mcp import Client, StdioServerParameters
+
+SERVER = paths.SERVERS / "report_server.py"
+CANARY = "canary-5e1b-value"  # a value that must never appear in projector's files or output
+LINGER = 1.0
+
+
+class Shared:
+    """A sandbox HOME with workspaces a and b, a model whose provider ``srv`` is shared, and a
+    short private runtime folder for the hosts' sockets."""
+
+    def __init__(self, root: Path, runtime: Path):
+        self.root, self.runtime = root, runtime
+        self.home = root / "home"
+        self.a, self.b = self.home / "work" / "a", self.home / "work" / "b"
+        for folder in (self.a, self.b):
+            folder.mkdir(parents=True)
+        self.config = root / "projector.yaml"
+        self.spawns, self.events, self.log = root / "spawns.jsonl", root / "events.jsonl", root / "bridge.log"
+        self.env = {
+            "HOME": str(self.home),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "XDG_STATE_HOME": str(root / "state"),
+            "XDG_CONFIG_HOME": str(root / "config"),
+            "XDG_RUNTIME_DIR": str(runtime),
+            "REPORT_SPAWN_LOG": str(self.spawns),
+            "REPORT_EVENTS": str(self.events),
+        }
+        self.model(f"  srv:\n    {self.server()}\n    shared: true\n    linger: {LINGER}\n")
+
+    def server(self) -> str:
+        return f"command: {sys.executable}\n    args: [{SERVER}, --extras]"
+
+    def model(self, providers: str, bindings: str = "") -> None:
+        self.config.write_text(f"version: 1\nproviders:\n{providers}" + (f"bindings:\n{bindings}" if bindings else ""))
+
+    def bridge(self, provider: str = "srv") -> list[str]:
+        return [sys.executable, "-m", "projector", "mcp", "--provider", provider, "--config", str(self.config), "--log-file", str(self.log)]
+
+    def client(self, folder: Path, provider: str = "srv", **callbacks) -> Client:
+        command, *args = self.bridge(provider)
+        return Client(StdioServerParameters(command=command, args=args, env=self.env, cwd=str(folder)), **callbacks)
+
+    def started(self) -> list[dict]:
+        return [json.loads(line) for line in self.spawns.read_text().splitlines()] if self.spawns.exists() else []
+
+    def seen(self) -> list[dict]:
+        return [json.loads(line) for line in self.events.read_text().splitlines()] if self.events.exists() else []
+
+    def sockets(self) -> list[Path]:
+        folder = self.runtime / "projector"
+        return sorted(folder.glob("*.sock")) if folder.exists() else []
+
+    def host_logs(self) -> str:
+        return "".join(p.read_text() for p in (self.root / "state" / "projector" / "hosts").glob("*.log*"))
+
+    def projector(self, *args: str, folder: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "projector", *args], cwd=folder or self.home, env=self.env,
+                              capture_output=True, text=True, timeout=60, check=False)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as handle:  # a zombie has ended
+        return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def eventually(check, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+class RawSession:
+    """A session written by hand through the bridge: initialized, then held open until closed."""
+
+    def __init__(self, world: Shared, folder: Path, provider: str = "srv"):
+        self.process = subprocess.Popen(world.bridge(provider), cwd=folder, env=world.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        self.answer = self.receive()
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def receive(self) -> dict:
+        assert self.process.stdout is not None
+        return json.loads(self.process.stdout.readline())
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=15)
+
+    def __enter__(self) -> RawSession:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+
+@pytest.fixture
+def shared(tmp_path):
+    runtime = Path(tempfile.mkdtemp(prefix="pj-", dir="/tmp"))  # short: a socket path holds ~100 bytes
+    world = Shared(tmp_path, runtime)
+    yield world
+    for sock in world.sockets():  # stop every host this test left
+        subprocess.run([sys.executable, "-c", f"from projector.runtime.host import attach; attach.stop({str(sock)!r})"],
+                       env=world.env, timeout=30, check=False)
+    for started in world.started():
+        if alive(started["pid"]):
+            os.kill(started["pid"], signal.SIGKILL)
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
