@@ -15,7 +15,7 @@ SCHEMA = 1
 
 
 def run(as_json: bool) -> int:
-    rows = [row(status) for status in attach.hosts(os.environ)]
+    rows = sorted((row(status) for status in attach.hosts(os.environ)), key=lambda r: (r["workspace"], r["provider"], r["uptime"]))
     if as_json:
         print(json.dumps({"schema": SCHEMA, "hosts": rows}, indent=2))
         return 0

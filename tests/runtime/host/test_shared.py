@@ -377,3 +377,26 @@ def test_the_host_refuses_a_connection_from_another_user(shared):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "b''"  # connected, then closed: no greeting, nothing served
     assert "refused a connection from uid 65534" in shared.host_logs()
+
+
+def test_a_session_whose_stdio_are_files_is_served_and_harms_no_other(shared, tmp_path):
+    """stdin and stdout may be regular files (a script, `< requests.jsonl > replies.jsonl`), which
+    no poller accepts: the host reads and writes them directly, and the other sessions go on."""
+    requests, replies = tmp_path / "requests.jsonl", tmp_path / "replies.jsonl"
+    requests.write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "file", "version": "1"}}}) + "\n"
+        + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"tag": "from-a-file"}}}) + "\n"
+    )
+
+    async def run():
+        async with shared.client(shared.a) as other:
+            before = await _pid(other)
+            with requests.open("rb") as stdin, replies.open("wb") as stdout:
+                subprocess.run(shared.bridge(), cwd=shared.a, env=shared.env, stdin=stdin, stdout=stdout, timeout=30, check=True)
+            return before, await _pid(other)
+
+    before, after = asyncio.run(run())
+    assert before == after
+    answers = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert [a["id"] for a in answers] == [0, 1] and json.loads(answers[1]["result"]["content"][0]["text"])["tag"] == "from-a-file"

@@ -80,6 +80,7 @@ class Link:
     pending: bytearray = field(default_factory=bytearray)  # a line not yet ended
     backlog: bytearray = field(default_factory=bytearray)  # bytes the client's pipe has not taken yet
     drain_until: float | None = None  # stdin ended: closed when replies are out or at this time
+    reading: bool = True  # its stdin has not ended
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -236,7 +237,7 @@ class Host:
         except OSError:
             what, fds = b"", []
         if what[:1] == ATTACH and len(fds) == 2:
-            self._attach(connection, fds[0], fds[1])
+            self._attach(connection, fds[0], fds[1])  # from here on, the session's faults are its own
             return
         for fd in fds:
             os.close(fd)
@@ -275,8 +276,34 @@ class Host:
         self.links[link.number] = link
         self.mux.attach(link.number)
         self.linger_until = None
-        self.selector.register(reader, selectors.EVENT_READ, lambda: self._session_readable(link))
-        self.selector.register(control, selectors.EVENT_READ, lambda: self._close(link))  # EOF: its process has gone
+        self.selector.register(control, selectors.EVENT_READ, self._guarded(link, self._close))  # EOF: its process has gone
+        read = self._guarded(link, self._session_readable)
+        if not self._watch(reader, selectors.EVENT_READ, read):
+            while link.reading and link.number in self.links:  # a file or /dev/null: it never blocks, read it all
+                read()
+
+    def _guarded(self, link: Link, work: Callable[[Link], None]) -> Callable[[], None]:
+        """``work`` for one session: whatever goes wrong there ends that session, not the host."""
+
+        def run() -> None:
+            try:
+                work(link)
+            except Exception as problem:  # noqa: BLE001 - isolate the other sessions from this one's fault
+                log(f"session {link.number} failed ({problem!r}): closed")
+                try:
+                    self._close(link)
+                except Exception:  # noqa: BLE001 - already half closed
+                    self.links.pop(link.number, None)
+
+        return run
+
+    def _watch(self, fd: int, events: int, callback: Callable[[], None]) -> bool:
+        """Poll ``fd``; False when no poller takes it (a regular file, /dev/null)."""
+        try:
+            self.selector.register(fd, events, callback)
+        except PermissionError:
+            return False
+        return True
 
     def _session_readable(self, link: Link) -> None:
         if link.number not in self.links:  # closed earlier in the same round of events
@@ -298,7 +325,11 @@ class Host:
                 self._deliver(self.mux.from_session(link.number, message))
 
     def _stdin_ended(self, link: Link) -> None:
-        self.selector.unregister(link.reader)
+        link.reading = False
+        try:
+            self.selector.unregister(link.reader)
+        except (KeyError, ValueError):
+            pass  # never polled
         if self.mux.in_flight(link.number):
             link.drain_until = time.monotonic() + DRAIN
         else:
@@ -353,7 +384,10 @@ class Host:
                 return
             if not data:
                 return
-            self.selector.register(link.writer, selectors.EVENT_WRITE, lambda: self._session_writable(link))
+            if not self._watch(link.writer, selectors.EVENT_WRITE, self._guarded(link, self._session_writable)):
+                log(f"session {link.number}: its output took part of a reply and cannot be waited on: closed")
+                self._close(link)
+                return
         link.backlog += data
         if len(link.backlog) > BACKLOG_LIMIT:
             log(f"session {link.number} does not read its replies: closed")
