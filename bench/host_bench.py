@@ -3,14 +3,17 @@ per request, each against a baseline measured in the same run.
 
     .venv/bin/python bench/host_bench.py [--sessions 10] [--runs 15] [--calls 500]
 
-1. Memory: N sessions in one workspace against a server that holds 50 MB from its start.
-   Baseline: one unshared session (the bridge execs the server: the session is that process).
-   Unshared, N sessions are N servers (today, without ``shared``). Shared, they are N bridges
-   (each a ``/bin/sh`` waiting for its session's end), one host and one server: target total RSS
-   ≤ 1.3× one session's. PSS is printed beside RSS: RSS counts a page shared by several
-   processes (libc, the shell) once per process, PSS divides it between them.
+1. Memory: N sessions in one workspace against a server that holds 50 MB from its start, twice:
+   the official SDK's server (tests/servers/report_server.py --allocate 50, what a Python MCP
+   server weighs) and a stdlib-only one (the least a server can weigh, so the host's share is at
+   its largest). Baseline: one unshared session (the bridge execs the server: the session is
+   that process). Unshared, N sessions are N servers (today, without ``shared``). Shared, they
+   are N bridges (each a ``/bin/sh`` waiting for its session's end), one host and one server:
+   target total RSS ≤ 1.3× one session's. PSS is printed beside RSS: RSS counts a page shared by
+   several processes (libc, the shell) once per process, PSS divides it between them.
 2. Start: spawn → ``initialize`` reply of a session in a workspace whose host already runs (a
-   second session), against ``python -c pass``: target ≤ 3×.
+   second session), against ``python -c pass``: target ≤ 3×. The bridge's own start (a session
+   it answers itself: a provider turned off there) is printed for reference.
 3. Per request: a ``tools/call`` round trip through a session started by the bridge, against the
    same round trip on a session attached to the host directly (this process hands the host its
    own pipes): target ≤ +0.1 ms. The server without any host is printed for the host's own cost.
@@ -30,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 SERVER = '''import json, sys
 held = bytearray(50 << 20)
 for i in range(0, len(held), 4096):
@@ -97,13 +101,50 @@ def total(pids: list[int]) -> tuple[int, int]:
     return sum(s[0] for s in sizes), sum(s[1] for s in sizes)
 
 
-def host_status(runtime: Path) -> dict:
-    from projector.runtime.host import STATUS, attach
+def host_status(runtime: Path, provider: str) -> dict:
+    from projector.runtime.host import attach
 
-    (sock,) = (runtime / "projector").glob("*.sock")
-    status = attach.ask(str(sock), STATUS)
-    assert status is not None
-    return {**status, "socket": str(sock)}
+    (status,) = [h for h in attach.hosts(os.environ) if h["provider"] == provider]
+    return status
+
+
+def spawn_to_initialize(command: list[str], cwd: Path, env: dict) -> float:
+    start = time.perf_counter()
+    session = Session.spawn(command, cwd, env)
+    assert "result" in session.ask(INIT)
+    elapsed = time.perf_counter() - start
+    session.close()
+    return elapsed
+
+
+def memory_rows(label: str, alone_bridge: list[str], shared_bridge: list[str], workspace: Path, env: dict, runtime: Path,
+                count: int) -> None:
+    alone = [Session.spawn(alone_bridge, workspace, env) for _ in range(count)]
+    for session in alone:
+        assert "result" in session.ask(INIT)
+    one_rss, one_pss = memory(alone[0].process.pid)
+    unshared_rss, unshared_pss = total([s.process.pid for s in alone])
+    for session in alone:
+        session.close()
+    together = [Session.spawn(shared_bridge, workspace, env) for _ in range(count)]
+    for session in together:
+        assert "result" in session.ask(INIT)
+    status = host_status(runtime, shared_bridge[3])
+    shared_rss, shared_pss = total([s.process.pid for s in together] + [status["pid"], status["server_pid"]])
+    waiter_rss, waiter_pss = memory(together[-1].process.pid)
+    host_rss, host_pss = memory(status["pid"])
+    server_rss, _ = memory(status["server_pid"])
+    for session in together:
+        session.close()
+    mb = lambda n: f"{n / 1e6:6.1f} MB"  # noqa: E731
+    print(f"memory, {count} sessions in one workspace, {label} holding 50 MB        RSS        PSS")
+    print(f"  one unshared session (baseline)                          {mb(one_rss)}  {mb(one_pss)}")
+    print(f"  {count} unshared sessions                                    {mb(unshared_rss)}  {mb(unshared_pss)}"
+          f"   {unshared_rss / one_rss:5.2f}× RSS")
+    print(f"  {count} shared sessions: {count} waiters + host + server           {mb(shared_rss)}  {mb(shared_pss)}"
+          f"   {shared_rss / one_rss:5.2f}× RSS, {shared_pss / one_pss:4.2f}× PSS   (target ≤ 1.3×)")
+    print(f"    of which: server {mb(server_rss).strip()}, host {mb(host_rss).strip()} (PSS {mb(host_pss).strip()}), "
+          f"each waiter {mb(waiter_rss).strip()} (PSS {mb(waiter_pss).strip()})")
 
 
 def per_call(session: Session, calls: int) -> float:
@@ -148,10 +189,14 @@ def main() -> None:
         server.write_text(SERVER)
         py = sys.executable
         config = root / "projector.yaml"
+        sdk = ROOT / "tests" / "servers" / "report_server.py"
         config.write_text(
             "version: 1\nproviders:\n"
-            f"  alone: {{command: {py}, args: [{server}]}}\n"
-            f"  shared: {{command: {py}, args: [{server}], shared: true, linger: 1}}\n"
+            f"  heavy: {{command: {py}, args: [{server}]}}\n"
+            f"  heavy-shared: {{command: {py}, args: [{server}], shared: true, linger: 1}}\n"
+            f"  sdk: {{command: {py}, args: [{sdk}, --allocate, '50']}}\n"
+            f"  sdk-shared: {{command: {py}, args: [{sdk}, --allocate, '50'], shared: true, linger: 1}}\n"
+            f"  off: {{command: {py}, enabled: false}}\n"
         )
         env = {"HOME": str(root / "home"), "PATH": f"{Path(py).parent}:{os.environ['PATH']}", "XDG_STATE_HOME": str(root / "state"),
                "XDG_CONFIG_HOME": str(root / "config"), "XDG_RUNTIME_DIR": str(runtime)}
@@ -160,31 +205,12 @@ def main() -> None:
         count = options.sessions
 
         # 1. memory
-        alone = [Session.spawn(bridge("alone"), workspace, env) for _ in range(count)]
-        for session in alone:
-            assert "result" in session.ask(INIT)
-        one_rss, one_pss = memory(alone[0].process.pid)
-        unshared_rss, unshared_pss = total([s.process.pid for s in alone])
-        for session in alone:
-            session.close()
-        together = [Session.spawn(bridge("shared"), workspace, env) for _ in range(count)]
+        for label, name in (("the official SDK's server", "sdk"), ("a stdlib-only server", "heavy")):
+            memory_rows(label, bridge(name), bridge(f"{name}-shared"), workspace, env, runtime, count)
+        together = [Session.spawn(bridge("heavy-shared"), workspace, env) for _ in range(count)]
         for session in together:
             assert "result" in session.ask(INIT)
-        status = host_status(runtime)
-        pids = [s.process.pid for s in together] + [status["pid"], status["server_pid"]]
-        shared_rss, shared_pss = total(pids)
-        waiter_rss, waiter_pss = memory(together[-1].process.pid)
-        host_rss, host_pss = memory(status["pid"])
-        server_rss, server_pss = memory(status["server_pid"])
-        mb = lambda n: f"{n / 1e6:7.1f} MB"  # noqa: E731
-        print(f"memory, {count} sessions in one workspace, a server holding 50 MB        RSS          PSS")
-        print(f"one unshared session (baseline)                                  {mb(one_rss)}   {mb(one_pss)}")
-        print(f"{count} unshared sessions                                           {mb(unshared_rss)}   {mb(unshared_pss)}"
-              f"   {unshared_rss / one_rss:5.2f}× RSS")
-        print(f"{count} shared sessions: {count} waiters + host + server                  {mb(shared_rss)}   {mb(shared_pss)}"
-              f"   {shared_rss / one_rss:5.2f}× RSS, {shared_pss / one_pss:5.2f}× PSS   (target ≤ 1.3×)")
-        print(f"  of which: server {mb(server_rss).strip()}, host {mb(host_rss).strip()} (PSS {mb(host_pss).strip()}), "
-              f"one waiter {mb(waiter_rss).strip()} (PSS {mb(waiter_pss).strip()})")
+        status = host_status(runtime, "heavy-shared")
 
         # 2. the second session's start
         baseline = []
@@ -192,16 +218,14 @@ def main() -> None:
             start = time.perf_counter()
             subprocess.run([py, "-c", "pass"], check=True)
             baseline.append(time.perf_counter() - start)
-        second = []
+        second, own = [], []
         for _ in range(options.runs):
-            start = time.perf_counter()
-            session = Session.spawn(bridge("shared"), workspace, env)
-            assert "result" in session.ask(INIT)
-            second.append(time.perf_counter() - start)
-            session.close()
-        print(f"\npython -c pass                                   {median_ms(baseline):7.1f} ms   1.00×")
+            second.append(spawn_to_initialize(bridge("heavy-shared"), workspace, env))
+            own.append(spawn_to_initialize(bridge("off"), workspace, env))
+        print(f"\npython -c pass (baseline)                        {median_ms(baseline):7.1f} ms   1.00×")
         print(f"second session: spawn → initialize reply         {median_ms(second):7.1f} ms   "
               f"{median(second) / median(baseline):4.2f}×   (target ≤ 3×)")
+        print(f"  the bridge's own start (answered in-process)   {median_ms(own):7.1f} ms   {median(own) / median(baseline):4.2f}×")
 
         # 3. per request
         through_bridge = per_call(together[0], options.calls)

@@ -10,7 +10,20 @@ The socket between a bridge (or a command) and a host carries a greeting, one by
 and, for a session, its two file descriptors; never a JSON-RPC message.
 """
 
+import _socket  # not `socket`: its enums and selectors cost every session's start milliseconds
+import struct
+
 HELLO = b"projector-host 1\n"  # a host's greeting on every connection it accepts
 ATTACH = b"A"  # + SCM_RIGHTS [stdin, stdout]: the host serves this session
 STATUS = b"?"  # one JSON line about the host
 STOP = b"X"  # end the host now
+
+
+def peer_uid(connection: _socket.socket) -> int | None:
+    """The user at the other end of a Unix socket (``SO_PEERCRED``); None where the system has
+    no such option (the 0700 folder is then the only guard)."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", connection.getsockopt(_socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    return uid

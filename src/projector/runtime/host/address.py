@@ -14,18 +14,20 @@ The servers' logs go to ``<state folder>/hosts`` (they outlive a reboot's runtim
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import socket
 import stat
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from projector import __version__
 from projector.core.locations import state_folder
 from projector.runtime.launch import Launch
+
+try:
+    from _blake2 import blake2b as _blake2b  # `hashlib` would load OpenSSL first: milliseconds of every session's start
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b as _blake2b
 
 PROTOCOL = 1  # of the socket between bridges and hosts; part of every key
 SOCKET_PATH_MAX = 103  # bytes: sun_path holds 104 on macOS, 108 on Linux, with a NUL
@@ -51,7 +53,7 @@ def key(plan: Launch, folder: str, program: str, environ: Mapping[str, str],
     names = sorted({name for _, found in overlay for name in found})
     material = [PROTOCOL, __version__, plan.provider, workspace(plan, folder), program, list(argv(plan, program)), plan.cwd,
                 [[n, environ.get(n)] for n in names]]
-    return hashlib.sha256(json.dumps(material).encode("utf-8")).hexdigest()[:32]
+    return _blake2b(json.dumps(material).encode("utf-8"), digest_size=16).hexdigest()
 
 
 def workspace(plan: Launch, folder: str) -> str:
@@ -122,13 +124,3 @@ def own_socket(path: str) -> None:
         raise Unavailable(f"{path} belongs to another user (uid {found.st_uid}): it was not used; remove it")
     if found.st_mode & 0o077:
         raise Unavailable(f"{path} is open to other users (mode {stat.S_IMODE(found.st_mode):o}): it was not used; remove it")
-
-
-def peer_uid(connection: socket.socket) -> int | None:
-    """The user at the other end of a Unix socket (``SO_PEERCRED``); None where the system has
-    no such option (the 0700 folder is then the only guard)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
-    return uid

@@ -16,18 +16,19 @@ the connection, and the host cancels that session's requests.
 
 from __future__ import annotations
 
+import _socket  # not `socket`: see projector.runtime.host
 import fcntl
 import json
 import os
 import signal
-import socket
+import struct
 import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
 from projector.runtime.host.address import (
     Address,
     Unavailable,
@@ -35,7 +36,6 @@ from projector.runtime.host.address import (
     argv,
     key,
     own_socket,
-    peer_uid,
     private,
     runtime_folder,
     workspace,
@@ -60,13 +60,13 @@ def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],
     hand_over(connect_or_start(where, spec), plan.provider)
 
 
-def connect(path: str, wait: float = GREETING_WAIT) -> socket.socket | None:
+def connect(path: str, wait: float = GREETING_WAIT) -> _socket.socket | None:
     """A connection the host at ``path`` has greeted; None when no host answers there."""
     try:
         own_socket(path)
     except FileNotFoundError:
         return None
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     connection.settimeout(wait)
     try:
         connection.connect(path)
@@ -91,7 +91,7 @@ def connect(path: str, wait: float = GREETING_WAIT) -> socket.socket | None:
     return connection
 
 
-def connect_or_start(where: Address, spec: dict[str, Any]) -> socket.socket:
+def connect_or_start(where: Address, spec: dict[str, Any]) -> _socket.socket:
     for _ in range(3):
         if (connection := connect(where.socket)) is not None:
             return connection
@@ -142,10 +142,10 @@ def _start(spec: dict[str, Any]) -> None:
         raise Unavailable(f"the host did not start: {why[-1] if why else 'no reason given'} (log: {spec['log']})")
 
 
-def hand_over(connection: socket.socket, provider: str) -> NoReturn:
+def hand_over(connection: _socket.socket, provider: str) -> NoReturn:
     """Give the host this session's stdin and stdout, then wait for the session's end as a
     shell reading the connection (the process the client spawned must live that long)."""
-    socket.send_fds(connection, [ATTACH], [0, 1])
+    connection.sendmsg([ATTACH], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(connection.fileno(), 0)
     os.dup2(null, 1)  # the client's stdout is the host's now: its end comes from the host alone
@@ -171,16 +171,17 @@ def ask(path: str, what: bytes, wait: float = 2.0) -> dict[str, Any] | None:
         return None
     if connection is None:
         return None
-    with connection:
+    try:
         connection.settimeout(wait)
-        try:
-            connection.sendall(what)
-            answer = b""
-            while chunk := connection.recv(1 << 16):
-                answer += chunk
-            return json.loads(answer)
-        except (OSError, ValueError):
-            return None
+        connection.sendall(what)
+        answer = b""
+        while chunk := connection.recv(1 << 16):
+            answer += chunk
+        return json.loads(answer)
+    except (OSError, ValueError):
+        return None
+    finally:
+        connection.close()
 
 
 def hosts(environ: Mapping[str, str]) -> list[dict[str, Any]]:

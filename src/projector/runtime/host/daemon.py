@@ -32,13 +32,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP
-from projector.runtime.host.address import peer_uid
-from projector.runtime.host.mux import SERVER, Mux, Out, error
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
+from projector.runtime.host.mux import SERVER, Mux, error
+
+TYPE_CHECKING = False  # the host imports as little as it can: every module is resident memory
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from projector.runtime.host.mux import Out
 
 DRAIN = 5.0  # seconds a session whose stdin ended may still get replies in flight
 KILL_AFTER = 5.0  # seconds between SIGTERM and SIGKILL
@@ -48,39 +51,39 @@ LOG_KEEP = 1 << 20  # bytes of log kept from the previous run of the same host
 READ = 1 << 16
 
 
-@dataclass(frozen=True)
 class Spec:
     """What the host runs and where; ``env`` is the server's whole environment (it arrives on the
     host's stdin and is never written anywhere)."""
 
-    key: str
-    socket: str
-    log: str
-    provider: str
-    workspace: str
-    program: str
-    argv: tuple[str, ...]
-    cwd: str
-    env: dict[str, str]
-    linger: float
+    __slots__ = ("key", "socket", "log", "provider", "workspace", "program", "argv", "cwd", "env", "linger")
 
-    @classmethod
-    def read(cls, data: dict[str, Any]) -> Spec:
-        return cls(**{**data, "argv": tuple(data["argv"])})
+    def __init__(self, data: dict[str, Any]):
+        self.key: str = data["key"]
+        self.socket: str = data["socket"]
+        self.log: str = data["log"]
+        self.provider: str = data["provider"]
+        self.workspace: str = data["workspace"]
+        self.program: str = data["program"]
+        self.argv: tuple[str, ...] = tuple(data["argv"])
+        self.cwd: str = data["cwd"]
+        self.env: dict[str, str] = data["env"]
+        self.linger: float = data["linger"]
 
 
-@dataclass
 class Link:
     """One attached session: the client's pipes and the bridge's connection."""
 
-    number: int
-    reader: int  # the client's stdin
-    writer: int  # the client's stdout
-    control: socket.socket
-    pending: bytearray = field(default_factory=bytearray)  # a line not yet ended
-    backlog: bytearray = field(default_factory=bytearray)  # bytes the client's pipe has not taken yet
-    drain_until: float | None = None  # stdin ended: closed when replies are out or at this time
-    reading: bool = True  # its stdin has not ended
+    __slots__ = ("number", "reader", "writer", "control", "pending", "backlog", "drain_until", "reading")
+
+    def __init__(self, number: int, reader: int, writer: int, control: socket.socket):
+        self.number = number
+        self.reader = reader  # the client's stdin
+        self.writer = writer  # the client's stdout
+        self.control = control  # the bridge's connection: it closes when the bridge's process goes
+        self.pending = bytearray()  # a line not yet ended
+        self.backlog = bytearray()  # bytes the client's pipe has not taken yet
+        self.drain_until: float | None = None  # stdin ended: closed when replies are out or at this time
+        self.reading = True  # its stdin has not ended
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -556,10 +559,10 @@ def _detach(log_path: str) -> None:
     sys.stdout = sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - the process's stderr
 
 
-def main(read_spec: Callable[[], dict[str, Any]] | None = None) -> None:
+def main() -> None:
     """Read the launch from stdin, fork the host, print ``ready <pid>`` (or ``error: ...``) once
     it listens, and leave it running."""
-    spec = Spec.read(read_spec() if read_spec else json.loads(sys.stdin.buffer.read()))
+    spec = Spec(json.loads(sys.stdin.buffer.read()))
     ready_r, ready_w = os.pipe()
     if os.fork():
         os.close(ready_w)

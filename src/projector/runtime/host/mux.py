@@ -28,16 +28,17 @@ and how it is rewritten, and keeps the tables that make that possible:
 from __future__ import annotations
 
 import itertools
-import re
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # the host imports as little as it can: every module is resident memory
+if TYPE_CHECKING:
+    from typing import Any
+
+    Out = tuple[int, dict[str, Any]]
 
 SERVER = 0  # the destination of messages for the server; sessions are numbered from 1
-Out = tuple[int, dict[str, Any]]
 
 METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32601, -32602, -32603
 SERVER_GONE = -32000  # the server exited: the session is being closed
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -54,25 +55,34 @@ def result(id_: Any, value: Any) -> dict[str, Any]:
 def satisfies(asked: Any, agreed: str) -> bool:
     """Whether a session asking for protocol version ``asked`` can be given ``agreed``: the same,
     or an older one than it asked for (versions are dates; a client supports the older ones)."""
-    return asked == agreed or (isinstance(asked, str) and bool(_DATE.match(asked)) and asked > agreed)
+    return asked == agreed or (_is_date(asked) and asked > agreed)
 
 
-@dataclass
+def _is_date(text: Any) -> bool:
+    """``YYYY-MM-DD``, the shape of every protocol version."""
+    return isinstance(text, str) and len(text) == 10 and text[4] == text[7] == "-" and text.replace("-", "").isdigit()
+
+
 class _Request:
     """A session's request at the server."""
 
-    session: int  # 0: the host's own (its reply is dropped)
-    id: Any  # the session's own id
-    method: str
-    token: Any = None  # the host's progress token standing for the session's, if any
-    uri: Any = None  # resources/subscribe: the URI
+    __slots__ = ("session", "id", "method", "token", "uri")
+
+    def __init__(self, session: int, id_: Any, method: str, uri: Any = None):
+        self.session = session  # 0: the host's own (its reply is dropped)
+        self.id = id_  # the session's own id
+        self.method = method
+        self.token: Any = None  # the host's progress token standing for the session's, if any
+        self.uri = uri  # resources/subscribe: the URI
 
 
-@dataclass
 class _Session:
-    ready: bool = False  # initialize answered: it receives notifications
-    heard: int = 0  # when it last sent something (a counter, not a clock)
-    asking: set[int] = field(default_factory=set)  # server ids of its requests in flight
+    __slots__ = ("ready", "heard", "asking")
+
+    def __init__(self) -> None:
+        self.ready = False  # initialize answered: it receives notifications
+        self.heard = 0  # when it last sent something (a counter, not a clock)
+        self.asking: set[int] = set()  # server ids of its requests in flight
 
 
 class Mux:
