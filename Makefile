@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/scale_bench.py
 	$(BIN)/python bench/bridge_bench.py
 	$(BIN)/python bench/runtime_bench.py
+	$(BIN)/python bench/host_bench.py
 
 clean:
 	rm -rf $(VENV) $(SANDBOX)

@@ -400,3 +400,30 @@ def test_a_session_whose_stdio_are_files_is_served_and_harms_no_other(shared, tm
     assert before == after
     answers = [json.loads(line) for line in replies.read_text().splitlines()]
     assert [a["id"] for a in answers] == [0, 1] and json.loads(answers[1]["result"]["content"][0]["text"])["tag"] == "from-a-file"
+
+
+STUBBORN = '''import json, os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+open(os.environ["STUBBORN_PID"], "w").write(str(os.getpid()))
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {}, "serverInfo": {"name": "stubborn", "version": "1"}}}), flush=True)
+while True:  # its stdin ended: it stays anyway
+    time.sleep(1)
+'''
+
+
+def test_a_server_that_ignores_sigterm_is_killed_five_seconds_later(shared, tmp_path):
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    shared.env["STUBBORN_PID"] = str(tmp_path / "stubborn.pid")
+    shared.model(f"  srv:\n    command: {sys.executable}\n    args: [{tmp_path / 'stubborn.py'}]\n    shared: true\n    linger: 0\n")
+    with RawSession(shared, shared.a):
+        pid = int((tmp_path / "stubborn.pid").read_text())
+    ended = time.monotonic()
+    time.sleep(1.0)
+    assert alive(pid)  # the SIGTERM it got at once (linger 0) did not stop it
+    assert eventually(lambda: not alive(pid), timeout=15)
+    assert time.monotonic() - ended >= 5.0
+    assert "did not stop within 5 s of SIGTERM: SIGKILL" in shared.host_logs()
