@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from projector import __version__
@@ -94,15 +94,9 @@ def private(folder: str, *, create: bool = True) -> str:
         except OSError as exc:
             raise Unavailable(f"cannot make {folder} ({exc.strerror})") from None
     try:
-        found = os.lstat(folder)
+        _own(folder, stat.S_ISDIR, "folder", "remove it so projector can make its own, or `chmod 700` it if it is yours")
     except OSError as exc:
         raise Unavailable(f"cannot use {folder} ({exc.strerror})") from None
-    if not stat.S_ISDIR(found.st_mode):
-        raise Unavailable(f"{folder} is not a folder: remove it so projector can make its own")
-    if found.st_uid != os.geteuid():
-        raise Unavailable(f"{folder} belongs to another user (uid {found.st_uid}): remove it so projector can make its own")
-    if found.st_mode & 0o077:
-        raise Unavailable(f"{folder} is open to other users (mode {stat.S_IMODE(found.st_mode):o}): run `chmod 700 {folder}`")
     return folder
 
 
@@ -116,11 +110,16 @@ def address(key_: str, environ: Mapping[str, str]) -> Address:
 
 
 def own_socket(path: str) -> None:
-    """Unavailable unless ``path`` is a socket of this user (a planted one is never talked to)."""
+    """Unavailable unless ``path`` is a socket of this user (a planted one is never talked to);
+    FileNotFoundError when there is none."""
+    _own(path, stat.S_ISSOCK, "socket", "it was not used; remove it")
+
+
+def _own(path: str, is_kind: Callable[[int], bool], kind: str, remedy: str) -> None:
     found = os.lstat(path)
-    if not stat.S_ISSOCK(found.st_mode):
-        raise Unavailable(f"{path} is not a socket: remove it")
+    if not is_kind(found.st_mode):
+        raise Unavailable(f"{path} is not a {kind}: {remedy}")
     if found.st_uid != os.geteuid():
-        raise Unavailable(f"{path} belongs to another user (uid {found.st_uid}): it was not used; remove it")
+        raise Unavailable(f"{path} belongs to another user (uid {found.st_uid}): {remedy}")
     if found.st_mode & 0o077:
-        raise Unavailable(f"{path} is open to other users (mode {stat.S_IMODE(found.st_mode):o}): it was not used; remove it")
+        raise Unavailable(f"{path} is open to other users (mode {stat.S_IMODE(found.st_mode):o}): {remedy}")
