@@ -145,7 +145,10 @@ def _start(spec: dict[str, Any]) -> None:
 def hand_over(connection: _socket.socket, provider: str) -> NoReturn:
     """Give the host this session's stdin and stdout, then wait for the session's end as a
     shell reading the connection (the process the client spawned must live that long)."""
-    connection.sendmsg([ATTACH], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
+    try:
+        connection.sendmsg([ATTACH], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
+    except OSError as problem:  # the host went between its greeting and now: nothing was handed over
+        raise Unavailable(f"the host went away ({problem.strerror})") from None
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(connection.fileno(), 0)
     os.dup2(null, 1)  # the client's stdout is the host's now: its end comes from the host alone

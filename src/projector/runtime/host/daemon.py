@@ -477,11 +477,8 @@ class Host:
         self._unlisten()
         for connection in list(self.greeted):
             connection.close()
-        until = time.monotonic() + FLUSH
         for link in list(self.links.values()):
             self._close(link)
-        while time.monotonic() < until and self.to_server:
-            self._server_writable()
         self._stop_server()
 
     def _unlisten(self) -> None:
