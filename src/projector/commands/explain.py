@@ -103,6 +103,7 @@ def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mappin
         "env": {},
         "notices": [],
         "entry": "bridge" if isinstance(servers.get(name), StdioServer) else "none",
+        "shared": None,  # where it runs: whether the workspace's sessions share one server, and its hosts
     }
     if plan_here.runs:
         built = overlay.build(plan_here, environ)
