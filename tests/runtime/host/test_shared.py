@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from hosts import CANARY, LINGER, RawSession, alive, eventually, shared  # noqa: F401 - shared is a fixture
+from hosts import CANARY, LINGER, SERVER, RawSession, alive, eventually, shared  # noqa: F401 - shared is a fixture
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -186,6 +186,30 @@ def test_another_workspace_gets_its_own_server_and_an_env_change_a_new_one(share
     assert len(shared.started()) == 3
     on_disk = " ".join(os.listdir(shared.runtime / "projector")) + shared.host_logs() + shared.log.read_text()
     assert CANARY not in on_disk
+
+
+def test_no_tools_cwd_or_environment_cross_between_workspaces_sharing_one_provider(shared):
+    shared.model(
+        f"  srv:\n    command: {sys.executable}\n    args: [{SERVER}]\n    shared: true\n",
+        f"  {shared.a}:\n    srv: {{args: [{SERVER}, --tool, alpha], env: {{WHO: {CANARY}-a}}}}\n"
+        f"  {shared.b}:\n    srv: {{args: [{SERVER}, --tool, beta], env: {{WHO: {CANARY}-b}}}}\n",
+    )
+
+    async def run():
+        async with shared.client(shared.a) as a1, shared.client(shared.b) as b1, shared.client(shared.a) as a2, \
+                shared.client(shared.b) as b2:
+            listed = await asyncio.gather(*(c.list_tools() for c in (a1, b1, a2, b2)))
+            reports = await asyncio.gather(a1.call_tool("alpha", {}), b1.call_tool("beta", {}), a2.call_tool("alpha", {}),
+                                           b2.call_tool("beta", {}))
+            wrong = await a2.call_tool("beta", {})  # B's tool does not exist in A
+            return [[t.name for t in listing.tools] for listing in listed], [_text(r) for r in reports], wrong
+
+    names, (in_a, in_b, again_a, again_b), wrong = asyncio.run(run())
+    assert names == [["alpha"], ["beta"], ["alpha"], ["beta"]]
+    assert (in_a["cwd"], in_a["env"]["WHO"], in_b["cwd"], in_b["env"]["WHO"]) == (str(shared.a), f"{CANARY}-a", str(shared.b), f"{CANARY}-b")
+    assert in_a["pid"] == again_a["pid"] != in_b["pid"] == again_b["pid"]
+    assert wrong.is_error
+    assert len(shared.started()) == 2
 
 
 def test_sharing_happens_only_where_declared(shared):
