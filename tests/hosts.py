@@ -81,12 +81,12 @@ class Shared:
 
 
 def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie nobody has reaped yet has ended)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
         return False
-    with open(f"/proc/{pid}/stat") as handle:  # a zombie has ended
-        return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def eventually(check, timeout: float = 15.0) -> bool:
