@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests" / "bridge"), str(ROOT / "tests" / "tools")]
+sys.path[:0] = [str(ROOT / "tests" / "runtime" / "bridge"), str(ROOT / "tests"), str(ROOT / "tests" / "tools")]  # that conftest first
 from conftest import TOKEN, KbServer  # noqa: E402
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
