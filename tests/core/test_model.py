@@ -126,6 +126,18 @@ BAD = [
                  id="shared-remote-binding"),
     pytest.param("version: 1\nproviders:\n  lint:\n    command: x\nbindings:\n  ~/w:\n    lint: {shared: true, linger: -1}\n",
                  "projector.yaml:7:34: bindings.~/w.lint.linger: -1 is less than the minimum of 0", id="negative-linger"),
+    # A value that ends in a newline is not the name or URL it looks like (issue 11, item 16).
+    pytest.param('version: 1\nproviders:\n  "docs\\n":\n    url: https://x\n',
+                 'projector.yaml:3:3: providers."docs\\n": "docs\\n" is not a usable name: use letters, digits, "-" and "_" (at most 64), the names every client accepts',
+                 id="name-with-final-newline"),
+    pytest.param('version: 1\nproviders:\n  docs:\n    url: "https://x\\n"\n',
+                 'projector.yaml:4:10: providers.docs.url: "https://x\\n" is not an http(s) URL', id="url-with-final-newline"),
+    pytest.param('version: 1\nproviders:\n  docs:\n    url: https://x\n    token_env: "DOCS_TOKEN\\n"\n',
+                 'projector.yaml:5:16: providers.docs.token_env: "DOCS_TOKEN\\n" is not a variable name: give the NAME of the variable that holds the token',
+                 id="token-env-with-final-newline"),
+    pytest.param("version: 1\nproviders:\n  lint:\n    command: lint-mcp\n    env: {KEY: '${not a name}'}\n",
+                 'projector.yaml:5:16: providers.lint.env.KEY: "${not a name}": each ${ starts a reference ${NAME} or '
+                 '${NAME:-default}, where NAME is a variable name (letters, digits and "_")', id="env-reference-not-a-name"),
 ]
 
 

@@ -246,13 +246,12 @@ def _checked_descriptors(files: list[Path]) -> list[dict[str, Any]]:
 
 def validated(path: Path) -> dict[str, Any]:
     """A descriptor's data, checked against the schema; RuntimeError names the file and key."""
-    import jsonschema
     from ruamel.yaml import YAML
 
-    from projector.core.resources import schema
+    from projector.core.resources import validator
 
     data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-    errors = sorted(jsonschema.Draft202012Validator(schema("client")).iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator("client").iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path)
         raise RuntimeError(f"{path}: {where}: {errors[0].message}")

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from projector.core import locations
 from projector.core.errors import ModelError, Problem, display_path
+from projector.core.resources import validator
 from projector.core.variables import expand_folder
 
 KbSet = tuple[str, ...] | None
@@ -243,7 +243,8 @@ def _position(data: Any, path: tuple[Any, ...], *, key: bool = False) -> tuple[i
 def _dotted(path: tuple[Any, ...]) -> str:
     text = ""
     for step in path:
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+        name = str(step) if str(step).isprintable() else _quoted(str(step))
+        text += f"[{step}]" if isinstance(step, int) else (f".{name}" if text else name)
     return text
 
 
@@ -280,21 +281,7 @@ def _kind(value: Any) -> str:
 
 
 def _schema_problems(data: Any, shown: str, schema: str = "model") -> list[Problem]:
-    return [_schema_problem(data, shown, error) for error in _validator(schema).iter_errors(data)]
-
-
-@cache
-def _validator(name: str) -> Any:
-    """A validator for ``schemas/<name>.schema.json``; its references to the other schemas resolve."""
-    import jsonschema
-    from referencing import Registry, Resource
-
-    from projector.core.resources import schema
-
-    registry = Registry().with_resources(
-        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in ("model", "project")
-    )
-    return jsonschema.Draft202012Validator(schema(name), registry=registry)
+    return [_schema_problem(data, shown, error) for error in validator(schema).iter_errors(data)]
 
 
 def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
@@ -324,27 +311,40 @@ def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
 
 def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -> Problem:
     value = error.instance
+    shown_value = _quoted(value)
     if "propertyNames" in error.schema_path and path and path[-1] == "env":
-        return problem(data, shown, path + (value,), f'"{value}" is not a variable name: use letters, digits and "_"', key=True)
+        return problem(data, shown, path + (value,), f'{shown_value} is not a variable name: use letters, digits and "_"', key=True)
     if "propertyNames" in error.schema_path:  # a bad key: the error's path is the mapping's
         return problem(
             data,
             shown,
             path + (value,),
-            f'"{value}" is not a usable name: use letters, digits, "-" and "_" (at most 64), '
+            f'{shown_value} is not a usable name: use letters, digits, "-" and "_" (at most 64), '
             "the names every client accepts",
             key=True,
         )
     field = path[-1] if path else ""
+    if len(path) > 1 and path[-2] == "env":
+        return problem(
+            data, shown, path, f"{shown_value}: each ${{ starts a reference ${{NAME}} or ${{NAME:-default}}, where NAME is "
+            'a variable name (letters, digits and "_")'
+        )
     if field == "url":
-        return problem(data, shown, path, f'"{value}" is not an http(s) URL')
+        return problem(data, shown, path, f"{shown_value} is not an http(s) URL")
     if field == "token_env":
         return problem(
-            data, shown, path, f'"{value}" is not a variable name: give the NAME of the variable that holds the token'
+            data, shown, path, f"{shown_value} is not a variable name: give the NAME of the variable that holds the token"
         )
     return problem(
-        data, shown, path, f'"{value}" is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
+        data, shown, path, f'{shown_value} is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
     )
+
+
+def _quoted(value: Any) -> str:
+    """A value in a message: quoted, with a newline or a control character shown as an escape."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------- semantic pass

@@ -48,3 +48,47 @@ def client_ids() -> tuple[str, ...]:
 @cache
 def schema(name: str) -> dict[str, Any]:
     return json.loads((data_dir("schemas") / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+@cache
+def validator(name: str) -> Any:
+    """A validator for ``schemas/<name>.schema.json`` whose references to the other schemas
+    resolve, and whose ``pattern`` means what it means in the schema's own dialect (ECMA-262,
+    what editors apply): ``$`` is the end of the text. Python's ``re`` lets ``$`` match before a
+    final newline, so ``"docs\\n"`` would pass ``^[a-z]+$`` and reach the client files."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    registry = Registry().with_resources(
+        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in ("model", "project", "client")
+    )
+    strict = jsonschema.validators.extend(jsonschema.Draft202012Validator, validators={"pattern": _pattern})
+    return strict(schema(name), registry=registry)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _ecma(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
+def _ecma(pattern: str) -> Any:
+    """``pattern`` compiled with each ``$`` (outside a class, unescaped) as ``\\Z``."""
+    import re
+
+    out, in_class, escaped = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+    return re.compile("".join(out))
