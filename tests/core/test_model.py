@@ -103,7 +103,7 @@ BAD = [
                  'projector.yaml:8:3: bindings./home/me/w/: the same folder as "~/w"; merge the two bindings', id="same-folder"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n  docs:\n    url: https://y\n",
                  'projector.yaml:5:3: duplicate key "docs": a key may appear once; merge the two', id="duplicate-key"),
-    pytest.param("version: 1\nproviders:\n  docs: [\n", "projector.yaml:4:1: not valid YAML: expected the node content, but found '<stream end>'", id="not-yaml"),
+    pytest.param("version: 1\nproviders:\n  docs: [\n", "projector.yaml:4:1: not valid YAML: the file ends inside something opened above it (a [, a { or a quote): close it", id="not-yaml"),
     pytest.param("version: 1\nproviders:\n  my.docs:\n    url: https://x\n",
                  'projector.yaml:3:3: providers.my.docs: "my.docs" is not a usable name: use letters, digits, "-" and "_" (at most 64), the names every client accepts',
                  id="bad-provider-name"),

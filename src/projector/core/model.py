@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from projector.core import locations
+from projector.core import locations, yamltext
 from projector.core.errors import ModelError, Problem, display_path
 from projector.core.resources import validator
 from projector.core.variables import expand_folder
@@ -140,6 +140,7 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     A good file is read once with the fast (C) parser; the round-trip parser, which knows where
     every key and value stands, reads it again only when there is a problem to point at.
     """
+    yamltext.screen(text, shown)
     quick = _quick_yaml(text)
     if quick is not None and not _schema_problems(quick, shown, schema) and not semantic(quick):
         return quick
@@ -174,13 +175,14 @@ _home = locations.home
 
 def _read_text(path: Path, shown: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ModelError(
             Problem(shown, None, None, "no model here: run `projector init` to write a starter, or pass --config")
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
+    return yamltext.decoded(raw, shown)
 
 
 def _quick_yaml(text: str) -> Any:
@@ -209,9 +211,7 @@ def _parse_yaml(text: str, shown: str) -> Any:
             Problem(shown, mark.line + 1, mark.column + 1, f"duplicate key {name}: a key may appear once; merge the two")
         ) from None
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise ModelError(Problem(shown, line, col, f"not valid YAML: {exc.problem or exc.context}")) from None
+        raise ModelError(yamltext.syntax_problem(exc, text, shown)) from None
     if data is None:
         raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))
     return data

@@ -170,13 +170,10 @@ def around(folder: str, environ: Mapping[str, str]) -> Around:
 def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
     """A project file's content, checked by ``schemas/project.schema.json`` and against the
     providers it can name (the model's, given as their specs, and its own)."""
-    from projector.core import model
-    from projector.core.errors import ModelError, Problem
+    from projector.core import model, yamltext
+    from projector.core.errors import Problem
 
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ModelError(Problem(shown, None, None, f"not UTF-8 text: {exc}")) from None
+    text = yamltext.decoded(raw, shown)
 
     def semantic(data: Any) -> list[Problem]:
         own = data.get("providers") or {}
