@@ -90,3 +90,39 @@ def test_trusting_at_the_same_time_loses_no_record(sandbox):
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda f: projects.trust(str(f), {}, f.read_bytes(), sandbox.env), files))
     assert [p.file for p in projects.recorded(sandbox.env)] == sorted(str(f) for f in files)
+
+
+def test_project_files_that_are_not_regular_files_neither_hang_nor_fill_memory(sandbox):
+    """Anyone may put a .projector.yaml in a folder or above it; explain and every bridge start
+    read them. A FIFO blocked the read, /dev/zero never ended it, /dev/stdin waited for the
+    client's input (issue 11, item 2). Each is ignored with a notice that says why."""
+    import os
+    import subprocess
+    import sys
+
+    config = sandbox.model(MODEL)
+    work = sandbox.home / "work"
+    deepest = work / "a" / "b" / "c"
+    deepest.mkdir(parents=True)
+    os.mkfifo(work / ".projector.yaml")
+    (work / "a" / ".projector.yaml").symlink_to("/dev/zero")
+    (work / "a" / "b" / ".projector.yaml").symlink_to("/dev/stdin")
+    (deepest / ".projector.yaml").write_bytes(b"# " + b"x" * 300_000 + b"\n")
+    command = [sys.executable, "-m", "projector", "explain", str(deepest), "--config", str(config)]
+    with subprocess.Popen(command, env=sandbox.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as explain:
+        try:
+            out, errors = explain.communicate(timeout=30)  # stdin stays open: /dev/stdin never ends
+        finally:
+            explain.kill()
+    assert explain.returncode == 0, errors
+    notices = [line.replace(str(sandbox.home), "~") for line in out.splitlines() if line.startswith("notice:")]
+    assert notices == [
+        "notice: ~/work/a/b/c/.projector.yaml is ignored: it is larger than 256 KiB",
+        "notice: ~/work/a/b/.projector.yaml is ignored: it is not a regular file",
+        "notice: ~/work/a/.projector.yaml is ignored: it is not a regular file",
+        "notice: ~/work/.projector.yaml is ignored: it is not a regular file",
+    ]
+    for folder in (work, work / "a"):
+        refused = sandbox.run("trust", str(folder), config=config)
+        assert refused.returncode == 2
+        assert refused.stderr == f"error: {projects.project_file(str(folder)).replace(str(sandbox.home), '~')} is not trusted: it is not a regular file\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from projector.commands.common import err, load_model
 from projector.core import projects
@@ -14,12 +13,12 @@ def trust(folder: str | None, config: str | None) -> int:
     file = projects.project_file(folder or os.getcwd())
     shown = display_path(file)
     try:
-        raw = Path(file).read_bytes()
-    except FileNotFoundError:
-        err(f"error: {shown}: no project file here; write one (README: Project files) or give another folder")
+        raw = projects.read(file)
+    except projects.Unreadable as reason:
+        err(f"error: {shown} is not trusted: {reason}")
         return 2
-    except OSError as error:
-        err(f"error: {shown}: cannot be read ({error.strerror})")
+    if raw is None:
+        err(f"error: {shown}: no project file here; write one (README: Project files) or give another folder")
         return 2
     try:
         data = projects.checked(raw, projects.specs(load_model(config)), shown)

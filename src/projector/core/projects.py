@@ -108,12 +108,44 @@ def declares_anywhere(name: str, environ: Mapping[str, str]) -> bool:
     return any(p.provider(name) is not None for p in recorded(environ))
 
 
-def _read(file: str) -> bytes | None:
+MAX_BYTES = 256 * 1024  # a project file is a few lines; anything near this is not one
+
+
+class Unreadable(Exception):
+    """Something is at a project file's place that projector does not read; says why."""
+
+
+def read(file: str) -> bytes | None:
+    """A project file's bytes; None when there is none. Anyone can put one in a folder or above
+    it (``/tmp/.projector.yaml`` on a shared machine), and it is read at every bridge start, so
+    only a regular file is opened (a FIFO would block the read, ``/dev/zero`` never ends it),
+    without blocking and checked again once open, and only up to MAX_BYTES."""
+    import stat
+
     try:
-        with open(file, "rb") as handle:
-            return handle.read()
-    except OSError:
+        info = os.stat(file)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        raise Unreadable(f"it cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise Unreadable("it is not a regular file")
+    try:
+        descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        raise Unreadable(f"it cannot be read ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # replaced between the look and the open
+            raise Unreadable("it is not a regular file")
+        chunks, size = [], 0
+        while size <= MAX_BYTES and (chunk := os.read(descriptor, MAX_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(descriptor)
+    if size > MAX_BYTES:
+        raise Unreadable(f"it is larger than {MAX_BYTES // 1024} KiB")
+    return b"".join(chunks)
 
 
 def _project(file: str, data: Mapping[str, Any]) -> Project:
@@ -149,7 +181,11 @@ def around(folder: str, environ: Mapping[str, str]) -> Around:
     path = folder
     while True:
         file = os.path.join(path, FILE_NAME)
-        raw = _read(file)
+        try:
+            raw = read(file)
+        except Unreadable as reason:
+            raw = None
+            notices.append(f"{file} is ignored: {reason}")
         if raw is not None:
             record = records.get(file)
             if record is None:
