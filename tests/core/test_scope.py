@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -74,3 +75,80 @@ def test_worktrees_are_found_from_gits_own_files_and_see_the_repositorys_binding
     assert place(m, (), "docs", str(tree / "pkg" / "x")).root == str(tree / "pkg")
     assert place(m, (), "docs", str(tree)).root is None  # above the bound package
     assert place(m, (), "lint", str(tree / "pkg")).root == str(tmp_path)  # a direct binding above both
+
+
+def _lint_mcp(folder: Path, canary: Path) -> Path:
+    """A `lint-mcp` in ``folder``/bin that leaves ``canary`` behind when it runs."""
+    program = folder / "bin" / "lint-mcp"
+    program.parent.mkdir(parents=True)
+    program.write_text(f"#!/bin/sh\necho ran > {canary}\n")
+    program.chmod(0o755)
+    (folder / ".env").write_text(f"PATH={program.parent}:/usr/bin:/bin\n")
+    return program
+
+
+def _bridge(sandbox, config: Path, folder: Path) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    initialize = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+    command = [sys.executable, "-m", "projector", "mcp", "--provider", "lint", "--config", str(config)]
+    return subprocess.run(command, cwd=folder, env=sandbox.env, input=initialize, capture_output=True, text=True, timeout=60)
+
+
+def test_a_forged_worktree_gets_nothing_of_the_binding_and_runs_nothing(sandbox):
+    """A folder whose .git file names a git dir whose commondir names the bound repository is not
+    a worktree of it unless the repository lists it back, as git does (issue 11, item 1): the
+    binding's env_files (a PATH to the attacker's lint-mcp) must not apply there."""
+    bound, real, evil = sandbox.home / "work" / "bound", sandbox.home / "trees" / "topic", sandbox.home / "Downloads" / "evil"
+    bound.mkdir(parents=True)
+    (bound / "f").write_text("x")
+    _git(bound, "init", "-q")
+    _git(bound, "add", ".")
+    _git(bound, "commit", "-qm", "x")
+    _git(bound, "worktree", "add", "-q", str(real))
+    config = sandbox.model(
+        "version: 1\nproviders:\n  lint:\n    command: lint-mcp\n    enabled: false\n"
+        f"bindings:\n  {bound}:\n    worktrees: true\n    lint: {{enabled: true, env_files: [.env]}}\n"
+    )
+    (evil / "fakegit" / "wt").mkdir(parents=True)
+    (evil / ".git").write_text("gitdir: fakegit/wt\n")
+    (evil / "fakegit" / "wt" / "commondir").write_text(f"{os.path.relpath(bound / '.git', evil / 'fakegit' / 'wt')}\n")
+    (evil / "fakegit" / "wt" / "gitdir").write_text(f"{evil}/.git\n")  # the forger can write this one
+    forged_canary, real_canary = sandbox.root / "evil-ran", sandbox.root / "real-ran"
+    _lint_mcp(evil, forged_canary)
+    _lint_mcp(real, real_canary)
+
+    started = _bridge(sandbox, config, evil)
+    assert started.returncode == 0 and not forged_canary.exists(), "the attacker's lint-mcp ran"
+    assert worktree(str(evil)) is None and worktree(str(real)).main == str(bound)
+    assert '"tools"' in started.stdout  # answered here, as a provider turned off: no tools, nothing started
+    _bridge(sandbox, config, real)
+    assert real_canary.read_text() == "ran\n"  # the real worktree gets the binding and its env_files
+
+
+def test_a_worktree_the_repository_lists_elsewhere_is_not_this_folder(sandbox, tmp_path):
+    """Pointing .git at a real worktree's git dir does not borrow that worktree's place."""
+    repo, real, copy = tmp_path / "repo", tmp_path / "real", tmp_path / "copy"
+    repo.mkdir()
+    (repo / "f").write_text("x")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "x")
+    _git(repo, "worktree", "add", "-q", str(real))
+    copy.mkdir()
+    (copy / ".git").write_text((real / ".git").read_text())
+    assert worktree(str(real)) is not None and worktree(str(copy)) is None
+
+
+def test_git_files_that_are_fifos_do_not_hang_the_lookup(tmp_path):
+    import threading
+
+    folder = tmp_path / "evil"
+    (folder / "g").mkdir(parents=True)
+    (folder / ".git").write_text("gitdir: g\n")
+    os.mkfifo(folder / "g" / "commondir")
+    found: list[object] = []
+    lookup = threading.Thread(target=lambda: found.append(worktree(str(folder))), daemon=True)
+    lookup.start()
+    lookup.join(timeout=10)
+    assert found == [None], "the lookup blocked on a FIFO"

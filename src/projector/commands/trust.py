@@ -7,6 +7,7 @@ import os
 from projector.commands.common import err, load_model
 from projector.core import projects
 from projector.core.errors import ProjectorError, display_path
+from projector.core.reading import Unreadable
 
 
 def trust(folder: str | None, config: str | None) -> int:
@@ -14,7 +15,7 @@ def trust(folder: str | None, config: str | None) -> int:
     shown = display_path(file)
     try:
         raw = projects.read(file)
-    except projects.Unreadable as reason:
+    except Unreadable as reason:
         err(f"error: {shown} is not trusted: {reason}")
         return 2
     if raw is None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from projector.core import locations
 from projector.core.model import Provider, Settings, provider, uses
+from projector.core.reading import Unreadable, read_regular
 
 FILE_NAME = ".projector.yaml"
 SCHEMA = 1
@@ -111,41 +112,10 @@ def declares_anywhere(name: str, environ: Mapping[str, str]) -> bool:
 MAX_BYTES = 256 * 1024  # a project file is a few lines; anything near this is not one
 
 
-class Unreadable(Exception):
-    """Something is at a project file's place that projector does not read; says why."""
-
-
 def read(file: str) -> bytes | None:
-    """A project file's bytes; None when there is none. Anyone can put one in a folder or above
-    it (``/tmp/.projector.yaml`` on a shared machine), and it is read at every bridge start, so
-    only a regular file is opened (a FIFO would block the read, ``/dev/zero`` never ends it),
-    without blocking and checked again once open, and only up to MAX_BYTES."""
-    import stat
-
-    try:
-        info = os.stat(file)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise Unreadable(f"it cannot be read ({exc.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise Unreadable("it is not a regular file")
-    try:
-        descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError as exc:
-        raise Unreadable(f"it cannot be read ({exc.strerror})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # replaced between the look and the open
-            raise Unreadable("it is not a regular file")
-        chunks, size = [], 0
-        while size <= MAX_BYTES and (chunk := os.read(descriptor, MAX_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(descriptor)
-    if size > MAX_BYTES:
-        raise Unreadable(f"it is larger than {MAX_BYTES // 1024} KiB")
-    return b"".join(chunks)
+    """A project file's bytes; None when there is none; reading.Unreadable when what is there is
+    not one (anyone can put one in a folder or above it: ``/tmp/.projector.yaml``)."""
+    return read_regular(file, MAX_BYTES)
 
 
 def _project(file: str, data: Mapping[str, Any]) -> Project:

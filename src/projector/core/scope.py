@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from projector.core.model import Binding, KbSet, Model, Provider, Settings
 from projector.core.projects import Project
+from projector.core.reading import Unreadable, read_regular
 
 
 @dataclass(frozen=True)
@@ -79,19 +80,31 @@ def worktree(folder: str) -> Worktree | None:
 
 
 def _linked(root: str, dot_git: str) -> Worktree | None:
+    """The worktree at ``root``, if its repository lists it back: anyone can write a ``.git`` file
+    and a git dir whose ``commondir`` names a bound repository, so, as git does, the git dir must
+    be the repository's own ``worktrees/<name>``, and its ``gitdir`` must name this ``.git``."""
     try:
-        with open(dot_git, encoding="utf-8") as handle:
-            line = handle.readline().strip()
-        if not line.startswith("gitdir:"):
+        pointer = _first_line(dot_git)
+        if not pointer.startswith("gitdir:"):
             return None
-        git_dir = os.path.join(root, line[len("gitdir:") :].strip())
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            common = canonical(os.path.join(git_dir, handle.readline().strip()))
-    except OSError:
+        git_dir = canonical(os.path.join(root, pointer[len("gitdir:") :].strip()))
+        common = canonical(os.path.join(git_dir, _first_line(os.path.join(git_dir, "commondir"))))
+        listed = canonical(os.path.join(git_dir, _first_line(os.path.join(git_dir, "gitdir"))))
+    except (Unreadable, UnicodeDecodeError, ValueError):
         return None  # a submodule's .git file has no commondir: not a worktree
+    if os.path.dirname(git_dir) != os.path.join(common, "worktrees") or listed != canonical(dot_git):
+        return None  # not a worktree the repository knows of at this place
     if os.path.basename(common) != ".git":
         return None  # a bare repository has no main worktree to carry bindings
     return Worktree(root=root, main=os.path.dirname(common))
+
+
+def _first_line(path: str) -> str:
+    """The first line of one of git's small files (the folder may be anyone's: read with care)."""
+    raw = read_regular(path, 4096)
+    if raw is None:
+        raise Unreadable("absent")
+    return raw.decode("utf-8").partition("\n")[0].strip()
 
 
 def _seen_from(binding_path: str, tree: Worktree) -> str | None:
