@@ -69,6 +69,8 @@ def test_several_providers_in_name_order_and_deterministic():
         ("https://x/mcp?kbs=old&team=1", ("n",), "https://x/mcp?team=1&kbs=n"),
         ("https://x/mcp?kbs=old", None, "https://x/mcp"),
         ("https://x/mcp#frag", ("a",), "https://x/mcp?kbs=a#frag"),
+        # spelled as a server decodes it, an old kbs is still projector's to replace
+        ("https://x/mcp?kb%73=old&KBS=o2&kbs&team=1", ("n",), "https://x/mcp?team=1&kbs=n"),
     ],
 )
 def test_with_kbs_keeps_the_query(url, kbs, expected):

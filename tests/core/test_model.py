@@ -126,6 +126,9 @@ BAD = [
                  id="shared-remote-binding"),
     pytest.param("version: 1\nproviders:\n  lint:\n    command: x\nbindings:\n  ~/w:\n    lint: {shared: true, linger: -1}\n",
                  "projector.yaml:7:34: bindings.~/w.lint.linger: -1 is less than the minimum of 0", id="negative-linger"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://kb/routed?team=1&kbs=handbook\n",
+                 'projector.yaml:4:10: providers.docs.url: the URL sets "kbs=handbook" itself, but projector sets kbs for each '
+                 "folder: take it out of the URL and say default: [...] (what folders under no binding see)", id="kbs-in-url"),
     # A value that ends in a newline is not the name or URL it looks like (issue 11, item 16).
     pytest.param('version: 1\nproviders:\n  "docs\\n":\n    url: https://x\n',
                  'projector.yaml:3:3: providers."docs\\n": "docs\\n" is not a usable name: use letters, digits, "-" and "_" (at most 64), the names every client accepts',
@@ -175,3 +178,15 @@ def test_binding_paths_expand_home_and_variables():
     assert model.expand_path("${W}/x", env) == "/srv/x"
     with pytest.raises(KeyError):
         model.expand_path("$MISSING/x", env)
+
+
+def test_a_url_that_sets_kbs_is_refused_by_every_command_alike(sandbox):
+    """Written as the plain URL, ``?kbs=handbook`` was dropped: every KB shown (issue 11, item 4).
+    diff, explain and the bridge read one checked model, so none of them widens access."""
+    sandbox.install_projector()
+    config = sandbox.model("version: 1\nclients: [claude-code]\nproviders:\n  docs:\n    url: https://kb/routed?kbs=handbook\n")
+    expected = f'{config}:5:10: providers.docs.url: the URL sets "kbs=handbook" itself'
+    for command in (["diff"], ["sync"], ["explain", str(sandbox.home)], ["mcp", "--provider", "docs"]):
+        done = sandbox.run(*command, config=config)
+        assert done.returncode == 2 and expected in done.stderr and done.stdout == "", command
+    assert not (sandbox.home / ".claude.json").exists()

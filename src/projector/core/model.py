@@ -386,6 +386,7 @@ def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> l
             problems.append(problem(data, shown, at, 'give either "url" (a remote provider) or "command" (a local one)', key=True))
             continue
         kind, foreign = ("remote", LOCAL_KEYS) if "url" in provider else ("local", REMOTE_KEYS)
+        problems += _url_problems(data, shown, at, provider.get("url"))
         for key in (k for k in provider if k in foreign):
             problems.append(problem(data, shown, at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
         if provider.get("oauth") and "token_env" in provider:
@@ -395,6 +396,16 @@ def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> l
             if mounted is not None and kb not in mounted:
                 problems.append(_unmounted(data, shown, at + ("default", index), kb, name, mounted))
     return problems
+
+
+def _url_problems(data: Any, shown: str, at: tuple[Any, ...], url: Any) -> list[Problem]:
+    from projector.core.scope import kbs_in_url
+
+    own = kbs_in_url(url) if isinstance(url, str) else None
+    if own is None:
+        return []
+    return [problem(data, shown, at + ("url",), f'the URL sets "{own}" itself, but projector sets kbs for each folder: '
+                    "take it out of the URL and say default: [...] (what folders under no binding see)")]
 
 
 def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping[str, Any], providers: Mapping[str, Any]) -> list[Problem]:

@@ -162,13 +162,30 @@ def with_kbs(url: str, kbs: KbSet) -> str:
     """
     base, hash_mark, fragment = url.partition("#")
     head, question, query = base.partition("?")
-    kept = [part for part in query.split("&") if part and not part.startswith("kbs=")] if question else []
+    kept = [part for part in query.split("&") if part and not _names_kbs(part)] if question else []
     if kbs is not None:
         if not kbs:
             raise ValueError("an empty KB set has no URL: it must not be sent")
         kept.append("kbs=" + ",".join(kbs))
     result = head + ("?" + "&".join(kept) if kept else "")
     return result + hash_mark + fragment
+
+
+def kbs_in_url(url: str) -> str | None:
+    """The ``kbs`` parameter ``url`` itself carries (as written), or None. It is projector's to
+    set per folder: one in the model's URL would be dropped (every KB shown) or contradicted."""
+    query = url.partition("#")[0].partition("?")[2]
+    return next((part for part in query.split("&") if _names_kbs(part)), None)
+
+
+def _names_kbs(part: str) -> bool:
+    """Whether a query part sets ``kbs``, as a server decodes it (``kb%73=``, ``KBS=``, ``kbs``)."""
+    name = part.partition("=")[0]
+    if "%" in name or "+" in name:
+        from urllib.parse import unquote_plus
+
+        name = unquote_plus(name)
+    return name.strip().lower() == "kbs"
 
 
 def resolve(model: Model, provider: Provider, folder: str, projects: tuple[Project, ...] = ()) -> Scope:
