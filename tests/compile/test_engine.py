@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 from pathlib import Path
 
@@ -97,6 +98,63 @@ def test_a_file_that_does_not_parse_is_left_and_the_others_are_synced(tmp_path):
     ]
     assert broken.read_text() == '{"mcpServers": {},}\n'
     assert all(home.path(i).exists() for i in CLIENT_IDS if i != "claude-code")
+
+
+def test_one_deeply_nested_file_is_that_files_error_and_the_other_clients_sync(sandbox):
+    """A 5,000-deep array in ~/.claude.json or in Codex's TOML was a RecursionError traceback and
+    no client synced at all (issue 11, item 8)."""
+    from models import SIX_CLIENTS
+
+    sandbox.install_projector()
+    claude = sandbox.file(".claude.json", '{"deep": ' + "[" * 5000 + "]" * 5000 + ', "mcpServers": {}}\n')
+    codex = sandbox.file(".codex/config.toml", "deep = " + "[" * 5000 + "]" * 5000 + "\n")
+    before = claude.read_bytes(), codex.read_bytes()
+    done = sandbox.run("sync", config=sandbox.model(SIX_CLIENTS))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-2:] == [
+        "error: ~/.claude.json:1:209: nested more than 200 levels deep here; projector does not edit a file like this (left untouched)",
+        "error: ~/.codex/config.toml:1:208: nested more than 200 levels deep here; projector does not edit a file like this (left untouched)",
+    ]
+    assert (claude.read_bytes(), codex.read_bytes()) == before
+    for relative in (".config/opencode/opencode.json", ".config/crush/crush.json", ".kiro/settings/mcp.json", ".copilot/mcp-config.json"):
+        assert '"docs"' in sandbox.file(relative).read_text(), relative
+
+
+def test_an_entry_written_twice_is_that_files_error_not_a_crash(tmp_path):
+    """Removing one of two same-name entries brought the other back, and the edit check stopped
+    the whole sync with an AssertionError (issue 11, item 8)."""
+    home = Home(tmp_path)
+    home.sync(model(DOCS), ["kiro", "codex"])
+    kiro = home.path("kiro")
+    entry = json.dumps(json.loads(kiro.read_text())["mcpServers"]["docs"])  # one line
+    twice = '{\n  "mcpServers": {\n    "docs": %s,\n    "docs": %s\n  }\n}\n' % (entry, entry)
+    kiro.write_text(twice)
+    outcome = home.sync(model(), ["kiro", "codex"])
+    assert [str(p) for p in outcome.problems] == [
+        '~/.kiro/settings/mcp.json:4:5: entry "docs" is written twice (lines 3 and 4) and clients read only the last: remove one'
+    ]
+    assert kiro.read_text() == twice and not home.path("codex").exists()
+
+
+def test_any_failure_in_one_file_is_that_files_error(tmp_path, monkeypatch):
+    """Whatever goes wrong with one file (here a fault injected into reading Kiro's), the other
+    clients still sync and the sync reports that file."""
+    from projector.compile.documents import jsonc
+
+    servers = jsonc.JsonDocument.servers
+
+    def faulty(document, key):
+        if document.source.endswith("mcp.json") and "kiro" in document.source:
+            raise KeyError("injected")
+        return servers(document, key)
+
+    monkeypatch.setattr(jsonc.JsonDocument, "servers", faulty)
+    home = Home(tmp_path)
+    outcome = home.sync(model(DOCS), ["kiro", "codex"])
+    assert [str(p) for p in outcome.problems] == [
+        "~/.kiro/settings/mcp.json: projector failed on this file (KeyError: 'injected'); left untouched (please report it)"
+    ]
+    assert home.path("codex").exists() and not home.path("kiro").exists()
 
 
 def test_a_folder_where_the_file_should_be(tmp_path):

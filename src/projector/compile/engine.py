@@ -122,6 +122,11 @@ def evaluate(
         return Problem(target.shown, None, None, "not UTF-8 text; left untouched")
     except OSError as error:
         return Problem(target.shown, None, None, f"{error.strerror or error}; left untouched")
+    except (RecursionError, MemoryError):
+        return Problem(target.shown, None, None, "too large or nested too deeply for projector to edit; left untouched")
+    except Exception as error:  # one file's failure is that file's error: the other clients still sync
+        return Problem(target.shown, None, None, f"projector failed on this file ({type(error).__name__}: {error}); "
+                       "left untouched (please report it)")
 
 
 def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System) -> FileResult:

@@ -14,6 +14,7 @@ from projector.compile.documents.base import Edits, splice
 from projector.compile.documents.jsonc import JsonDocument
 from projector.compile.documents.toml import TomlDocument
 from projector.compile.documents.yaml import YamlDocument
+from projector.core.errors import DocumentError, Problem
 
 
 class Document(Protocol):
@@ -41,8 +42,13 @@ STRICTNESS = {"json": "json", "json-comments": "comments"}
 
 
 def parse(format: str, text: str, source: str) -> Document:
-    """Parse ``text`` (shown as ``source`` in errors); raises DocumentError with line and column."""
-    return FORMATS[format](text, source=source, strict=STRICTNESS.get(format, ""))
+    """Parse ``text`` (shown as ``source`` in errors); raises DocumentError with line and column.
+    Each format names the place where a file nests too deeply for it; a parser that gives up on
+    depth without saying where still makes this file's error, never a crash of the sync."""
+    try:
+        return FORMATS[format](text, source=source, strict=STRICTNESS.get(format, ""))
+    except RecursionError:
+        raise DocumentError(Problem(source, None, None, "nested too deeply for projector to read; left untouched")) from None
 
 
 __all__ = ["Document", "Edits", "FORMATS", "parse", "splice"]

@@ -86,6 +86,32 @@ def expected_servers(before: Mapping[str, Any] | None, edits: Edits) -> dict[str
     return result
 
 
+MAX_DEPTH = 200  # client files nest about 8 levels; the parsers and checks recurse once per level
+
+
+def too_deep(source: str, point: Any) -> Exception:
+    """A file nested deeper than MAX_DEPTH, at the (row, column) where it goes past it."""
+    from projector.core.errors import DocumentError, Problem
+
+    row, column = point
+    return DocumentError(Problem(source, row + 1, column + 1, f"nested more than {MAX_DEPTH} levels deep here; projector "
+                                 "does not edit a file like this (left untouched)"))
+
+
+def deepest(root: Any, containers: tuple[str, ...]) -> Any:
+    """Where a tree-sitter tree first nests ``containers`` deeper than MAX_DEPTH (None: nowhere).
+    A walk of its own, for when a parser gave up on the file's depth."""
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if node.type in containers:
+            depth += 1
+            if depth > MAX_DEPTH:
+                return node.start_point
+        stack.extend((child, depth) for child in reversed(node.children))
+    return None
+
+
 def check_edit(
     source: str, before: Mapping[str, Any], after: Mapping[str, Any], key: tuple[str, ...], edits: Edits
 ) -> None:
@@ -101,7 +127,10 @@ def check_edit(
     if not servers and _lacks(after, key):  # TOML has no empty [a] once [a.x] is gone
         node.pop(key[-1], None)
     if _normal(after) != _normal(expected):
-        raise AssertionError(f"{source}: an edit changed more than the entries it meant to; nothing was written")
+        from projector.core.errors import DocumentError, Problem
+
+        raise DocumentError(Problem(source, None, None, "an edit would have changed more than the entries projector "
+                                    "meant to change, so nothing was written (please report this file's shape)"))
 
 
 def _lacks(value: Mapping[str, Any], key: tuple[str, ...]) -> bool:

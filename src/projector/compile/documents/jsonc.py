@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from projector.compile.documents.base import (
+    MAX_DEPTH,
     Edits,
     Splice,
     check_edit,
@@ -24,6 +25,7 @@ from projector.compile.documents.base import (
     only_space_between,
     servers_at,
     splice,
+    too_deep,
 )
 from projector.core.errors import DocumentError, Problem
 
@@ -55,7 +57,7 @@ class JsonDocument:
         self._bytes = text.encode("utf-8")
         self.blank = not text.strip()
         self._root = None if self.blank else self._parse()
-        self.value: dict[str, Any] = {} if self._root is None else _value(self._root)
+        self.value: dict[str, Any] = {} if self._root is None else _value(self._root, source)
         self._style = self._detect_style()
 
     # ------------------------------------------------------------------ reading
@@ -67,6 +69,8 @@ class JsonDocument:
             except json.JSONDecodeError as exc:
                 what = "not valid JSON (this client reads strict JSON: no comments, no trailing commas)"
                 raise DocumentError(Problem(self.source, exc.lineno, exc.colno, f"{what}: {exc.msg}")) from None
+            except RecursionError:
+                pass  # too deep for the standard parser: the tree below says where
         tree = _parser().parse(self._bytes)
         if tree.root_node.has_error:
             raise DocumentError(self._syntax_problem(tree.root_node))
@@ -101,6 +105,7 @@ class JsonDocument:
 
     def edited(self, key: tuple[str, ...], edits: Edits) -> str:
         before = self.servers(key)
+        self._refuse_twice_written(key, edits)
         document: JsonDocument = self
         for name in sorted(n for n, v in edits.items() if v is None and before is not None and n in before):
             document = document._reparsed(document._delete_member(document._object_at(key), name))
@@ -110,6 +115,19 @@ class JsonDocument:
         if document is not self:
             check_edit(self.source, self.value, document.value, key, edits)
         return document.text
+
+    def _refuse_twice_written(self, key: tuple[str, ...], names: Edits) -> None:
+        """An entry to edit that the file holds twice: which one is meant is not ours to guess
+        (readers keep the last, so removing it would bring the other one back)."""
+        obj = self._object_at(key)
+        lines: dict[str, int] = {}
+        for pair in (c for c in (obj.children if obj is not None else ()) if c.type == "pair"):
+            name, row = json.loads(pair.child_by_field_name("key").text), pair.start_point.row + 1
+            if name in names and name in lines:
+                where = f"on line {row}" if lines[name] == row else f"(lines {lines[name]} and {row})"
+                raise DocumentError(Problem(self.source, row, pair.start_point.column + 1, f'entry "{name}" is written twice '
+                                            f"{where} and clients read only the last: remove one"))
+            lines[name] = row
 
     def without_key(self, key: tuple[str, ...]) -> str:
         parent = self._object_at(key[:-1])
@@ -249,16 +267,18 @@ def _member(obj: Any, name: str) -> Any:
     return found
 
 
-def _value(node: Any) -> Any:
+def _value(node: Any, source: str, depth: int = 1) -> Any:
     kind = node.type
+    if kind in ("object", "array") and depth > MAX_DEPTH:
+        raise too_deep(source, node.start_point)
     if kind == "object":
         return {
-            json.loads(p.child_by_field_name("key").text): _value(p.child_by_field_name("value"))
+            json.loads(p.child_by_field_name("key").text): _value(p.child_by_field_name("value"), source, depth + 1)
             for p in node.children
             if p.type == "pair"
         }
     if kind == "array":
-        return [_value(c) for c in node.named_children if c.type != "comment"]
+        return [_value(c, source, depth + 1) for c in node.named_children if c.type != "comment"]
     return json.loads(node.text)
 
 

@@ -21,10 +21,12 @@ from projector.compile.documents.base import (
     Edits,
     Splice,
     check_edit,
+    deepest,
     line_start,
     newline_of,
     servers_at,
     splice,
+    too_deep,
 )
 from projector.core.errors import DocumentError, Problem
 
@@ -55,6 +57,8 @@ class TomlDocument:
             self.value: dict[str, Any] = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise DocumentError(_decode_problem(source, str(exc))) from None
+        except RecursionError:  # tomllib recurses once per nested array or inline table
+            raise too_deep(source, deepest(_parser().parse(self._bytes).root_node, ("array", "inline_table")) or (0, 0)) from None
         self._tree = _parser().parse(self._bytes)
         self._newline = newline_of(text)
 
