@@ -101,7 +101,9 @@ def test_read_only_client_file_is_reported_and_kept(sandbox):
     claude.chmod(0o444)
     result = sandbox.run("sync", config=config)
     assert result.returncode == 1
-    assert "error: ~/.claude.json: is read-only; left untouched (make it writable to let projector edit it)" in result.stderr
+    # said once, at the end, like every file's error (issue 11, item 17: it said "left untouched" twice)
+    assert "error: ~/.claude.json: is read-only (make it writable to let projector edit it); left untouched" in result.stderr.splitlines()
+    assert result.stderr.count("left untouched") == 1
     assert claude.read_text() == "{}\n" and (sandbox.home / ".codex" / "config.toml").exists()
 
 

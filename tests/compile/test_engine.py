@@ -226,6 +226,21 @@ def test_modes_and_symlinks(tmp_path):
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
 
 
+def test_a_symlink_to_nothing_is_refused_like_other_odd_files(tmp_path):
+    """Written through, it created the link's target and the folders up to it wherever it
+    pointed (issue 11, item 17)."""
+    home = Home(tmp_path)
+    kiro = home.path("kiro")
+    kiro.parent.mkdir(parents=True)
+    kiro.symlink_to(tmp_path / "dotfiles" / "gone" / "mcp.json")
+    outcome = home.sync(model(DOCS), ["kiro", "codex"])
+    assert [str(p) for p in outcome.problems] == [
+        f"~/.kiro/settings/mcp.json: is a symbolic link to {tmp_path}/dotfiles/gone/mcp.json, which does not exist "
+        "(fix or remove the link); left untouched"
+    ]
+    assert not (tmp_path / "dotfiles").exists() and kiro.is_symlink() and home.path("codex").exists()
+
+
 def test_a_byte_order_mark_is_kept(tmp_path):
     home = Home(tmp_path)
     path = home.path("copilot")

@@ -190,3 +190,27 @@ def test_a_url_that_sets_kbs_is_refused_by_every_command_alike(sandbox):
         done = sandbox.run(*command, config=config)
         assert done.returncode == 2 and expected in done.stderr and done.stdout == "", command
     assert not (sandbox.home / ".claude.json").exists()
+
+
+def test_two_bindings_that_reach_one_folder_through_a_symlink_are_one_binding_twice(tmp_path):
+    """Accepted, they made explain name one binding and resolve with the other (issue 11, item 17)."""
+    (tmp_path / "w").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "w")
+    text = f"version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  {tmp_path}/w:\n    docs: [a]\n  {tmp_path}/link:\n    docs: [b]\n"
+    with pytest.raises(ModelError) as raised:
+        load(tmp_path, text)
+    assert str(raised.value).replace(str(tmp_path), "T").splitlines() == [
+        'T/projector.yaml:8:3: bindings.T/link: the same folder as "T/w" (through a symlink: both are T/w); merge the two bindings'
+    ]
+
+
+def test_explain_names_the_binding_it_resolves_with_when_a_symlink_came_later(sandbox):
+    """A symlink made after the model was checked makes two bindings one folder: explain's
+    binding line and its provider line must still agree (the placement's choice)."""
+    (sandbox.home / "w").mkdir()
+    config = sandbox.model("version: 1\nclients: [claude-code]\nproviders:\n  docs:\n    url: https://x\n    token_env: T\n"
+                           "bindings:\n  ~/w:\n    docs: [a]\n  ~/link:\n    docs: [b]\n")
+    assert sandbox.run("explain", str(sandbox.home / "w"), config=config).returncode == 0  # checked and cached
+    (sandbox.home / "link").symlink_to(sandbox.home / "w")
+    lines = sandbox.run("explain", str(sandbox.home / "w"), config=config).stdout.splitlines()
+    assert lines[1] == "binding: ~/w" and lines[3].startswith("provider docs: a — bound (~/w)"), lines

@@ -39,11 +39,12 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     folder = os.path.abspath(folder)
     canonical = scope.canonical(folder)
     shown = lambda path: display_path(path, home(environ))  # noqa: E731 - one short formatter
+    # Deepest first; of two that reach one folder (a symlink made after the model was checked),
+    # the one placement uses (the last by path) first, so the lines below agree with it.
     containing = sorted(
         (b for b in model.bindings if scope.contains(scope.canonical(b.path), canonical)),
         key=lambda b: len(scope.canonical(b.path)),
-        reverse=True,
-    )
+    )[::-1]
     every = recorded(environ)
     nearby = around(canonical, environ)
     compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), every)

@@ -42,6 +42,7 @@ def read_text(path: Path) -> Read:
     try:
         info = path.stat()
     except FileNotFoundError:
+        _refuse_dangling(path)
         return Read(None)
     if stat.S_ISDIR(info.st_mode):
         raise OSError("is a folder, not a file")
@@ -55,6 +56,13 @@ def read_text(path: Path) -> Read:
     if text.startswith(BOM):
         return Read(text[len(BOM) :], bom=True)
     return Read(text)
+
+
+def _refuse_dangling(path: Path) -> None:
+    """A symlink to nothing is not an absent file: writing through it would create its target,
+    and folders up to it, wherever it points (as for any other odd file, leave it to the user)."""
+    if path.is_symlink():
+        raise OSError(f"is a symbolic link to {os.readlink(path)}, which does not exist (fix or remove the link)")
 
 
 def current_text(path: Path) -> str | None:
@@ -73,6 +81,8 @@ def write_text(path: Path, text: str, bom: bool = False, expected: str | None | 
 
 def write_bytes(path: Path, data: bytes, expected: str | None | bool = False, locked: bool = False) -> os.stat_result:
     """``write_text`` for bytes."""
+    if not os.path.exists(path):
+        _refuse_dangling(Path(path))
     target = Path(os.path.realpath(path))  # through a symlink to its target
     target.parent.mkdir(parents=True, exist_ok=True)
     owner: tuple[int, int] | None = None
@@ -83,7 +93,7 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False, lo
     else:
         mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
         if not mode & 0o222:  # checked by mode bits: root may write anything, the user said no
-            raise OSError("is read-only; left untouched (make it writable to let projector edit it)")
+            raise OSError("is read-only (make it writable to let projector edit it)")
     _remove_leftovers(target, 0.0 if locked else STALE)
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMPORARY)
     try:

@@ -8,6 +8,7 @@ the offending key or value, found through ruamel.yaml's round-trip positions.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -454,7 +455,11 @@ def _binding_path_problems(
         return [problem(data, shown, where, "a binding is a folder given as an absolute path or one under ~", key=True)]
     if path in seen:
         return [problem(data, shown, where, f'the same folder as "{seen[path]}"; merge the two bindings', key=True)]
-    seen[path] = raw
+    real = os.path.realpath(path)  # where a session's folder is compared with it
+    if real in seen:
+        return [problem(data, shown, where, f'the same folder as "{seen[real]}" (through a symlink: both are {real}); '
+                        "merge the two bindings", key=True)]
+    seen[path] = seen[real] = raw
     return []
 
 
