@@ -142,3 +142,66 @@ def test_kill_9_at_random_moments_never_leaves_a_partial_file(sandbox):
     assert leftovers == []
     json.loads((home / ".local/state/projector/ledger.json").read_text())
     tomllib.loads((home / ".codex/config.toml").read_text())
+
+
+def _sync_killed_after_write(environ: dict[str, str], config: Path, writes: int) -> int:
+    """A real `projector sync` that kills itself (SIGKILL) right after its ``writes``-th file
+    write, whatever the file (a client's, the ledger, the fingerprint). Returns the writes done."""
+    read, written = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        from projector.core import files
+
+        real, count = files.write_bytes, [0]
+
+        def write_then_maybe_die(*args, **kwargs):
+            result = real(*args, **kwargs)
+            count[0] += 1
+            os.write(written, b".")
+            if count[0] == writes:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return result
+
+        files.write_bytes = write_then_maybe_die
+        code = 0
+        try:
+            os.environ.clear()
+            os.environ.update(environ)
+            import sys
+
+            sys.argv = ["projector", "sync", "--quiet", "--config", str(config)]
+            cli.main()
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        os._exit(code)
+    os.close(written)
+    done = b""
+    while chunk := os.read(read, 64):
+        done += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    return len(done)
+
+
+def test_a_kill_between_any_two_writes_leaves_no_entry_unowned(sandbox):
+    """Client files were written first and the ledger after: killed in between, the new entries
+    were nobody's, stayed in every client for good after their provider was removed, and status
+    said "in sync" (issue 11, item 5). Killed after each write in turn, a sync must leave every
+    entry it wrote owned: removing every provider then gives back each file byte for byte."""
+    _warm()
+    config = sandbox.model(MODEL)
+    empty = sandbox.model("version: 1\nclients: [claude-code, codex, opencode, crush, kiro, copilot]\nproviders: {}\n", "empty.yaml")
+    sandbox.install_projector()
+    home = sandbox.home
+    old = {place: (FIXTURES / fixture).read_bytes() for fixture, place in PLACES.items()}
+    _restore(home)
+    total = _sync_killed_after_write(sandbox.env, config, writes=1_000)  # not killed: how many writes a sync does
+    assert total >= len(PLACES) + 1
+    for writes in range(1, total + 1):
+        _restore(home)
+        assert _sync_killed_after_write(sandbox.env, config, writes) == writes
+        _, status = os.waitpid(_sync_in_child(sandbox.env, empty), 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        left = {place: (home / place).read_bytes() for place in PLACES.values() if (home / place).read_bytes() != old[place]}
+        assert left == {}, f"killed after write {writes} of {total}: entries nobody owns were left in {sorted(left)}"

@@ -24,9 +24,7 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     try:
         with files.exclusive(lock, wait):
             outcome, state = compute(config, client, force, dry_run=False)
-            written = engine.write(outcome, state)
-            if written.ledger != state:
-                outcome.system.write(ledger.ledger_path(environ), written.ledger.to_json())
+            written = engine.write(outcome, state, ledger.ledger_path(environ))
     except files.Busy:
         err(f"error: another projector sync is running (it holds {display_path(lock)}); nothing was written, try again")
         return 2

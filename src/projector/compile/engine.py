@@ -20,7 +20,7 @@ from typing import Any
 
 from projector.compile import documents
 from projector.compile.clients import Client
-from projector.compile.ledger import FileRecord, Ledger
+from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import plan
 from projector.compile.reconcile import Decision, prune, reconcile
 from projector.compile.system import System
@@ -41,6 +41,7 @@ class FileResult:
     after: str | None  # None: the file is (to be) removed
     bom: bool
     record: FileRecord | None  # the ledger's record after the sync (global files)
+    intent: FileRecord | None  # what the ledger says while the file is being written (global files)
     notes: tuple[str, ...]
     states: tuple[tuple[str, str], ...]  # entry name -> state, for status
 
@@ -137,13 +138,13 @@ def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[st
     if target.is_project:
         decision = prune(target.shown, current, providers, target.shadows, target.readings)
     else:
-        owned = dict(record.entries) if record else {}
+        owned = record.owned_in(current) if record else {}
         decision = reconcile(target.shown, current, target.desired, owned, providers, target.client.reading, force)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states = _prune_local_scopes(target, text, providers)
     notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
-    new_record = None
+    new_record = intent = None
     if target.is_project:
         # A linked file may be someone's dotfile: it is emptied, never deleted through the link.
         if decision.edits and _structurally_empty(target, text) and not target.path.is_symlink():
@@ -153,9 +154,19 @@ def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[st
         if not decision.owned and created:
             after = _undo_creation(target, text, created)
         new_record = FileRecord(target.client.id, decision.owned, created) if decision.owned else None
+        intent = _intent(target, record, decision, created, current)
     if read.text is None and after == "":
         after = None
-    return FileResult(target, read.text, after, read.bom, new_record, tuple(notes), tuple(states))
+    return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states))
+
+
+def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, created: str | None, current: Any) -> FileRecord:
+    """What the ledger must say while this file is written, so a sync killed between the file and
+    the ledger leaves nothing that is ours unowned: the entries owned before and after, and what
+    each edited entry held before (it stays ours until the edit lands)."""
+    previous = {name: entry_hash(current[name]) for name in decision.edits if current and name in current}
+    entries = {**(record.entries if record else {}), **decision.owned}
+    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous)
 
 
 def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
@@ -225,30 +236,54 @@ class Written:
     problems: tuple[Problem, ...]
 
 
-def write(outcome: Outcome, ledger: Ledger) -> Written:
+def write(outcome: Outcome, ledger: Ledger, ledger_file: Path | None = None) -> Written:
     """Carry out the outcome through the system it was computed with. A file its client changed
     since it was read is read again and merged anew (a few times at most): the client's change
-    is never overwritten."""
+    is never overwritten. With ``ledger_file``, the ledger is written there too: first what it
+    must say while the files are written (their intents), then the final records."""
     records: dict[str, FileRecord | None] = {}
     results, problems = [], []
+    kept = _Kept(outcome.system, ledger_file, ledger)
+    kept.intend([r for r in outcome.results if r.changed])
     for result in outcome.results:
-        final = _write_one(result, outcome, ledger)
+        final = _write_one(result, outcome, ledger, kept)
         if isinstance(final, Problem):
             problems.append(final)
             continue
         results.append(final)
         if not final.target.is_project:
             records[str(final.path)] = final.record
-    return Written(ledger.with_records(records), tuple(results), tuple(problems))
+    final_ledger = ledger.with_records(records)
+    kept.save(final_ledger)
+    return Written(final_ledger, tuple(results), tuple(problems))
 
 
-def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger) -> FileResult | Problem:
+@dataclass
+class _Kept:
+    """The ledger as its file holds it during a write."""
+
+    system: System
+    file: Path | None
+    on_disk: Ledger
+
+    def intend(self, results: list[FileResult]) -> None:
+        """Before files are written: their intents on record (one ledger write for all)."""
+        self.save(self.on_disk.with_records({str(r.path): r.intent for r in results if r.intent is not None}))
+
+    def save(self, ledger: Ledger) -> None:
+        if self.file is not None and ledger != self.on_disk:
+            self.system.write(self.file, ledger.to_json())
+            self.on_disk = ledger
+
+
+def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept) -> FileResult | Problem:
     import random
     import time
 
     for attempt in range(RETRIES):
         if not result.changed:
             return result
+        kept.intend([result])  # a merge redone after a client's write may edit other entries
         try:
             if result.after is None:
                 outcome.system.remove(result.path, result.before)

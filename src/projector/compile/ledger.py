@@ -33,6 +33,19 @@ class FileRecord:
     # What projector brought into being and takes away again with its last entry:
     # "file" (the file did not exist), "key" (the servers key did not exist), or None.
     created: str | None = None
+    # Only while a sync writes (recorded before its first write): entry name -> hash of what the
+    # file held before the edit. A sync killed before its final ledger write leaves this behind,
+    # so an entry stays ours whether the kill came before or after its file was written.
+    previous: Mapping[str, str] = field(default_factory=dict)
+
+    def owned_in(self, current: Mapping[str, Any] | None) -> dict[str, str]:
+        """The entries ours in the file as it is: an entry still holding what an unfinished sync
+        was about to replace counts as ours at that content."""
+        owned = dict(self.entries)
+        for name, before in self.previous.items():
+            if current and name in current and entry_hash(current[name]) == before:
+                owned[name] = before
+        return owned
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,7 @@ class Ledger:
     def to_json(self) -> str:
         files = {
             path: {"client": r.client, "entries": dict(sorted(r.entries.items())), "created": r.created}
+            | ({"previous": dict(sorted(r.previous.items()))} if r.previous else {})
             for path, r in sorted(self.files.items())
         }
         return json.dumps({"schema": SCHEMA, "files": files}, indent=2) + "\n"
@@ -77,7 +91,7 @@ def load(path: Path) -> Ledger:
         raise RuntimeError(f"{path}: ledger schema {data.get('schema')!r} is not one this projector reads")
     return Ledger(
         {
-            path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"))
+            path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"), previous=dict(r.get("previous") or {}))
             for path, r in data["files"].items()
         }
     )
