@@ -32,7 +32,7 @@ def _stat(path: str) -> list[int] | None:
         info = os.stat(path)
     except OSError:
         return None
-    return [info.st_mtime_ns, info.st_size, info.st_ino]
+    return [info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns]  # as compile.system.stat_of
 
 
 def fingerprint(
@@ -44,7 +44,7 @@ def fingerprint(
     version: str,
     observed: Mapping | None = None,
 ) -> dict:
-    """``observed``: stats as the sync saw them (path -> (mtime_ns, size, inode) or None), which
+    """``observed``: stats as the sync saw them (path -> (mtime_ns, size, inode, ctime_ns) or None), which
     win over a stat taken now: a client that rewrote its file since must make the next sync work."""
     seen = observed or {}
     return {

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from projector.core import files
 
-Stat = tuple[int, int, int] | None  # (mtime_ns, size, inode); None: absent
+Stat = tuple[int, int, int, int] | None  # (mtime_ns, size, inode, ctime_ns); None: absent
 
 
 def stat_of(path: str) -> Stat:
@@ -25,7 +25,21 @@ def stat_of(path: str) -> Stat:
         info = os.stat(path)
     except OSError:
         return None
-    return (info.st_mtime_ns, info.st_size, info.st_ino)
+    return _key(info)
+
+
+def _key(info: os.stat_result) -> tuple[int, int, int, int]:
+    """What an edit cannot keep: the ctime moves with any change (``touch -r`` sets the mtime back)."""
+    return (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+
+
+def _as_written(path: str, written: os.stat_result) -> Stat:
+    """The stat of a file projector wrote. The rename that put it in place moved its ctime, so
+    the file's own stat is taken, but only if it is still the file written (same inode, mtime and
+    size); otherwise a client wrote since, and the stat of projector's write makes the next sync
+    look again."""
+    now = stat_of(path)
+    return now if now is not None and now[:3] == _key(written)[:3] else _key(written)
 
 
 class System(Protocol):
@@ -50,7 +64,7 @@ class RealSystem:
 
     def write(self, path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
         written = files.write_text(path, text, bom=bom, expected=expected, locked=True)
-        self.observed[str(path)] = (written.st_mtime_ns, written.st_size, written.st_ino)
+        self.observed[str(path)] = _as_written(str(path), written)
 
     def remove(self, path: Path, expected: str | None) -> None:
         files.remove(path, expected=expected)
