@@ -27,6 +27,50 @@ def fingerprint_path(environ: Mapping[str, str]) -> str:
     return os.path.join(locations.state_folder(environ), "fingerprint")
 
 
+# --------------------------------------------------------------------------- the shell hook's stamp
+# The prompt hook (shell/) runs `projector sync --hook` when a watched file is newer than the
+# stamp. So the stamp must never be later than a change a sync did not see: it is the newest
+# mtime of the watched files once they are known to be as the sync saw them, and only once that
+# mtime has settled (a file's mtime comes from the kernel's coarse clock, up to a tick behind
+# time.time_ns(), and a change in the same tick would not be newer); otherwise it is the time the
+# sync started, and the next prompt's fast path, finding nothing changed, moves it forward.
+
+STAMP_MARGIN_NS = 50_000_000
+
+
+def hook_stamp_path(environ: Mapping[str, str]) -> str:
+    return os.path.join(locations.state_folder(environ), "hook-stamp")
+
+
+def unsettled_for(mtime_ns: int) -> int:
+    """Nanoseconds until a change to a file can no longer get ``mtime_ns`` (0: already). A time
+    in whole seconds may come from a filesystem that keeps nothing finer: its second must pass."""
+    import time
+
+    tick = 1_000_000_000 if mtime_ns % 1_000_000_000 == 0 else 0
+    return max(0, mtime_ns + tick + STAMP_MARGIN_NS - time.time_ns())
+
+
+def settled(mtime_ns: int) -> bool:
+    return unsettled_for(mtime_ns) == 0
+
+
+def stamp_hook(environ: Mapping[str, str], mtime_ns: int) -> None:
+    path = hook_stamp_path(environ)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def _restamp(files: Mapping[str, list[int] | None], environ: Mapping[str, str]) -> None:
+    """After the fast path found every file as the last sync saw it: the stamp at their newest mtime."""
+    newest = max((stat[0] for stat in files.values() if stat), default=0)
+    if settled(newest):
+        try:
+            stamp_hook(environ, newest)
+        except OSError:
+            pass
+
+
 def _stat(path: str) -> list[int] | None:
     try:
         info = os.stat(path)
@@ -94,9 +138,13 @@ def nothing_to_do(argv: list[str], environ: Mapping[str, str], version: str) -> 
     try:
         with open(fingerprint_path(environ), "rb") as handle:
             saved = marshal.load(handle)
-        return saved == fingerprint(model, saved["files"], saved["binaries"], saved["variables"], environ, version)
+        if saved != fingerprint(model, saved["files"], saved["binaries"], saved["variables"], environ, version):
+            return False
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return False
+    if "--hook" in plain:
+        _restamp(saved["files"], environ)
+    return True
 
 
 def main() -> bool:

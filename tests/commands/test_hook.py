@@ -101,3 +101,59 @@ def test_trusting_a_project_file_syncs_once_at_the_next_prompt(sandbox):
     assert done.returncode == 0, done.stderr
     assert _syncs(sandbox) == 2, "the trust store changed: exactly one more sync"
     assert "[mcp_servers.notes]" in (sandbox.home / ".codex" / "config.toml").read_text()
+
+
+# `projector` for the hook whose first sync meets a client that rewrites its file (dropping the
+# entry, from its own copy) after the sync has written it, before the sync ends.
+CLIENT_WRITES_DURING_THE_SYNC = """\
+#!/bin/sh
+echo "$*" >> {log}
+if [ "$1" = sync ] && [ ! -e {done} ]; then
+  touch {done}
+  exec {python} -c '
+import sys
+from pathlib import Path
+import projector.fastpath as fastpath
+client_file, recorded = sys.argv[1], fastpath.record
+def record(*args, **kwargs):
+    Path(client_file).write_text("# the client rewrote me\\n")
+    return recorded(*args, **kwargs)
+fastpath.record = record
+sys.argv = ["projector"] + sys.argv[2:]
+from projector.cli import main
+main()
+' {codex} "$@"
+fi
+exec {python} -m projector "$@"
+"""
+
+
+@pytest.mark.parametrize("shell", sorted(SHELLS))
+def test_a_client_write_during_a_sync_is_noticed_at_the_next_prompt(sandbox, shell):
+    """The stamp the hook compares files with was written when the sync ended: a client's write
+    while the sync ran was older than the stamp and never noticed (issue 11, item 6: "the hook
+    stamp has the same gap")."""
+    codex = sandbox.home / ".codex" / "config.toml"
+    shim = sandbox.bin / "projector"
+    shim.write_text(CLIENT_WRITES_DURING_THE_SYNC.format(log=sandbox.root / "sync.log", done=sandbox.root / "first-done",
+                                                         python=sys.executable, codex=codex))
+    shim.chmod(0o755)
+    sandbox.model(MODEL)
+    _run(sandbox, shell, ["_projector_hook"])
+    assert _syncs(sandbox) == 1 and codex.read_text() == "# the client rewrote me\n"
+    _run(sandbox, shell, ["_projector_hook", "_projector_hook"])
+    assert "[mcp_servers.docs]" in codex.read_text(), "the hook did not notice the client's write"
+
+
+def test_after_a_sync_run_by_hand_one_prompt_runs_the_fast_path_and_the_next_none(sandbox):
+    """A sync run by hand leaves the hook's stamp older than the files it wrote: the next prompt
+    runs `projector sync --hook`, whose fast path finds nothing to do and moves the stamp on, so
+    the prompts after it start no process (they ran one at every prompt until a hook sync)."""
+    _shim(sandbox)
+    model = sandbox.model(MODEL)
+    _run(sandbox, "bash", ["_projector_hook"])
+    model.write_text(MODEL.replace("kb.example.com", "kb2.example.com"))
+    done = _run(sandbox, "bash", ["projector sync --quiet", "sleep 0.2", "_projector_hook", "_projector_hook", "_projector_hook"])
+    assert done.returncode == 0, done.stderr
+    log = (sandbox.root / "sync.log").read_text().splitlines()
+    assert [line for line in log if line.startswith("sync")] == ["sync --quiet --hook", "sync --quiet", "sync --quiet --hook"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
 
+from projector import fastpath
 from projector.commands.common import compute, err, load_model, report_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
@@ -18,6 +20,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
 
     environ = os.environ
     lock = state_dir(environ) / "sync.lock"
+    # Before anything is read, on the files' clock (see fastpath), to the second: a filesystem may keep no finer time.
+    started = (time.time_ns() - fastpath.STAMP_MARGIN_NS) // 1_000_000_000 * 1_000_000_000
     # What the model and the trust store were before this sync read them: an edit made while it
     # runs must show in the fingerprint, or the next sync would think it already done.
     inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ)), projects.trust_path(environ))}
@@ -30,10 +34,10 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         return 2
     except ProjectorError as error:
         err(f"error: {error}")
-        remember(config, complete=False, hook=hook, observed={})
+        remember(config, complete=False, hook=hook, observed=inputs, started=started)
         return 2
     complete = not (outcome.problems or written.problems or client or force)
-    remember(config, complete=complete, hook=hook, observed={**inputs, **outcome.system.observed})
+    remember(config, complete=complete, hook=hook, observed={**inputs, **outcome.system.observed}, started=started)
     if not quiet:
         for result in written.results:
             if result.changed:
@@ -42,11 +46,11 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     return 1 if outcome.problems or written.problems else 0
 
 
-def remember(config: str | None, complete: bool, hook: bool, observed: dict) -> None:
+def remember(config: str | None, complete: bool, hook: bool, observed: dict, started: int) -> None:
     """After a sync: the fast path's fingerprint (a complete, clean sync only), from the stats
     this sync saw (``observed``), and, for the shell hook, the files to watch and the stamp they
-    are compared with."""
-    from projector import __version__, fastpath
+    are compared with (``started``: when the sync began, on the files' clock)."""
+    from projector import __version__
     from projector.compile.targets import Dependencies, dependencies
     from projector.core.locations import VARIABLES
 
@@ -63,12 +67,12 @@ def remember(config: str | None, complete: bool, hook: bool, observed: dict) -> 
     else:
         fastpath.forget(environ)
     if hook:
-        folder = state_dir(environ)
-        watch = "".join(("+" if os.path.exists(p) else "-") + p + "\n" for p in sorted(set(found.paths)))
+        present = lambda p: observed[p] is not None if p in observed else os.path.exists(p)  # noqa: E731 - as seen
+        watch = "".join(("+" if present(p) else "-") + p + "\n" for p in sorted(set(found.paths)))
         watch += "".join(_watched_variable(name, environ.get(name)) for name in found.variables if name != "PATH")  # PATH: the @ line
         watch += f"@{engine.projector_on_path(environ) or ''}\n"  # where projector was on PATH
-        files.write_text(folder / "hook-watch", watch)
-        files.write_text(folder / "hook-stamp", "")  # last: what the hook compares files with
+        files.write_text(state_dir(environ) / "hook-watch", watch)
+        fastpath.stamp_hook(environ, _stamp(found.paths, observed, started))  # last: what the hook compares files with
 
 
 def _watched_variable(name: str, value: str | None) -> str:
@@ -77,3 +81,23 @@ def _watched_variable(name: str, value: str | None) -> str:
     if value is None:
         return f"!{name}\n"
     return f"={name}={value}\n" if "\n" not in value and "\0" not in value else ""
+
+
+def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False) -> int:
+    """The hook's stamp (see fastpath): the newest watched mtime when every file is as this sync
+    saw it (or, one it did not read, unchanged since it began) and that mtime has settled; else
+    when the sync began, so a change made while it ran is newer. Files this sync just wrote
+    settle within a few hundredths of a second: waiting for that spares the next prompt a run."""
+    newest = 0
+    for path in set(paths):
+        now = stat_of(path)
+        if (now != observed[path]) if path in observed else (now is not None and now[0] >= started):
+            return started
+        newest = max(newest, now[0] if now else 0)
+    wait = fastpath.unsettled_for(newest)
+    if wait == 0:
+        return newest
+    if waited or wait > 2 * fastpath.STAMP_MARGIN_NS:
+        return started
+    time.sleep(wait / 1e9)
+    return _stamp(paths, observed, started, waited=True)

@@ -65,10 +65,18 @@ class RealSystem:
     def write(self, path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:
         written = files.write_text(path, text, bom=bom, expected=expected, locked=True)
         self.observed[str(path)] = _as_written(str(path), written)
+        self._folder_as_left(path)
 
     def remove(self, path: Path, expected: str | None) -> None:
         files.remove(path, expected=expected)
         self.observed[str(path)] = None
+        self._folder_as_left(path)
+
+    def _folder_as_left(self, path: Path) -> None:
+        """The folder a write or removal changed (a client's folder is watched for the client's
+        presence), as projector left it."""
+        folder = os.path.dirname(os.path.realpath(path))
+        self.observed[folder] = stat_of(folder)
 
 
 @dataclass
