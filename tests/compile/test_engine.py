@@ -112,12 +112,30 @@ def test_one_deeply_nested_file_is_that_files_error_and_the_other_clients_sync(s
     done = sandbox.run("sync", config=sandbox.model(SIX_CLIENTS))
     assert done.returncode == 1
     assert done.stderr.splitlines()[-2:] == [
-        "error: ~/.claude.json:1:209: nested more than 200 levels deep here; projector does not edit a file like this (left untouched)",
-        "error: ~/.codex/config.toml:1:208: nested more than 200 levels deep here; projector does not edit a file like this (left untouched)",
+        "error: ~/.claude.json:1:209: nested more than 200 levels deep; projector does not edit a file like this (left untouched)",
+        "error: ~/.codex/config.toml:1:208: nested more than 200 levels deep; projector does not edit a file like this (left untouched)",
     ]
     assert (claude.read_bytes(), codex.read_bytes()) == before
     for relative in (".config/opencode/opencode.json", ".config/crush/crush.json", ".kiro/settings/mcp.json", ".copilot/mcp-config.json"):
         assert '"docs"' in sandbox.file(relative).read_text(), relative
+
+
+def test_a_client_yaml_file_nested_100k_deep_or_an_alias_bomb_is_that_files_error(sandbox):
+    """ruamel's C composer recursed once per level: a client's YAML file 100,000 levels deep
+    killed the whole sync with SIGSEGV; an alias bomb is expanded by every later walk."""
+    sandbox.install_projector()
+    config = sandbox.model("version: 1\nclients: [goose, codex]\nproviders:\n  docs:\n    url: https://kb.example.com/mcp\n")
+    goose = sandbox.file(".config/goose/config.yaml", "deep: " + "[" * 100_000 + "]" * 100_000 + "\nextensions: {}\n")
+    done = sandbox.run("sync", config=config)
+    assert done.returncode == 1, done.stderr[-500:]
+    assert done.stderr.splitlines()[-1] == (
+        "error: ~/.config/goose/config.yaml:1:206: nested more than 200 levels deep; projector does not edit a file like this (left untouched)"
+    )
+    assert "[mcp_servers.docs]" in sandbox.file(".codex/config.toml").read_text()
+    bomb = ["a0: &a0 [a, b, c, d, e, f, g, h, i]"] + [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 9) + "]" for n in range(1, 10)]
+    goose.write_text("\n".join(bomb) + "\nextensions: {}\n")
+    done = sandbox.run("sync", config=config)
+    assert done.returncode == 1 and "stand for more than 10,000 values" in done.stderr.splitlines()[-1]
 
 
 def test_an_entry_written_twice_is_that_files_error_not_a_crash(tmp_path):

@@ -33,10 +33,18 @@ def decoded(raw: bytes, shown: str) -> str:
 
 
 def screen(text: str, shown: str) -> None:
-    """Refuse, with its place, what no parser should be handed: forbidden characters, nesting
-    deeper than MAX_DEPTH, aliases that expand too far. One pass over the parser's events (the C
-    parser keeps its own stack, so no depth can crash it), stopped at the first problem. A
-    syntax error is left to the careful parser, which reports it (``syntax_problem``)."""
+    """``unreadable`` for a model or project file, raised as its error."""
+    found = unreadable(text, shown, MAX_DEPTH, "a model needs about 6: flatten it")
+    if found is not None:
+        raise ModelError(found)
+
+
+def unreadable(text: str, shown: str, max_depth: int, deep: str) -> Problem | None:
+    """What no parser should be handed, with its place: forbidden characters, nesting deeper than
+    ``max_depth`` (``deep``: what to do then), aliases that expand too far. One pass over the parser's events (the C parser
+    keeps its own stack, so no depth can crash it), stopped at the first problem. A syntax error
+    is left to the careful parser, which reports it (``syntax_problem``). Also for YAML files of
+    clients: one nested 100,000 deep crashed the sync with SIGSEGV."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
     from ruamel.yaml.reader import ReaderError
@@ -48,8 +56,8 @@ def screen(text: str, shown: str) -> None:
         for event in YAML(typ="safe").parse(text):
             kind = type(event).__name__
             if kind in ("SequenceStartEvent", "MappingStartEvent"):
-                if len(open_nodes) > MAX_DEPTH:
-                    raise ModelError(_at(shown, event.start_mark, f"nested more than {MAX_DEPTH} levels deep; a model needs about 6: flatten it"))
+                if len(open_nodes) > max_depth:
+                    return _at(shown, event.start_mark, f"nested more than {max_depth} levels deep; {deep}")
                 open_nodes.append([0, event.anchor])
                 literal += 1
                 expanded += 1
@@ -64,15 +72,17 @@ def screen(text: str, shown: str) -> None:
                 size = sizes.get(event.anchor, 1)
                 expanded += size
                 open_nodes[-1][0] += size
-                if expanded - literal > max(ALIAS_NODES, ALIAS_RATIO * literal):
-                    raise ModelError(_at(shown, event.start_mark, f"*{event.anchor} and the aliases before it stand for more than "
-                                         f"{max(ALIAS_NODES, ALIAS_RATIO * literal):,} values: write the values out, or use fewer aliases"))
+                bound = max(ALIAS_NODES, ALIAS_RATIO * literal)
+                if expanded - literal > bound:
+                    return _at(shown, event.start_mark, f"*{event.anchor} and the aliases before it stand for more than "
+                               f"{bound:,} values: write the values out, or use fewer aliases")
     except ReaderError as exc:  # its position is in bytes or characters, by parser: find the character
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
         line, column = _place_of_character(text, max(text.find(chr(code)), 0))
-        raise ModelError(Problem(shown, line, column, f"a control character (U+{code:04X}) YAML text may not hold: remove it")) from None
+        return Problem(shown, line, column, f"a control character (U+{code:04X}) YAML text may not hold: remove it")
     except YAMLError:
-        return  # a syntax error: the careful parser says where and why
+        return None  # a syntax error: the careful parser says where and why
+    return None
 
 
 def _counted(open_nodes: list[list[Any]], sizes: dict[str, int], anchor: str | None, size: int) -> None:

@@ -87,6 +87,7 @@ def expected_servers(before: Mapping[str, Any] | None, edits: Edits) -> dict[str
 
 
 MAX_DEPTH = 200  # client files nest about 8 levels; the parsers and checks recurse once per level
+TOO_DEEP = "projector does not edit a file like this (left untouched)"
 
 
 def too_deep(source: str, point: Any) -> Exception:
@@ -94,8 +95,7 @@ def too_deep(source: str, point: Any) -> Exception:
     from projector.core.errors import DocumentError, Problem
 
     row, column = point
-    return DocumentError(Problem(source, row + 1, column + 1, f"nested more than {MAX_DEPTH} levels deep here; projector "
-                                 "does not edit a file like this (left untouched)"))
+    return DocumentError(Problem(source, row + 1, column + 1, f"nested more than {MAX_DEPTH} levels deep; {TOO_DEEP}"))
 
 
 def deepest(root: Any, containers: tuple[str, ...]) -> Any:

@@ -80,6 +80,8 @@ class JsonDocument:
             except json.JSONDecodeError as exc:
                 what = "not valid JSON with comments (this client reads comments, but no trailing commas)"
                 raise DocumentError(Problem(self.source, exc.lineno, exc.colno, f"{what}: {exc.msg}")) from None
+            except RecursionError:
+                pass  # too deep for the standard parser: the tree below says where
         values = [c for c in tree.root_node.named_children if c.type != "comment"]
         if len(values) != 1 or values[0].type != "object":
             raise DocumentError(Problem(self.source, 1, 1, "expected a JSON object at the top of the file"))

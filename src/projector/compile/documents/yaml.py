@@ -18,7 +18,7 @@ import re
 from functools import cache
 from typing import Any
 
-from projector.compile.documents.base import Edits, Splice, check_edit, line_start, newline_of, servers_at, splice
+from projector.compile.documents.base import MAX_DEPTH, TOO_DEEP, Edits, Splice, check_edit, line_start, newline_of, servers_at, splice
 from projector.core.errors import DocumentError, Problem
 
 
@@ -59,6 +59,11 @@ class YamlDocument:
         from ruamel.yaml.constructor import DuplicateKeyError
         from ruamel.yaml.error import MarkedYAMLError
 
+        from projector.core.yamltext import unreadable
+
+        refused = unreadable(self.text, self.source, MAX_DEPTH, TOO_DEEP)
+        if refused is not None:  # before the loader, whose composer recursed into a SIGSEGV
+            raise DocumentError(refused)
         try:
             value = _loader().load(self.text)
         except DuplicateKeyError as exc:
