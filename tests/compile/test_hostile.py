@@ -55,22 +55,27 @@ def worlds(draw) -> dict:
         "bin_folder": draw(_folder_names(NASTY.replace(":", ""))),  # PATH cannot name a folder with ":"
         "bound": draw(folder_names),
         "existing": draw(st.booleans()),
-        "model": {"version": 1, "clients": sorted(EXISTING), "providers": providers},
+        "model": {"version": 1, "clients": sorted(clients.registry()), "providers": providers},
         "bind": draw(st.booleans()) and bool(kbs),
         "remote": remote,
     }
 
 
 def _strict(format: str, text: str) -> object:
-    """The file as the client's own strict parser reads it (JSONC: the standard JSON parser,
-    with comments and trailing commas blanked as the document does to locate errors)."""
+    """The file as a strict parser of its format reads it: the standard library's JSON (with
+    comments, and for JSONC trailing commas, blanked as the document does to locate errors) and
+    TOML parsers, ruamel's safe YAML loader (duplicate keys refused)."""
     if format == "toml":
         return tomllib.loads(text)
-    if format == "jsonc":
+    if format == "yaml":
+        from ruamel.yaml import YAML
+
+        return YAML(typ="safe", pure=True).load(text)
+    if format in ("jsonc", "json-comments"):
         from projector.compile.documents.jsonc import _blank_jsonc, _parser
 
         raw = text.encode("utf-8")
-        return json.loads(_blank_jsonc(_parser().parse(raw).root_node, raw).decode("utf-8"))
+        return json.loads(_blank_jsonc(_parser().parse(raw).root_node, raw, commas=format == "jsonc").decode("utf-8"))
     return json.loads(text)
 
 
@@ -104,11 +109,11 @@ def test_hostile_values_reach_every_client_file_intact_or_are_refused_with_their
             event("refused: " + refused.problems[0].message.split(":")[0][:40])
             return
         event("written" + (" (bridge entries)" if world["bind"] else ""))
-        chosen = [clients.registry()[i] for i in sorted(EXISTING)]
+        chosen = list(clients.registry().values())  # every client, each file fresh or (six of them) a user's
         before: dict[str, str] = {}
         for client in chosen:
             path = client.global_file(environ)
-            if world["existing"]:
+            if world["existing"] and client.id in EXISTING:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(FIXTURES / EXISTING[client.id], path)
                 before[client.id] = path.read_text()
@@ -118,6 +123,9 @@ def test_hostile_values_reach_every_client_file_intact_or_are_refused_with_their
         assert written.problems == ()
         for result in written.results:
             if result.target.is_project:
+                continue
+            if result.after is None:  # nothing to write there: no file is made
+                assert not result.path.exists()
                 continue
             client = result.client
             text = result.path.read_text()

@@ -77,6 +77,16 @@ def test_scalars_are_quoted_only_where_yaml_would_misread_them():
     assert '- "yes"\n' in text and '"on": null' in text  # booleans to a YAML 1.1 reader
 
 
+def test_line_breaks_and_controls_in_a_value_read_back_as_written():
+    """Found by the property test (tests/compile/test_hostile.py): a folder named ":\r" made the
+    plain-scalar check itself fail to parse, and U+2028 (a line break to a YAML 1.1 reader) was
+    written bare, or raw inside quotes, and read back folded."""
+    entry = {"args": ["/m/:\r/projector.yaml", "/b/\u2028/projector", "a\x85b", "tab\there", "\ufeffx"]}
+    text = edit("", {"d": entry})
+    assert parse("yaml", text, "f").servers(KEY) == {"d": entry}
+    assert "\u2028" not in text and "\x85" not in text and "\r" not in text
+
+
 @pytest.mark.parametrize(
     ("text", "where", "message"),
     [

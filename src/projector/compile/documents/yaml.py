@@ -235,7 +235,12 @@ def _scalar(value: Any) -> str:
             return "''"
         if _plain(value):
             return value
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False).translate(_BREAKS)
+
+
+# Line breaks to a YAML 1.1 reader (serde_yaml, libyaml), even inside double quotes, where they
+# would be folded into a space: escaped.
+_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 _YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}  # booleans to YAML 1.1 readers, strings to 1.2 ones
@@ -243,17 +248,25 @@ _YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}  # booleans to YAML 1.1 rea
 
 def _plain(text: str) -> bool:
     """Whether ``text`` reads back as itself written bare in a block, to any YAML reader (a URL
-    does; "yes", "1", "a: b" or "- x" do not)."""
-    return (
+    does; "yes", "1", "a: b" or "- x" do not; nor does text YAML cannot read bare, such as a
+    carriage return after a colon)."""
+    from ruamel.yaml.error import YAMLError
+
+    if not (
         text == text.strip()
+        and text.isprintable()  # a tab, a carriage return, a line separator: quoted
         and text.lower() not in _YAML11_WORDS
         and "\n" not in text
         and ": " not in text
         and " #" not in text
         and not text.endswith(":")
         and text[0] not in "?:,[]{}#&*!|>'\"%@`"
-        and _loader().load(text) == text
-    )
+    ):
+        return False
+    try:
+        return _loader().load(text) == text
+    except YAMLError:
+        return False
 
 
 def _mapping_of(node: Any) -> Any:
