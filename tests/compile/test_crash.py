@@ -48,11 +48,14 @@ def _restore(home: Path) -> None:
         shutil.copy(FIXTURES / fixture, target)
 
 
-def _sync_in_child(environ: dict[str, str], config: Path) -> int:
+def _sync_in_child(environ: dict[str, str], config: Path, prepare=None) -> int:
+    """``prepare``: run in the child first (to inject a fault)."""
     pid = os.fork()
     if pid == 0:  # the child: a real `projector sync`, then out without pytest's cleanup
         code = 0
         try:
+            if prepare is not None:
+                prepare()
             os.environ.clear()
             os.environ.update(environ)
             import sys
@@ -148,11 +151,11 @@ def _sync_killed_after_write(environ: dict[str, str], config: Path, writes: int)
     """A real `projector sync` that kills itself (SIGKILL) right after its ``writes``-th file
     write, whatever the file (a client's, the ledger, the fingerprint). Returns the writes done."""
     read, written = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
+
+    def die_after_the_write() -> None:
         from projector.core import files
 
+        os.close(read)
         real, count = files.write_bytes, [0]
 
         def write_then_maybe_die(*args, **kwargs):
@@ -164,17 +167,8 @@ def _sync_killed_after_write(environ: dict[str, str], config: Path, writes: int)
             return result
 
         files.write_bytes = write_then_maybe_die
-        code = 0
-        try:
-            os.environ.clear()
-            os.environ.update(environ)
-            import sys
 
-            sys.argv = ["projector", "sync", "--quiet", "--config", str(config)]
-            cli.main()
-        except SystemExit as exit_:
-            code = int(exit_.code or 0)
-        os._exit(code)
+    pid = _sync_in_child(environ, config, die_after_the_write)
     os.close(written)
     done = b""
     while chunk := os.read(read, 64):
