@@ -45,3 +45,28 @@ def kept(cache: Path, key: list[Any], compute: Callable[[], Any]) -> Any:
     except (OSError, TypeError, ValueError):
         pass
     return data
+
+
+def kept_while(cache: Path, version: Any, still: Callable[[Any], bool], compute: Callable[[], Any]) -> Any:
+    """``compute()``, or what it returned before (for this ``version``) while ``still(that)``:
+    for work whose result names what it depended on (a model's layers, found by reading them)."""
+    try:
+        with open(cache, encoding="utf-8") as handle:
+            entry = json.load(handle)
+        if entry.get("version") == version and still(entry["data"]):
+            return entry["data"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    data = compute()
+    store(cache, version, data)
+    return json.loads(json.dumps(data))  # as a later run reads it back: lists, not tuples
+
+
+def store(cache: Path, version: Any, data: Any) -> None:
+    try:
+        from projector.core import files
+
+        files.write_text(cache, json.dumps({"version": version, "data": data}))
+    except (OSError, TypeError, ValueError):
+        pass
+

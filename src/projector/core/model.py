@@ -15,8 +15,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from projector.core import locations, yamltext
+from projector.core import layers, locations, yamltext
 from projector.core.errors import ModelError, Problem, display_path
+from projector.core.reading import Unreadable, read_regular
 from projector.core.resources import validator
 from projector.core.variables import expand_folder
 
@@ -84,9 +85,40 @@ class Binding:
     path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
     uses: tuple[tuple[str, Settings], ...]  # (provider, what this folder says of it), sorted by provider
     worktrees: bool = False  # every git worktree of the repository is bound too
+    repo: str | None = None  # a clone of the repository binding of this name (Model.repos)
 
     def settings(self, provider: str) -> Settings | None:
         return dict(self.uses).get(provider)
+
+
+@dataclass(frozen=True)
+class Clone:
+    """A clone of a repository binding's repository found on this machine, and why it matched."""
+
+    path: str  # canonical
+    remote: str  # the remote that matched: its name and URL as .git/config writes it
+    root: str | None  # the root it was found under; None: a folder bound by path
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A binding by git remote (``repo: github.com/acme/api``): each clone found is bound."""
+
+    name: str  # its key in the model
+    repo: str  # the remote, normalised (core.repos)
+    uses: tuple[tuple[str, Settings], ...]
+    clones: tuple[Clone, ...]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One file of the model (core.layers): the files it includes come before it; the model's own file is last."""
+
+    path: str  # absolute, as the include named it
+    sha256: str
+    included_by: tuple[int, int] | None  # (the including layer's index, the include's index in its list); None: the model's file
+    local: tuple[str, ...] = ()  # local providers it defines or gives settings to
+    distrust: str | None = None  # why those do not run (an included layer not trusted with these bytes); None: they may
 
 
 @dataclass(frozen=True)
@@ -94,13 +126,29 @@ class Model:
     source: Path
     clients: tuple[str, ...] | None  # None: the clients found on this machine
     providers: tuple[Provider, ...]  # sorted by name
-    bindings: tuple[Binding, ...]  # sorted by path
+    bindings: tuple[Binding, ...]  # sorted by path (a clone of a repository binding is one too)
+    layers: tuple[Layer, ...] = ()  # in order; the model's own file last
+    repos: tuple[Repo, ...] = ()
+    watched: tuple[str, ...] = ()  # what else the model depends on: optional includes, globs' folders, the clones' folders and configs
+    variables: tuple[str, ...] = ()  # variables the includes and roots name
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
 
     def bindings_of(self, provider: str) -> tuple[Binding, ...]:
         return tuple(b for b in self.bindings if b.settings(provider) is not None)
+
+    def bound(self, provider: str) -> bool:
+        """Whether a binding names ``provider``: by folder, or by repository (clones found or not)."""
+        return bool(self.bindings_of(provider)) or any(dict(r.uses).get(provider) is not None for r in self.repos)
+
+    def blocked(self, provider: str) -> str | None:
+        """Why local provider ``provider`` must not run (an included layer that says something of
+        it is not trusted with its current bytes); None: nothing stops it."""
+        return next((layer.distrust for layer in self.layers if layer.distrust and provider in layer.local), None)
+
+    def repo(self, name: str) -> Repo | None:
+        return next((r for r in self.repos if r.name == name), None)
 
 
 # --------------------------------------------------------------------------- locating the model
@@ -113,7 +161,7 @@ model_path = locations.model_path
 
 
 def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Model:
-    return _build(path, validated(path, environ, known_clients), environ)
+    return _build(path, _checked(path, environ, known_clients), environ)
 
 
 def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
@@ -124,15 +172,10 @@ def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
     return None if model.source == locations.model_path(None, plain) else str(model.source)
 
 
-def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
-    """The model file's data, checked by the schema and the semantic pass."""
-    shown = display_path(path, _home(environ))
-    return checked_text(_read_text(path, shown), shown, environ, known_clients)
-
-
-def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
-    """A model's text, parsed and checked; ModelError with every problem's place."""
-    return checked_yaml(text, shown, "model", lambda data: _semantic_problems(data, shown, environ, known_clients))
+def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...], path: Path | None = None) -> Any:
+    """A model's text (the file at ``path``, as it would be with this text), parsed and checked
+    with the files it includes; ModelError with every problem's place."""
+    return _checked(path or Path(shown), environ, known_clients, text)["data"]
 
 
 def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], list[Problem]]) -> Any:
@@ -154,36 +197,182 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     return data
 
 
-def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path) -> Model:
-    """``load``, answered from ``cache`` while the model file is unchanged (see core.cache).
+CACHE_SCHEMA = 2
+
+
+def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path,
+           rescan: bool = False) -> Model:
+    """``load``, answered from ``cache`` while every layer reads the same (see core.layers).
 
     The bridge starts once per client session; a checked model is kept as plain JSON so a start
     reads it with the standard library instead of validating YAML again. ``known_clients`` is
-    only called when the model has to be checked.
+    only called when the model has to be checked. The clones of repository bindings are found
+    when the model is checked, and again with ``rescan`` (the commands: a clone made since is
+    bound from the next sync on); a bridge start never looks for them.
     """
     from projector import __version__
-    from projector.core.cache import kept, stat_key
+    from projector.core.cache import kept_while, store
 
-    data = kept(cache, [__version__, *stat_key([path])], lambda: validated(path, environ, known_clients()))
+    version = [__version__, CACHE_SCHEMA]
+    entry = kept_while(cache, version, lambda kept: _still(kept, path, environ),
+                       lambda: _checked(path, environ, known_clients()))
+    if rescan and any("repo" in b for b in (entry["data"].get("bindings") or {}).values()):
+        found = _clones(entry["data"], environ)
+        if found != entry["clones"]:
+            entry = {**entry, "clones": found}
+            store(cache, version, entry)
     try:
-        return _build(path, data, environ)
+        return _build(path, entry, environ)
     except KeyError:  # checked in another environment, where a variable a binding names was set
-        return _build(path, validated(path, environ, known_clients()), environ)
+        return _build(path, _checked(path, environ, known_clients()), environ)
 
 
 _home = locations.home
+MAX_BYTES = 64 * 1024 * 1024  # far beyond any model; a device or a runaway file is not one
 
 
-def _read_text(path: Path, shown: str) -> str:
+def _read_layer(path: str, shown: str) -> str | None:
+    """A model file's text; None when there is none."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ModelError(
-            Problem(shown, None, None, "no model here: run `projector init` to write a starter, or pass --config")
-        ) from None
-    except OSError as exc:
-        raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
-    return yamltext.decoded(raw, shown)
+        raw = read_regular(path, MAX_BYTES)
+    except Unreadable as reason:
+        raise ModelError(Problem(shown, None, None, f"cannot read the model: {reason}")) from None
+    return None if raw is None else yamltext.decoded(raw, shown)
+
+
+def _text_or_none(path: str) -> str | None:
+    try:
+        raw = read_regular(path, MAX_BYTES)
+        return None if raw is None else raw.decode("utf-8")
+    except (Unreadable, UnicodeDecodeError):
+        return "\0unreadable"  # never equal to a text that was read
+
+
+def _still(entry: Mapping[str, Any], path: Path, environ: Mapping[str, str]) -> bool:
+    """Whether a kept check still holds: the same model, every layer reading the same."""
+    return entry.get("root") == str(path) and layers.unchanged(entry["files"], entry["globs"], entry["variables"], environ, _text_or_none)
+
+
+def _parsed_layer(text: str, shown: str) -> Any:
+    """One layer's data, screened and checked by the schema (the semantic pass checks the layers merged)."""
+    yamltext.screen(text, shown)
+    quick = _quick_yaml(text)
+    if quick is not None and not _schema_problems(quick, shown):
+        return quick
+    data = _parse_yaml(text, shown)
+    problems = _schema_problems(data, shown)
+    if problems:
+        raise ModelError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    return data
+
+
+def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...], text: str | None = None) -> dict[str, Any]:
+    """The model at ``path`` (with ``text``, when given, as the file's), checked with every file
+    it includes, merged; with what the check depends on and the clones of its repository
+    bindings: JSON, as the cache keeps it."""
+    shown = lambda p: display_path(p, _home(environ))  # noqa: E731 - one short formatter
+    root = str(path.absolute())
+    if text is None:
+        text = _read_layer(root, shown(root))
+        if text is None:
+            raise ModelError(Problem(shown(root), None, None, "no model here: run `projector init` to write a starter, or pass --config"))
+    try:
+        gathered = layers.gather(root, text, environ, _read_layer, _parsed_layer, shown)
+    except layers.LayerError as error:
+        raise ModelError(Places([]).finding(error.finding)) from None
+    merged = layers.merge(gathered.reads, environ)
+    places = Places(gathered.reads, merged.origins)
+    problems = [places.finding(f) for f in merged.findings]
+    if not problems:
+        problems = _semantic_problems(merged.data, places, environ, known_clients)
+    if problems:
+        order = {read.shown: index for index, read in enumerate(gathered.reads)}
+        raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
+    index_of = {id(read): index for index, read in enumerate(gathered.reads)}
+    local = layers.local_layers(merged)
+    return {
+        "root": str(path),
+        "files": gathered.files,
+        "globs": gathered.globs,
+        "variables": sorted(gathered.variables.items()),
+        "data": merged.data,
+        "layers": [{"path": read.path, "sha256": layers.digest(read.text), "local": local.get(index, []) if read.by else [],
+                    "by": [index_of[id(read.by[0])], read.by[1]] if read.by else None} for index, read in enumerate(gathered.reads)],
+        "clones": _clones(merged.data, environ),
+    }
+
+
+def _clones(data: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """The clones of each repository binding, found under the roots and at the bound folders,
+    and the folders and files that finding them read."""
+    from projector.core import repos
+    from projector.core.variables import folder_or_none
+
+    bindings = data.get("bindings") or {}
+    wanted = {name: repos.normalise(b["repo"]) for name, b in bindings.items() if "repo" in b}
+    if not wanted:
+        return {"found": {}, "watched": []}
+    roots = [r for r in (folder_or_none(str(raw), environ) for raw in data.get("roots") or []) if r]
+    bound = [f for f in (folder_or_none(raw, environ) for raw, b in bindings.items() if "repo" not in b and layers.is_folder(raw)) if f]
+    scan = repos.scan(roots, bound)
+    found = {}
+    for name, repo in wanted.items():
+        matched = [(clone, repos.matches(clone, repo)) for clone in scan.clones]
+        found[name] = [[clone.path, f"{remote[0]} {remote[1]}", clone.root] for clone, remote in matched if remote and repo]
+    return {"found": found, "watched": list(scan.watched)}
+
+
+class Places:
+    """Where a value of the merged model stands: the layer it came from, and its line and column
+    there, found with the careful parser only when a problem needs them."""
+
+    def __init__(self, reads: list[Any], origins: Any = None):
+        self._reads = reads
+        self._origins = origins
+        self._careful: dict[int, Any] = {}
+
+    @classmethod
+    def single(cls, shown: str, text: str) -> Places:
+        """One file's places (a project file)."""
+        return cls([layers.Read(shown, shown, shown, text, None)])
+
+    def _where(self, path: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        found = self._origins.find(path) if self._origins is not None else None
+        if found is None:
+            return self._reads[-1], path  # the model's own file
+        return self._reads[found[0]], found[1]
+
+    def _data(self, read: Any) -> Any:
+        if id(read) not in self._careful:
+            self._careful[id(read)] = _parse_yaml(read.text, read.shown)
+        return self._careful[id(read)]
+
+    def _place(self, read: Any, local: tuple[Any, ...], key: bool) -> tuple[int | None, int | None]:
+        return _position(self._data(read), local, key=key)
+
+    def at(self, path: tuple[Any, ...], *, key: bool = False) -> str:
+        """``file:line:col`` of the value at merged ``path`` (a place named in a message)."""
+        read, local = self._where(path)
+        return self.at_in(read, local, key=key)
+
+    def at_in(self, read: Any, local: tuple[Any, ...], *, key: bool = False) -> str:
+        line, col = self._place(read, local, key)
+        return f"{read.shown}:{line}:{col}"
+
+    def problem(self, path: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
+        read, local = self._where(path)
+        return self.problem_in(read, local, message, key=key)
+
+    def problem_in(self, read: Any, local: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
+        line, col = self._place(read, local, key)
+        prefix = f"{_dotted(local)}: " if local else ""
+        return Problem(read.shown, line, col, prefix + message)
+
+    def finding(self, finding: Any) -> Problem:
+        message = finding.message
+        if finding.other is not None:
+            message = message.replace("{other}", self.at_in(*finding.other, key=True))
+        return self.problem_in(finding.read, finding.path, message, key=finding.key)
 
 
 def _quick_yaml(text: str) -> Any:
@@ -216,6 +405,52 @@ def _parse_yaml(text: str, shown: str) -> Any:
     if data is None:
         raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))
     return data
+
+
+class Provenance:
+    """Where each part of a loaded model came from, as ``file:line`` (for `explain` and `status`):
+    its layers read again, with the careful parser only for the layers asked about."""
+
+    def __init__(self, model: Model, environ: Mapping[str, str]):
+        shown = lambda p: display_path(p, _home(environ))  # noqa: E731
+        root = str(model.source)
+        text = _read_layer(root, shown(root)) or ""
+        gathered = layers.gather(root, text, environ, _read_layer, _parsed_layer, shown)
+        self._merged = layers.merge(gathered.reads, environ)
+        self._places = Places(gathered.reads, self._merged.origins)
+        self._reads = gathered.reads
+        self._environ = environ
+
+    def where(self, path: tuple[Any, ...], *, key: bool = False) -> str | None:
+        """``file:line`` of the value at ``path`` of the merged model; None when no layer gave it."""
+        if self._merged.origins.find(path) is None:
+            return None
+        return self._places.at(path, key=key).rsplit(":", 1)[0]
+
+    def keys(self, path: tuple[Any, ...]) -> dict[str, str]:
+        """For the mapping at ``path`` (a provider, a provider in a binding): each key's ``file:line``."""
+        value: Any = self._merged.data
+        for step in path:
+            value = value.get(step) if isinstance(value, Mapping) else None
+        if not isinstance(value, Mapping):
+            return {"kbs": place} if value is not None and (place := self.where(path)) else {}
+        return {str(k): place for k in value if (place := self.where(path + (k,), key=True))}
+
+    def binding_key(self, binding: Binding) -> str | None:
+        """The key of ``binding`` in the merged model (a clone's: its repository binding's name)."""
+        if binding.repo is not None:
+            return binding.repo
+        for raw in self._merged.data.get("bindings") or {}:
+            if layers.identity(str(raw), self._environ) == ("folder", binding.path):
+                return str(raw)
+        return None
+
+    def included_by(self, index: int) -> str | None:
+        """``file:line`` of the include that brought layer ``index`` in."""
+        read = self._reads[index] if index < len(self._reads) else None
+        if read is None or read.by is None:
+            return None
+        return self._places.at_in(read.by[0], ("include", read.by[1])).rsplit(":", 1)[0]
 
 
 # --------------------------------------------------------------------------- positions
@@ -354,112 +589,151 @@ expand_path = expand_folder
 
 
 REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default")
-LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled", "shared", "linger")
+LOCAL_KEYS = ("command", "args", "cwd", "env", "shared", "linger")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
-RESERVED = ("worktrees", "providers")  # keys of a binding or project file that are not providers
+RESERVED = ("worktrees", "providers", "repo", "remove")  # keys of a binding or project file that are not providers
 
 
 def _semantic_problems(
-    data: Mapping[str, Any], shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...]
+    data: Mapping[str, Any], places: Places, environ: Mapping[str, str], known_clients: tuple[str, ...]
 ) -> list[Problem]:
     problems: list[Problem] = []
     for index, client in enumerate(data.get("clients") or []):
         if client not in known_clients:
-            problems.append(
-                problem(data, shown, ("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})')
-            )
-    providers = data["providers"]
-    problems += _provider_problems(data, shown, providers)
+            problems.append(places.problem(("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})'))
+    for index, raw in enumerate(data.get("roots") or []):
+        problems += _folder_problems(places, ("roots", index), str(raw), environ, "a root is a folder", key=False)
+    providers = data.get("providers") or {}
+    problems += _provider_problems(places, providers)
     seen_paths: dict[str, str] = {}
+    seen_repos: dict[str, str] = {}
     for raw_path, binding in (data.get("bindings") or {}).items():
-        problems += _binding_path_problems(data, shown, str(raw_path), environ, seen_paths)
-        problems += use_problems(data, shown, ("bindings", raw_path), binding, providers)
+        if "repo" in binding:
+            problems += _repo_problems(places, str(raw_path), binding, seen_repos)
+        else:
+            problems += _binding_path_problems(places, str(raw_path), environ, seen_paths)
+        problems += use_problems(places, ("bindings", raw_path), binding, providers)
     return problems
 
 
-def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> list[Problem]:
+def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     for name, provider in providers.items():
         at = ("providers", name)
         if name in RESERVED:
-            problems.append(problem(data, shown, at, f'"{name}" is a reserved word in bindings; give the provider another name', key=True))
+            problems.append(places.problem(at, f'"{name}" is a reserved word in bindings; give the provider another name', key=True))
         if ("url" in provider) == ("command" in provider):
-            problems.append(problem(data, shown, at, 'give either "url" (a remote provider) or "command" (a local one)', key=True))
+            problems.append(places.problem(at, 'give either "url" (a remote provider) or "command" (a local one)', key=True))
             continue
         kind, foreign = ("remote", LOCAL_KEYS) if "url" in provider else ("local", REMOTE_KEYS)
-        problems += _url_problems(data, shown, at, provider.get("url"))
+        problems += _url_problems(places, at, provider.get("url"))
         for key in (k for k in provider if k in foreign):
-            problems.append(problem(data, shown, at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
+            problems.append(places.problem(at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
         if provider.get("oauth") and "token_env" in provider:
-            problems.append(problem(data, shown, at + ("oauth",), 'give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both', key=True))
+            problems.append(places.problem(at + ("oauth",), 'give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both', key=True))
         mounted = provider.get("kbs")
         for index, kb in enumerate(provider.get("default") or []):
             if mounted is not None and kb not in mounted:
-                problems.append(_unmounted(data, shown, at + ("default", index), kb, name, mounted))
+                problems.append(_unmounted(places, at + ("default", index), kb, name, mounted))
     return problems
 
 
-def _url_problems(data: Any, shown: str, at: tuple[Any, ...], url: Any) -> list[Problem]:
+def _url_problems(places: Places, at: tuple[Any, ...], url: Any) -> list[Problem]:
     from projector.core.scope import kbs_in_url
 
     own = kbs_in_url(url) if isinstance(url, str) else None
     if own is None:
         return []
-    return [problem(data, shown, at + ("url",), f'the URL sets "{own}" itself, but projector sets kbs for each folder: '
-                    "take it out of the URL and say default: [...] (what folders under no binding see)")]
+    return [places.problem(at + ("url",), f'the URL sets "{own}" itself, but projector sets kbs for each folder: '
+                           "take it out of the URL and say default: [...] (what folders under no binding see)")]
 
 
-def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping[str, Any], providers: Mapping[str, Any]) -> list[Problem]:
-    """What one binding (or project file) says of each provider, checked against the providers."""
+def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, Any], providers: Mapping[str, Any],
+                 reserved: tuple[str, ...] = RESERVED) -> list[Problem]:
+    """What one binding (or project file) says of each provider, checked against the providers;
+    ``reserved``: its keys that are not providers."""
     problems: list[Problem] = []
     for provider_name, value in binding.items():
         at = where + (provider_name,)
-        if provider_name in RESERVED:
+        if provider_name in reserved:
             continue
         if provider_name not in providers:
             known = ", ".join(sorted(providers)) or "none"
-            problems.append(problem(data, shown, at, f'no provider named "{provider_name}" (providers: {known})', key=True))
+            problems.append(places.problem(at, f'no provider named "{provider_name}" (providers: {known})', key=True))
             continue
         spec = providers[provider_name]
         local = "command" in spec
         if local and isinstance(value, list):
-            problems.append(problem(data, shown, at, f'"{provider_name}" is a local provider: give settings (a mapping such as {{enabled: true}}), not a KB list'))
+            problems.append(places.problem(at, f'"{provider_name}" is a local provider: give settings (a mapping such as {{enabled: true}}), not a KB list'))
             continue
         settings = value if isinstance(value, Mapping) else {"kbs": value}
         for key in settings:
             if (local and key == "kbs") or (not local and key not in REMOTE_SETTINGS):
                 kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs and enabled")
-                problems.append(problem(data, shown, at + (key,), f'"{key}" is not a setting of {kind} provider "{provider_name}" (it takes {allowed})', key=True))
+                problems.append(places.problem(at + (key,), f'"{key}" is not a setting of {kind} provider "{provider_name}" (it takes {allowed})', key=True))
         mounted = spec.get("kbs")
         for index, kb in enumerate(settings.get("kbs") or []):
             if mounted is not None and kb not in mounted:
                 path = at + (index,) if isinstance(value, list) else at + ("kbs", index)
-                problems.append(_unmounted(data, shown, path, kb, provider_name, mounted))
+                problems.append(_unmounted(places, path, kb, provider_name, mounted))
     return problems
 
 
-def _unmounted(data: Any, shown: str, path: tuple[Any, ...], kb: str, provider: str, mounted: list[str]) -> Problem:
+def _unmounted(places: Places, path: tuple[Any, ...], kb: str, provider: str, mounted: list[str]) -> Problem:
     mounts = ", ".join(sorted(mounted)) or "nothing"
-    return problem(data, shown, path, f'"{kb}" is not a KB of provider "{provider}" (it mounts: {mounts})')
+    return places.problem(path, f'"{kb}" is not a KB of provider "{provider}" (it mounts: {mounts})')
 
 
-def _binding_path_problems(
-    data: Any, shown: str, raw: str, environ: Mapping[str, str], seen: dict[str, str]
-) -> list[Problem]:
-    where = ("bindings", raw)
+def _folder_problems(places: Places, where: tuple[Any, ...], raw: str, environ: Mapping[str, str], what: str, key: bool) -> list[Problem]:
     try:
         path = expand_path(raw, environ)
     except KeyError as unset:
-        return [problem(data, shown, where, f"${unset.args[0]} is not set in this environment; set it or write the folder out", key=True)]
+        return [places.problem(where, f"${unset.args[0]} is not set in this environment; set it or write the folder out", key=key)]
     if not path.startswith("/"):
-        return [problem(data, shown, where, "a binding is a folder given as an absolute path or one under ~", key=True)]
+        return [places.problem(where, f"{what} given as an absolute path or one under ~", key=key)]
+    return []
+
+
+def _binding_path_problems(places: Places, raw: str, environ: Mapping[str, str], seen: dict[str, str]) -> list[Problem]:
+    where = ("bindings", raw)
+    if not layers.is_folder(raw):
+        return [places.problem(where, "a binding is a folder given as an absolute path or one under ~, or a repository "
+                               "binding: a name with repo: <its git remote>", key=True)]
+    problems = _folder_problems(places, where, raw, environ, "a binding is a folder", key=True)
+    if problems:
+        return problems
+    path = expand_path(raw, environ)
     if path in seen:
-        return [problem(data, shown, where, f'the same folder as "{seen[path]}"; merge the two bindings', key=True)]
+        return [places.problem(where, f'the same folder as "{seen[path]}"{_elsewhere(places, where, seen[path])}; merge the two bindings', key=True)]
     real = os.path.realpath(path)  # where a session's folder is compared with it
     if real in seen:
-        return [problem(data, shown, where, f'the same folder as "{seen[real]}" (through a symlink: both are {real}); '
-                        "merge the two bindings", key=True)]
+        return [places.problem(where, f'the same folder as "{seen[real]}"{_elsewhere(places, where, seen[real])} (through a symlink: '
+                               f"both are {real}); merge the two bindings", key=True)]
     seen[path] = seen[real] = raw
+    return []
+
+
+def _elsewhere(places: Places, where: tuple[Any, ...], other: str) -> str:
+    """`` (file:line:col)`` of binding ``other`` when it is in another layer than ``where``'s."""
+    here, there = places.at(where, key=True), places.at(("bindings", other), key=True)
+    return "" if here.rsplit(":", 2)[0] == there.rsplit(":", 2)[0] else f" ({there})"
+
+
+def _repo_problems(places: Places, raw: str, binding: Mapping[str, Any], seen: dict[str, str]) -> list[Problem]:
+    from projector.core.repos import normalise
+
+    where = ("bindings", raw)
+    if layers.is_folder(raw):
+        return [places.problem(where, "a repository binding is named, not placed: give it a name (its clones are found "
+                               "under your roots), or bind the folder without repo:", key=True)]
+    repo = normalise(str(binding["repo"]))
+    if repo is None:
+        return [places.problem(where + ("repo",), f'{_quoted(binding["repo"])} is not a git remote: write it as '
+                               "host/owner/name (github.com/acme/api) or as git prints it (git@github.com:acme/api.git)")]
+    if repo in seen:
+        return [places.problem(where + ("repo",), f'the same repository as binding "{seen[repo]}" ({places.at(("bindings", seen[repo]), key=True)}); '
+                               "merge the two bindings")]
+    seen[repo] = raw
     return []
 
 
@@ -518,21 +792,76 @@ def uses(binding: Mapping[str, Any]) -> tuple[tuple[str, Settings], ...]:
     return tuple(sorted((str(p), settings(v)) for p, v in binding.items() if p not in RESERVED))
 
 
-def _build(path: Path, data: Mapping[str, Any], environ: Mapping[str, str]) -> Model:
-    providers = tuple(provider(name, spec) for name, spec in sorted(data["providers"].items()))
-    bindings = tuple(
-        sorted(
-            (
-                Binding(path=expand_path(str(raw), environ), uses=uses(binding), worktrees=bool(binding.get("worktrees")))
-                for raw, binding in (data.get("bindings") or {}).items()
-            ),
-            key=lambda b: b.path,
-        )
-    )
+def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> Model:
+    """The Model of a checked entry (``_checked``); KeyError when a variable a binding names is unset here."""
+    data = entry["data"]
+    providers = tuple(provider(name, spec) for name, spec in sorted((data.get("providers") or {}).items()))
+    found = entry["clones"]["found"]
+    folders: list[Binding] = []
+    repos: list[Repo] = []
+    for raw, binding in (data.get("bindings") or {}).items():
+        if "repo" not in binding:
+            folders.append(Binding(path=expand_path(str(raw), environ), uses=uses(binding), worktrees=bool(binding.get("worktrees"))))
+            continue
+        from projector.core.repos import normalise
+
+        clones = tuple(Clone(*clone) for clone in found.get(raw, ()))
+        repos.append(Repo(str(raw), normalise(binding["repo"]) or "", uses(binding), clones))
+    bindings = _with_clones(folders, repos, data.get("bindings") or {})
     clients = data.get("clients")
+    kept = entry["layers"]
+    needing = [layer for layer in kept[:-1] if layer["local"]]
+    standing = _layer_trust(needing, environ) if needing else {}
+    files = {path for path, _ in entry["files"]}
     return Model(
         source=path.absolute(),
         clients=tuple(str(c) for c in clients) if clients is not None else None,
         providers=providers,
         bindings=bindings,
+        layers=tuple(Layer(k["path"], k["sha256"], tuple(k["by"]) if k["by"] else None, tuple(k["local"]), standing.get(k["path"]))
+                     for k in kept),
+        repos=tuple(repos),
+        watched=tuple(sorted({path for path, text in entry["files"] if text is None}
+                             | {os.path.dirname(_fixed_part(pattern)) for pattern, _ in entry["globs"]}
+                             | set(entry["clones"]["watched"]))),
+        variables=tuple(sorted({name for name, _ in entry["variables"]} | _named_variables(data.get("roots") or []))),
     )
+
+
+def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, Any]) -> tuple[Binding, ...]:
+    """The folder bindings, and one binding at each clone of a repository binding (worktrees
+    included unless it says ``worktrees: false``); a folder binding at a clone is laid over it."""
+    clones: dict[str, Binding] = {}
+    for repo in repos:
+        worktrees = raw[repo.name].get("worktrees", True)
+        for clone in repo.clones:
+            earlier = clones.get(clone.path)
+            said = dict(earlier.uses) if earlier else {}
+            said.update(repo.uses)  # two repositories matching one clone: the later name's settings win
+            clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), repo.name)
+    bindings = []
+    for binding in folders:
+        clone = clones.pop(os.path.realpath(binding.path), None)
+        if clone is not None:
+            merged = {name: settings.over(clone.settings(name) or Settings()) for name, settings in binding.uses}
+            binding = replace(binding, uses=tuple(sorted({**dict(clone.uses), **merged}.items())),
+                              worktrees=binding.worktrees or clone.worktrees, repo=clone.repo)
+        bindings.append(binding)
+    return tuple(sorted(bindings + list(clones.values()), key=lambda b: b.path))
+
+
+def _fixed_part(pattern: str) -> str:
+    """The part of a glob before its first wildcard (its folder is what changes when a match comes or goes)."""
+    found = re.search(r"[*?[]", pattern)
+    return pattern if found is None else pattern[: found.start()]
+
+
+def _named_variables(raws: Any) -> set[str]:
+    return {m.group(1) or m.group(2) for raw in raws for m in re.finditer(r"\$(\w+)|\$\{(\w+)\}", str(raw))}
+
+
+def _layer_trust(needing: list[Mapping[str, Any]], environ: Mapping[str, str]) -> dict[str, str]:
+    """Why each included layer that declares local servers is not trusted with its bytes (absent: it is)."""
+    from projector.core.projects import layers_distrust
+
+    return layers_distrust([(layer["path"], layer["sha256"], layer["local"]) for layer in needing], environ)

@@ -22,6 +22,7 @@ from projector.core.reading import Unreadable, read_regular
 
 FILE_NAME = ".projector.yaml"
 SCHEMA = 1
+LAYER = "layer"  # a record's kind: a model layer (core.layers); records without one are project files
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,33 @@ def trust(file: str, data: Any, raw: bytes, environ: Mapping[str, str]) -> None:
     _update(environ, lambda records: records.__setitem__(file, {"sha256": digest(raw), "data": data}))
 
 
+def trust_layer(file: str, raw: bytes, environ: Mapping[str, str]) -> None:
+    """Record the model layer ``file`` (canonical) as trusted with exactly these bytes: the local
+    servers it declares or sets may run (core.model)."""
+    _update(environ, lambda records: records.__setitem__(file, {"kind": LAYER, "sha256": digest(raw)}))
+
+
+def layers_distrust(needing: list[tuple[str, str, list[str]]], environ: Mapping[str, str]) -> dict[str, str]:
+    """For each included layer (path, sha256 of its bytes, the local servers it declares or sets)
+    not trusted with these bytes: why its servers do not run, and what to do."""
+    from projector.core.errors import display_path
+
+    records = _records(environ)
+    reasons: dict[str, str] = {}
+    for path, sha256, local in needing:
+        record = records.get(os.path.realpath(path)) or {}
+        shown = display_path(path, locations.home(environ))
+        if record.get("kind") != LAYER:
+            state = "is not trusted"
+        elif record.get("sha256") != sha256:
+            state = "changed since it was trusted"
+        else:
+            continue
+        reasons[path] = (f"{shown} {state}, so the local servers it declares or sets ({', '.join(local)}) do not run: "
+                         f"review it, then run `projector trust {shown}`")
+    return reasons
+
+
 def untrust(file: str, environ: Mapping[str, str]) -> bool:
     if file not in _records(environ):
         return False
@@ -131,7 +159,8 @@ def _project(file: str, data: Mapping[str, Any]) -> Project:
 def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
     """Every project file the store names, as trusted, whether or not its bytes still match: what
     a sync writes entries for (an edit withdraws trust at run time, not the client entries)."""
-    return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items()))
+    return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items())
+                 if record.get("kind") != LAYER)
 
 
 @dataclass(frozen=True)
@@ -158,7 +187,7 @@ def around(folder: str, environ: Mapping[str, str]) -> Around:
             notices.append(f"{file} is ignored: {reason}")
         if raw is not None:
             record = records.get(file)
-            if record is None:
+            if record is None or record.get("kind") == LAYER:
                 notices.append(f"{file} is ignored: it is not trusted (review it, then run `projector trust {path}`)")
             elif digest(raw) != record.get("sha256"):
                 notices.append(f"{file} is ignored: it changed since it was trusted (review it, then run `projector trust {path}`)")
@@ -183,13 +212,14 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
 
     def semantic(data: Any) -> list[Problem]:
         own = data.get("providers") or {}
+        places = model.Places.single(shown, text)
         problems = [
-            model.problem(data, shown, ("providers", name), f'"{name}" is also a provider of your model; a project file may '
+            places.problem(("providers", name), f'"{name}" is also a provider of your model; a project file may '
                           "change it (settings under its name) but not declare it again", key=True)
             for name in own
             if name in provider_specs
         ]
-        return problems + model.use_problems(data, shown, (), data, {**provider_specs, **own})
+        return problems + model.use_problems(places, (), data, {**provider_specs, **own}, reserved=("providers",))
 
     return model.checked_yaml(text, shown, "project", semantic)
 

@@ -79,6 +79,12 @@ def worktree(folder: str) -> Worktree | None:
         path = parent
 
 
+def worktree_at(root: str) -> Worktree | None:
+    """The linked worktree whose top folder is ``root`` (its ``.git`` is a file), if its repository lists it back."""
+    dot_git = os.path.join(root, ".git")
+    return _linked(root, dot_git) if os.path.isfile(dot_git) else None
+
+
 def _linked(root: str, dot_git: str) -> Worktree | None:
     """The worktree at ``root``, if its repository lists it back: anyone can write a ``.git`` file
     and a git dir whose ``commondir`` names a bound repository, so, as git does, the git dir must
@@ -188,11 +194,16 @@ def _names_kbs(part: str) -> bool:
     return name.strip().lower() == "kbs"
 
 
+def unbound(provider: Provider) -> KbSet:
+    """The set of a folder under no binding: the provider's default, none while it is turned off."""
+    return provider.default if provider.enabled else ()
+
+
 def resolve(model: Model, provider: Provider, folder: str, projects: tuple[Project, ...] = ()) -> Scope:
     placed = place(model, projects, provider.name, canonical(folder))
     if placed.root is None:
-        return Scope(provider.default, None)
-    if placed.settings.enabled is False:
+        return Scope(unbound(provider), None)
+    if (placed.settings.enabled if placed.settings.enabled is not None else provider.enabled) is False:
         return Scope((), placed.binding, project=placed.project)
     kbs = placed.settings.kbs if placed.settings.kbs is not None else provider.default
     if provider.kbs is None or kbs is None:

@@ -1,0 +1,433 @@
+"""A model in layers: the files a model includes, read in order and merged into one.
+
+``include:`` lists other model files (``~``, ``$VAR`` and globs expanded; a relative path is
+taken from the including file's folder; ``{path: ..., optional: true}`` may be absent). They are
+read in the order listed, depth first, each before the file that includes it: the including
+file is the last layer. A file reached twice is read once, where it is first reached; a file
+that includes itself, directly or through others, is an error.
+
+Merge rules (also in the README, "For teams", and in schemas/model.schema.json):
+
+- a top-level mapping of named items (``NAMED``: ``providers``, and ``hooks`` by the same rule)
+  merges by name, key by key: a key a later layer gives replaces the earlier value, except
+  ``env``, which merges by variable. What an item *is* (``PROTECTED``: a provider's ``url``,
+  ``token_env`` or ``command``) may be changed by another layer only where it says
+  ``override: true`` (a change of kind, url <-> command, then replaces the item whole).
+  ``remove: true`` removes an inherited item; a removed provider leaves every binding merged so
+  far too;
+- ``bindings`` merge by folder (``~`` and ``$VAR`` expanded), a binding by repository by its
+  name; per provider, settings merge key by key (a KB list stands for ``kbs``), ``env`` by
+  variable; ``remove: true`` removes an inherited binding;
+- any other top-level value (``clients``, ``roots``) is replaced whole by a later layer.
+
+Nothing here knows YAML positions: a problem is a ``Finding`` (a layer, a path in it, what is
+wrong), and core.model turns it into file:line:col. ``Origins`` keeps where each merged value
+came from, for those positions, for ``explain`` and for trust (which layers a local server's
+settings came from). Only ``os`` and core modules that import nothing heavy are used: the
+bridge checks whether the files are unchanged (``unchanged``) at every start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from projector.core.variables import expand_folder
+
+NAMED: dict[str, tuple[str, ...]] = {"providers": ("url", "token_env", "command")}  # section -> the keys that say what an item is
+IGNORED = ("version", "include")  # each layer's own
+BINDING_KEYS = ("worktrees", "repo")  # keys of a binding that are not providers
+MAX_NESTING = 16  # includes within includes; a team needs two or three
+_VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
+_GLOB = re.compile(r"[*?[]")
+
+
+@dataclass(frozen=True)
+class Read:
+    """One layer as read."""
+
+    path: str  # absolute, as the include named it (not resolved through symlinks)
+    real: str  # canonical: a file reached twice, or in a cycle, is one file
+    shown: str  # as a person reads it
+    text: str
+    data: Any  # as the fast parser read it (core.model finds positions in ``text`` when it needs them)
+    by: tuple[Read, int] | None = None  # the including layer and the include's index in its list; None: the model itself
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A problem at ``path`` in layer ``read``; ``{other}`` in the message is the place ``other``."""
+
+    read: Read
+    path: tuple[Any, ...]
+    message: str
+    key: bool = False  # at the key rather than its value
+    other: tuple[Read, tuple[Any, ...]] | None = None
+
+
+class LayerError(Exception):
+    def __init__(self, finding: Finding):
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+# --------------------------------------------------------------------------- reading the layers
+
+
+@dataclass
+class Gathered:
+    """The layers in order (the model itself last), and everything the reading depended on: the
+    check stands while every file has the same text (None: looked for, absent), every glob the
+    same matches and every variable an include names the same value."""
+
+    reads: list[Read] = field(default_factory=list)
+    files: list[tuple[str, str | None]] = field(default_factory=list)
+    globs: list[tuple[str, list[str]]] = field(default_factory=list)
+    variables: dict[str, str | None] = field(default_factory=dict)
+
+
+def gather(
+    root: str,
+    text: str,
+    environ: Mapping[str, str],
+    read: Callable[[str, str], str | None],
+    parse: Callable[[str, str], Any],
+    shown: Callable[[str], str],
+) -> Gathered:
+    """Every layer of the model at ``root`` (whose ``text`` is read), depth first.
+    ``read(path, shown)``: a file's text, None when absent; ``parse(text, shown)``: its data,
+    checked by the schema (both raise ModelError). LayerError for an include that cannot be followed."""
+    gathered = Gathered(files=[(root, text)])
+    seen: set[str] = set()
+
+    def visit(path: str, text: str, chain: tuple[Read, ...], by: tuple[Read, int] | None) -> None:
+        layer = Read(path, os.path.realpath(path), shown(path), text, parse(text, shown(path)), by)
+        seen.add(layer.real)
+        for index, item in enumerate(layer.data.get("include") or []):
+            for target, optional in _targets(layer, index, item, environ, gathered):
+                real = os.path.realpath(target)
+                route = chain + (layer,)
+                start = next((i for i, r in enumerate(route) if r.real == real), None)
+                if start is not None:
+                    route = " -> ".join(r.shown for r in route[start:]) + f" -> {route[start].shown}"
+                    raise LayerError(Finding(layer, ("include", index), f"a cycle: {route}; remove one of these includes"))
+                if real in seen:
+                    continue  # read where it was first reached
+                if len(chain) >= MAX_NESTING:
+                    raise LayerError(Finding(layer, ("include", index), f"includes nested more than {MAX_NESTING} deep: include the files from one place"))
+                found = read(target, shown(target))
+                gathered.files.append((target, found))
+                if found is None and not optional:
+                    raise LayerError(Finding(layer, ("include", index), f"{shown(target)} does not exist: fix the path, or write "
+                                             "{path: ..., optional: true} for a file that may be absent"))
+                if found is not None:
+                    visit(target, found, chain + (layer,), (layer, index))
+        gathered.reads.append(layer)
+
+    visit(root, text, (), None)
+    return gathered
+
+
+def _targets(layer: Read, index: int, item: Any, environ: Mapping[str, str], gathered: Gathered) -> list[tuple[str, bool]]:
+    """The files one include names: (path, optional)."""
+    raw, optional = (item, False) if isinstance(item, str) else (str(item["path"]), bool(item.get("optional")))
+    for match in _VARIABLE.finditer(raw):
+        name = match.group(1) or match.group(2)
+        gathered.variables[name] = environ.get(name)
+    try:
+        expanded = expand_folder(raw, environ)
+    except KeyError as unset:
+        if optional:
+            return []
+        raise LayerError(Finding(layer, ("include", index), f"${unset.args[0]} is not set in this environment; set it, or "
+                                 "write {path: ..., optional: true} for a file that may be absent")) from None
+    path = os.path.normpath(os.path.join(os.path.dirname(layer.path), expanded))
+    if not _GLOB.search(path):
+        return [(path, optional)]
+    import glob
+
+    matches = sorted(m for m in glob.glob(path) if os.path.isfile(m))
+    gathered.globs.append((path, matches))
+    if not matches and not optional:
+        raise LayerError(Finding(layer, ("include", index), f"{raw} matches no file: fix the pattern, or write "
+                                 "{path: ..., optional: true} where none may match"))
+    return [(match, True) for match in matches]
+
+
+def unchanged(files: Iterable[tuple[str, str | None]], globs: Iterable[tuple[str, list[str]]],
+              variables: Iterable[tuple[str, str | None]], environ: Mapping[str, str], read: Callable[[str], str | None]) -> bool:
+    """Whether the layers read before would be read the same now (see ``Gathered``)."""
+    if any(environ.get(name) != value for name, value in variables):
+        return False
+    if globs:
+        import glob
+
+        if any(sorted(m for m in glob.glob(pattern) if os.path.isfile(m)) != list(matches) for pattern, matches in globs):
+            return False
+    return all(read(path) == text for path, text in files)
+
+
+def digest(text: str) -> str:
+    """A layer's sha256 (of its bytes: the text is UTF-8), as the trust store records it."""
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def digest_of(path: str) -> str | None:
+    """The sha256 of the file at ``path`` now; None when it cannot be read."""
+    import hashlib
+
+    from projector.core.reading import Unreadable, read_regular
+
+    try:
+        raw = read_regular(path, 64 * 1024 * 1024)
+    except Unreadable:
+        return None
+    return None if raw is None else hashlib.sha256(raw).hexdigest()
+
+
+# --------------------------------------------------------------------------- where merged values came from
+
+
+class Origins:
+    """For each part of the merged data, the layer (index) and the path there it came from. A
+    tree: a value replaced whole forgets where the parts of the value it replaced came from."""
+
+    def __init__(self) -> None:
+        self._root: list[Any] = [None, {}]  # [origin, children by step]
+
+    def _node(self, path: tuple[Any, ...]) -> list[Any]:
+        node = self._root
+        for step in path:
+            node = node[1].setdefault(step, [None, {}])
+        return node
+
+    def replace(self, path: tuple[Any, ...], origin: tuple[int, tuple[Any, ...]]) -> None:
+        node = self._node(path)
+        node[0] = origin
+        node[1].clear()
+
+    def drop(self, path: tuple[Any, ...]) -> None:
+        node = self._root
+        for step in path[:-1]:
+            node = node[1].get(step)
+            if node is None:
+                return
+        node[1].pop(path[-1], None)
+
+    def find(self, path: tuple[Any, ...]) -> tuple[int, tuple[Any, ...]] | None:
+        """The layer and the path there of the value at merged ``path`` (None: no layer gave it)."""
+        node, found, depth = self._root, None, 0
+        for index, step in enumerate(path):
+            node = node[1].get(step)
+            if node is None:
+                break
+            if node[0] is not None:
+                found, depth = node[0], index + 1
+        if found is None:
+            return None
+        return found[0], tuple(found[1]) + tuple(path[depth:])
+
+    def layers(self, path: tuple[Any, ...]) -> set[int]:
+        """Every layer that gave a part of the value at ``path``."""
+        node = self._root
+        for step in path:
+            node = node[1].get(step)
+            if node is None:
+                return set()
+        found: set[int] = set()
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current[0] is not None:
+                found.add(current[0][0])
+            stack.extend(current[1].values())
+        return found
+
+
+# --------------------------------------------------------------------------- merging
+
+
+@dataclass
+class Merged:
+    data: dict[str, Any]
+    origins: Origins
+    findings: list[Finding]
+
+
+def merge(reads: list[Read], environ: Mapping[str, str]) -> Merged:
+    merged = Merged({"version": 1, "providers": {}, "bindings": {}}, Origins(), [])
+    identities: dict[tuple[str, str], str] = {}  # a binding's identity -> its key in the merged data
+    for index, read in enumerate(reads):
+        for key, value in read.data.items():
+            if key in IGNORED:
+                continue
+            if key in NAMED:
+                _merge_named(merged, reads, index, key, value or {})
+            elif key == "bindings":
+                _merge_bindings(merged, reads, index, value or {}, identities, environ)
+            else:
+                merged.data[key] = value
+                merged.origins.replace((key,), (index, (key,)))
+    return merged
+
+
+def _other(merged: Merged, reads: list[Read], path: tuple[Any, ...]) -> tuple[Read, tuple[Any, ...]] | None:
+    found = merged.origins.find(path)
+    return (reads[found[0]], found[1]) if found else None
+
+
+def _merge_named(merged: Merged, reads: list[Read], index: int, section: str, items: Mapping[str, Any]) -> None:
+    read, into = reads[index], merged.data.setdefault(section, {})
+    what = section.rstrip("s")
+    for name, spec in items.items():
+        at = (section, name)
+        if spec.get("remove"):
+            if _not_alone(merged, read, at, spec):
+                continue
+            if name not in into:
+                merged.findings.append(Finding(read, at + ("remove",), f'no earlier layer has {what} "{name}": nothing to remove', key=True))
+            else:
+                del into[name]
+                merged.origins.drop(at)
+                if section == "providers":
+                    for folder, binding in merged.data["bindings"].items():
+                        if binding.pop(name, None) is not None:
+                            merged.origins.drop(("bindings", folder, name))
+            continue
+        override = bool(spec.get("override"))
+        current = into.get(name)
+        if current is None or (override and _kind_changes(current, spec)):
+            into[name] = current = {}
+            merged.origins.replace(at, (index, at))
+        for key, value in spec.items():
+            if key in ("override", "remove"):
+                continue
+            path = at + (key,)
+            clash = _clash(current, key, value, what) if key in NAMED[section] and not override else None
+            if clash is not None:
+                other = _other(merged, reads, at + (key if key in current else _kind_key(current),))
+                merged.findings.append(Finding(read, path, f"{clash}; a layer may change the {', '.join(NAMED[section])} another "
+                                               "layer gave only where it says override: true", other=other))
+                continue
+            _set(merged, current, key, value, path, (index, path))
+
+
+def _not_alone(merged: Merged, read: Read, at: tuple[Any, ...], spec: Mapping[str, Any]) -> bool:
+    extra = next((key for key in spec if key != "remove"), None)
+    if extra is not None:
+        merged.findings.append(Finding(read, at + (extra,), "remove: true stands alone: remove this, or the remove", key=True))
+    return extra is not None
+
+
+def _kind_key(spec: Mapping[str, Any]) -> str:
+    return "command" if "command" in spec else "url"
+
+
+def _kind_changes(current: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
+    return ("url" in spec and "command" in current) or ("command" in spec and "url" in current)
+
+
+def _clash(current: Mapping[str, Any], key: str, value: Any, what: str) -> str | None:
+    """How ``key: value`` would change what an item is, naming the earlier place as ``{other}``
+    (None: it would not)."""
+    if key in current and current[key] != value:
+        return f"changes what {{other}} gives ({current[key]})"
+    if key == "url" and "command" in current:
+        return f"makes a remote {what} of what {{other}} declares a local one (command)"
+    if key == "command" and "url" in current:
+        return f"makes a local {what} of what {{other}} declares a remote one (url)"
+    return None
+
+
+def _set(merged: Merged, into: dict[str, Any], key: str, value: Any, path: tuple[Any, ...], origin: tuple[int, tuple[Any, ...]]) -> None:
+    """``into[key] = value``, an ``env`` mapping merged by variable."""
+    if key == "env" and isinstance(value, Mapping) and isinstance(into.get(key), Mapping):
+        into[key] = {**into[key], **value}
+        for variable in value:
+            merged.origins.replace(path + (variable,), (origin[0], origin[1] + (variable,)))
+        return
+    into[key] = value
+    merged.origins.replace(path, origin)
+
+
+def identity(raw: str, environ: Mapping[str, str]) -> tuple[str, str]:
+    """What makes two layers' bindings one: the folder (expanded), or a repository binding's name."""
+    if not is_folder(raw):
+        return ("name", raw)
+    try:
+        return ("folder", expand_folder(raw, environ))
+    except KeyError:
+        return ("folder", raw)  # an unset variable: the semantic pass says so
+
+
+def is_folder(raw: str) -> bool:
+    return raw.startswith(("/", "~", "$"))
+
+
+def _merge_bindings(merged: Merged, reads: list[Read], index: int, items: Mapping[str, Any],
+                    identities: dict[tuple[str, str], str], environ: Mapping[str, str]) -> None:
+    read, into = reads[index], merged.data["bindings"]
+    mine: dict[tuple[str, str], str] = {}  # this layer's: one folder twice in one file is a mistake, not a merge
+    for raw, spec in items.items():
+        spec = spec or {}
+        who = identity(str(raw), environ)
+        if who in mine:
+            merged.findings.append(Finding(read, ("bindings", raw), f'the same folder as "{mine[who]}"; merge the two bindings', key=True))
+            continue
+        mine[who] = str(raw)
+        key = identities.get(who)
+        if spec.get("remove"):
+            if _not_alone(merged, read, ("bindings", raw), spec):
+                continue
+            if key is None:
+                merged.findings.append(Finding(read, ("bindings", raw, "remove"), f'no earlier layer binds "{raw}": nothing to remove', key=True))
+            else:
+                del into[key], identities[who]
+                merged.origins.drop(("bindings", key))
+            continue
+        if key is None:
+            identities[who] = key = str(raw)
+            into[key] = {}
+            merged.origins.replace(("bindings", key), (index, ("bindings", raw)))
+        current = into[key]
+        for name, value in spec.items():
+            if name == "remove":
+                continue
+            path, local = ("bindings", key, name), ("bindings", raw, name)
+            if name in BINDING_KEYS or current.get(name) is None or (isinstance(value, list) and isinstance(current[name], list)):
+                current[name] = value
+                merged.origins.replace(path, (index, local))
+                continue
+            current[name] = _merged_use(merged, current[name], value, path, index, local)
+
+
+def _merged_use(merged: Merged, old: Any, value: Any, path: tuple[Any, ...], index: int, local: tuple[Any, ...]) -> dict[str, Any]:
+    """One provider's settings in a binding laid over those of an earlier layer, key by key."""
+    if isinstance(old, list):  # the earlier KB list is that layer's "kbs"
+        found = merged.origins.find(path)
+        old = {"kbs": old}
+        if found is not None:
+            merged.origins.replace(path + ("kbs",), found)
+    result = dict(old)
+    for key, setting in (value.items() if isinstance(value, Mapping) else [("kbs", value)]):
+        _set(merged, result, key, setting, path + (key,), (index, local + (key,) if isinstance(value, Mapping) else local))
+    return result
+
+
+def local_layers(merged: Merged) -> dict[int, list[str]]:
+    """For each layer, the local providers (servers it can start) it defines or gives settings
+    to: they run only while that layer is trusted (the model's own file needs no trust)."""
+    found: dict[int, set[str]] = {}
+    providers = merged.data.get("providers") or {}
+    for name in (n for n, spec in providers.items() if "command" in spec):
+        touching = merged.origins.layers(("providers", name))
+        for folder in merged.data["bindings"]:
+            touching |= merged.origins.layers(("bindings", folder, name))
+        for index in touching:
+            found.setdefault(index, set()).add(name)
+    return {index: sorted(names) for index, names in found.items()}
