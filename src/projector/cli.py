@@ -138,14 +138,15 @@ def unbind(
     _exit(command.unbind(folder, provider, config))
 
 
-ProjectFolder = Annotated[Optional[str], typer.Argument(help="The workspace folder (default: the current one).")]
+ProjectFolder = Annotated[Optional[str], typer.Argument(help="The workspace folder (default: the current one), or a file your model includes.")]
 
 
 @app.command()
 def trust(folder: ProjectFolder = None, config: ConfigOption = None) -> None:
     """Let FOLDER's .projector.yaml count: its settings, and the local servers it declares (it
-    can name commands to run, so read it first). Any later change to the file withdraws this
-    trust until you run `projector trust` again."""
+    can name commands to run, so read it first). Given a file the model includes (a team's
+    layer), let the local servers it declares or sets run. Any later change to the file
+    withdraws this trust until you run `projector trust` again."""
     from projector.commands import trust as command
 
     _exit(command.trust(folder, config))
@@ -153,7 +154,7 @@ def trust(folder: ProjectFolder = None, config: ConfigOption = None) -> None:
 
 @app.command()
 def untrust(folder: ProjectFolder = None) -> None:
-    """Stop FOLDER's .projector.yaml from counting (the file is left as it is)."""
+    """Stop FOLDER's .projector.yaml (or an included file's local servers) from counting (the file is left as it is)."""
     from projector.commands import trust as command
 
     _exit(command.untrust(folder))

@@ -21,16 +21,19 @@ def err(text: str) -> None:
 
 
 def load_model(config: str | None) -> model.Model:
-    """The model, checked (answered from the checked-model cache while the file is unchanged)."""
+    """The model, checked (answered from the checked-model cache while its files are unchanged),
+    with the clones of its repository bindings looked for again."""
     cache = state_dir(os.environ) / "model-cache.json"
-    return model.cached(model.model_path(config, os.environ), os.environ, lambda: tuple(client_registry.registry()), cache)
+    return model.cached(model.model_path(config, os.environ), os.environ, lambda: tuple(client_registry.registry()), cache, rescan=True)
 
 
-def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bool = True) -> tuple[engine.Outcome, ledger.Ledger]:
-    """The outcome of a sync, read through a dry-run system (``diff``, ``status``) or the real one."""
+def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bool = True,
+            loaded: model.Model | None = None) -> tuple[engine.Outcome, ledger.Ledger]:
+    """The outcome of a sync, read through a dry-run system (``diff``, ``status``) or the real one;
+    ``loaded``: the model, when the caller has loaded it."""
     environ = os.environ
     known = tuple(client_registry.registry())
-    loaded = load_model(config)
+    loaded = loaded or load_model(config)
     unknown = [c for c in only or () if c not in known]
     if unknown:
         raise UsageError(f"unknown client {unknown[0]!r} (known: {', '.join(known)})")
@@ -40,6 +43,24 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     system: System = DryRunSystem() if dry_run else RealSystem()
     outcome = engine.compute(loaded, chosen, environ, state, system, force=force, projects=projects.recorded(environ))
     return outcome, state
+
+
+def layer_report(loaded: model.Model, provenance: model.Provenance | None = None) -> list[dict]:
+    """The model's layers in order (its own file last): each file, its sha256, the include that
+    brought it in, the local servers it declares or sets and whether they may run."""
+    from projector.core.errors import display_path
+
+    return [
+        {
+            "file": display_path(layer.path),
+            "sha256": layer.sha256,
+            "included_by": provenance.included_by(index) if provenance else None,
+            "local": list(layer.local),
+            "trusted": None if layer.included_by is None or not layer.local else layer.distrust is None,
+            "notice": layer.distrust,
+        }
+        for index, layer in enumerate(loaded.layers)
+    ]
 
 
 def report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:

@@ -48,6 +48,8 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             check(True, f"{client.name}: {note}")
     for problem in outcome.problems:
         check(False, f"does not parse or cannot be read: {problem}")
+    for layer in model.layers[:-1]:
+        check(layer.distrust is None, layer.distrust or f"included: {display_path(layer.path, here)} (sha256 {layer.sha256[:12]})")
     projects = recorded(environ)
     for provider in model.providers:
         if provider.token_env and not (environ.get(provider.token_env) or "").strip():

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from projector.commands.common import err, load_model
+from projector.commands.common import err, layer_report, load_model
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
@@ -15,7 +15,7 @@ from projector.compile.plan import HttpServer, StdioServer, plan
 from projector.core import scope
 from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home
-from projector.core.model import Model, bridge_config
+from projector.core.model import Binding, Model, Provenance, bridge_config
 from projector.core.projects import around, recorded
 
 SCHEMA = 1
@@ -49,10 +49,11 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     nearby = around(canonical, environ)
     compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), every)
     servers = dict(compiled.servers)
+    origin = Provenance(model, environ)
     providers = []
     for provider in model.providers:
         if provider.local:
-            providers.append(_local(model, nearby.trusted, provider.name, canonical, environ, shown, servers))
+            providers.append(_local(model, nearby.trusted, provider.name, canonical, environ, shown, servers, origin))
             continue
         here = scope.resolve(model, provider, canonical, nearby.trusted)
         server = servers.get(provider.name)
@@ -67,16 +68,18 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "dropped": list(here.dropped),
                 "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
                 "url": server.url if isinstance(server, HttpServer) else None,
+                "from": _origins(origin, provider.name, here.binding),
             }
         )
     entries = {c.id: c.entries(compiled) for c in clients}
     own = sorted({p.name for project in every for p in project.providers} - {p.name for p in model.providers})
-    providers += [_local(model, nearby.trusted, name, canonical, environ, shown, servers) for name in own]
+    providers += [_local(model, nearby.trusted, name, canonical, environ, shown, servers, origin) for name in own]
     return {
         "schema": SCHEMA,
         "folder": shown(folder),
         "canonical": canonical,
-        "bindings": [{"path": shown(b.path), "providers": [p for p, _ in b.uses]} for b in containing],
+        "layers": layer_report(model, origin),
+        "bindings": [_binding(model, b, origin, shown) for b in containing],
         "project_files": [shown(p.file) for p in nearby.trusted],
         "notices": list(nearby.notices),
         "providers": providers,
@@ -85,7 +88,31 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     }
 
 
-def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict) -> dict[str, Any]:
+def _binding(model: Model, binding: Binding, origin: Provenance, shown: Any) -> dict[str, Any]:
+    """A binding that contains the folder, where it came from, and for a clone of a repository binding why it matched."""
+    key = origin.binding_key(binding)
+    report: dict[str, Any] = {"path": shown(binding.path), "providers": [p for p, _ in binding.uses],
+                              "from": origin.where(("bindings", key), key=True) if key else None, "repo": None}
+    repo = model.repo(binding.repo) if binding.repo else None
+    clone = next((c for c in repo.clones if c.path == binding.path), None) if repo else None
+    if repo is not None and clone is not None:
+        report["repo"] = {"name": repo.name, "repo": repo.repo, "remote": clone.remote,
+                          "found": f"under root {shown(clone.root)}" if clone.root else "at a folder bound by path"}
+    return report
+
+
+def _origins(origin: Provenance, name: str, binding: Binding | None) -> dict[str, str]:
+    """Where provider ``name``'s definition, each of its keys, and what the binding applying here says of it came from."""
+    found = {"definition": where} if (where := origin.where(("providers", name), key=True)) else {}
+    found.update(origin.keys(("providers", name)))
+    key = origin.binding_key(binding) if binding is not None else None
+    if key is not None:
+        found.update({f"here: {setting}": place for setting, place in origin.keys(("bindings", key, name)).items()})
+    return found
+
+
+def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict,
+           origin: Provenance) -> dict[str, Any]:
     """A local provider in ``folder``: its workspace, what it runs, where each setting came from,
     and the names (never the values) of the variables its workspace sets."""
     from projector.runtime import launch, overlay
@@ -105,6 +132,8 @@ def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mappin
         "notices": [],
         "entry": "bridge" if isinstance(servers.get(name), StdioServer) else "none",
         "shared": None,  # where it runs: whether the workspace's sessions share one server, and its hosts
+        "from": _origins(origin, name, _placed_binding(model, trusted, name, folder)),
+        "blocked": plan_here.blocked,
     }
     if plan_here.runs:
         built = overlay.build(plan_here, environ)
@@ -140,9 +169,15 @@ def _shown_source(source: str, shown: Any) -> str:
     return " ".join(shown(word) if word.startswith("/") else word for word in source.split(" "))
 
 
+def _placed_binding(model: Model, trusted: tuple, name: str, folder: str) -> Binding | None:
+    return scope.place(model, trusted, name, folder).binding
+
+
 def _why_local(plan_here: Any) -> str:
     if not plan_here.declared:
         return "not declared here (a provider of other workspaces): no tools here"
+    if plan_here.blocked:
+        return f"does not run: {plan_here.blocked}"
     if not plan_here.enabled:
         return "turned off here: no tools, nothing is started"
     return "started in its workspace" if plan_here.root else "no workspace here: started with its own settings"

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 
-from projector.commands.common import compute, err, report_warnings
+from projector.commands.common import compute, err, layer_report, load_model, report_warnings
 from projector.core.errors import ProjectorError
 
 
 def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
     from projector.compile.report import status_lines, status_report
+    from projector.core.model import Provenance
 
     try:
-        outcome, _ = compute(config, client, False)
+        loaded = load_model(config)
+        outcome, _ = compute(config, client, False, loaded=loaded)
     except ProjectorError as error:
         if as_json:
             print(json.dumps({"schema": 1, "in_sync": False, "files": [], "warnings": [], "errors": [str(p) for p in error.problems]}, indent=2))
@@ -21,6 +24,7 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
         return 2
     report = status_report(outcome)
     if as_json:
+        report["layers"] = layer_report(loaded, Provenance(loaded, os.environ) if len(loaded.layers) > 1 else None)
         print(json.dumps(report, indent=2))
     else:
         for line in status_lines(report):

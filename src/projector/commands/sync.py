@@ -27,7 +27,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ)), projects.trust_path(environ))}
     try:
         with files.exclusive(lock, wait):
-            outcome, state = compute(config, client, force, dry_run=False)
+            loaded = load_model(config)
+            outcome, state = compute(config, client, force, dry_run=False, loaded=loaded)
             written = engine.write(outcome, state, ledger.ledger_path(environ))
     except files.Busy:
         err(f"error: another projector sync is running (it holds {display_path(lock)}); nothing was written, try again")
@@ -37,7 +38,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         remember(config, complete=False, hook=hook, observed=inputs, started=started)
         return 2
     complete = not (outcome.problems or written.problems or client or force)
-    remember(config, complete=complete, hook=hook, observed={**inputs, **outcome.system.observed}, started=started)
+    observed = {**inputs, **_layers_as_seen(loaded), **outcome.system.observed}
+    remember(config, complete=complete, hook=hook, observed=observed, started=started, loaded=loaded)
     if not quiet:
         for result in written.results:
             if result.changed:
@@ -46,10 +48,24 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     return 1 if outcome.problems or written.problems else 0
 
 
-def remember(config: str | None, complete: bool, hook: bool, observed: dict, started: int) -> None:
+def _layers_as_seen(loaded: model.Model) -> dict[str, list[int] | None]:
+    """The stat of each file the model includes, where it still holds the bytes this sync read
+    (its hash), else one that matches no file: a `git pull` during the sync makes the next one work."""
+    from projector.core.layers import digest_of
+
+    seen: dict[str, list[int] | None] = {}
+    for layer in loaded.layers[:-1]:  # the model's own file: `inputs`, taken before it was read
+        before = stat_of(layer.path)
+        unchanged = digest_of(layer.path) == layer.sha256 and stat_of(layer.path) == before
+        seen[layer.path] = before if unchanged else [0, -1, 0, 0]
+    return seen
+
+
+def remember(config: str | None, complete: bool, hook: bool, observed: dict, started: int, loaded: model.Model | None = None) -> None:
     """After a sync: the fast path's fingerprint (a complete, clean sync only), from the stats
     this sync saw (``observed``), and, for the shell hook, the files to watch and the stamp they
-    are compared with (``started``: when the sync began, on the files' clock)."""
+    are compared with (``started``: when the sync began, on the files' clock). ``loaded``: the
+    model the sync used."""
     from projector import __version__
     from projector.compile.targets import Dependencies, dependencies
     from projector.core.locations import VARIABLES
@@ -57,7 +73,7 @@ def remember(config: str | None, complete: bool, hook: bool, observed: dict, sta
     environ = os.environ
     model_file = str(model.model_path(config, environ))
     try:
-        loaded = load_model(config)
+        loaded = loaded or load_model(config)
         found = dependencies(loaded, list(client_registry.registry().values()), environ, projects.recorded(environ))
     except ProjectorError:
         found = Dependencies([model_file], ["projector"], list(VARIABLES))

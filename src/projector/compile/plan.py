@@ -49,8 +49,8 @@ class Plan:
 
 
 def _direct(provider: Provider) -> HttpServer | None:
-    if provider.default == ():
-        return None  # an entry without kbs would widen access to every KB
+    if provider.default == () or not provider.enabled:
+        return None  # an entry without kbs would widen access to every KB; one turned off has none
     return HttpServer(url=with_kbs(provider.url, provider.default), token_env=provider.token_env)
 
 
@@ -59,7 +59,8 @@ def local_references(model: Model, projects: tuple[Project, ...], name: str) -> 
     clients that pass a stdio server only listed variables must pass these to the bridge."""
     definitions = [model.provider(name)] + [project.provider(name) for project in projects]
     envs = [d.env for d in definitions if d is not None]
-    envs += [s.env for s in [b.settings(name) for b in model.bindings_of(name)] + [p.settings(name) for p in projects] if s and s.env]
+    said = [b.settings(name) for b in model.bindings_of(name)] + [dict(r.uses).get(name) for r in model.repos]
+    envs += [s.env for s in said + [p.settings(name) for p in projects] if s and s.env]
     return references([value for env in envs for _, value in env if value is not None])
 
 
@@ -68,7 +69,7 @@ def plan(model: Model, projector_path: str | None, config: str | None = None, pr
     default place; clients start the bridge without the shell's PROJECTOR_CONFIG).
     ``projects``: the trusted project files (what they declare and what they bind)."""
     servers: list[tuple[str, Server]] = []
-    warnings: list[str] = []
+    warnings: list[str] = [layer.distrust for layer in model.layers if layer.distrust]
     args_for = lambda name: bridge_args(name, config)  # noqa: E731
     declared = {p.name for project in projects for p in project.providers if model.provider(p.name) is None}
     for name in sorted(declared | {p.name for p in model.providers if p.local}):
@@ -79,7 +80,9 @@ def plan(model: Model, projector_path: str | None, config: str | None = None, pr
     mentioned = {name for project in projects for name, _ in project.uses}
     bridges: list[tuple[str, StdioServer | str]] = []
     for provider in (p for p in model.providers if not p.local):
-        bound = bool(model.bindings_of(provider.name)) or provider.name in mentioned
+        bound = model.bound(provider.name) or provider.name in mentioned
+        if not provider.enabled and not _turned_on(model, projects, provider.name):
+            continue  # off everywhere: no entry
         pass_env = (provider.token_env,) if provider.token_env else ()
         bridge: StdioServer | str = StdioServer(projector_path, args_for(provider.name), pass_env) if projector_path else "projector is not on PATH"
         if provider.oauth:
@@ -97,6 +100,12 @@ def plan(model: Model, projector_path: str | None, config: str | None = None, pr
             servers.append((provider.name, server))
             bridges.append((provider.name, bridge))
     return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings), bridges=tuple(bridges))
+
+
+def _turned_on(model: Model, projects: tuple[Project, ...], name: str) -> bool:
+    """Whether a binding, a repository binding or a project file turns provider ``name`` on."""
+    said = [b.settings(name) for b in model.bindings] + [dict(r.uses).get(name) for r in model.repos] + [p.settings(name) for p in projects]
+    return any(s is not None and s.enabled for s in said)
 
 
 def for_client(compiled: Plan, remote: str, client: str) -> tuple[tuple[tuple[str, Server], ...], tuple[str, ...]]:

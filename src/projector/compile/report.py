@@ -83,23 +83,50 @@ def status_lines(report: dict[str, Any]) -> list[str]:
 
 def explain_lines(report: dict[str, Any]) -> list[str]:
     lines = [f"folder: {report['folder']}" + (f"  ({report['canonical']})" if report["canonical"] != report["folder"] else "")]
+    layers = report.get("layers") or []
+    layered = len(layers) > 1  # where each thing came from is worth a line once there is more than one file
+    if layered:
+        lines.append("layers: " + ", then ".join(_layer_words(layer) for layer in layers))
     bindings = report["bindings"]
-    lines.append("binding: " + (f"{bindings[0]['path']}" if bindings else "none"))
-    lines += [f"  inside: {b['path']}" for b in bindings[1:]]
+    lines.append("binding: " + (_binding_words(bindings[0], layered) if bindings else "none"))
+    lines += [f"  inside: {_binding_words(b, layered)}" for b in bindings[1:]]
     lines += [f"project file: {file} (trusted)" for file in report.get("project_files", [])]
     lines += [f"notice: {notice}" for notice in report.get("notices", [])]
     for provider in report["providers"]:
-        lines += _local_lines(provider) if provider.get("kind") == "local" else _remote_lines(provider)
+        lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
     for client, entries in report["clients"].items():
         lines.append(f"{client}:")
         lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
     return lines
 
 
-def _remote_lines(provider: dict[str, Any]) -> list[str]:
+def _layer_words(layer: dict[str, Any]) -> str:
+    words = layer["file"] + (f" (included at {layer['included_by']})" if layer["included_by"] else "")
+    return words + (" [its local servers do not run: not trusted with these bytes]" if layer["trusted"] is False else "")
+
+
+def _binding_words(binding: dict[str, Any], layered: bool) -> str:
+    words = binding["path"] + (f"  (from {binding['from']})" if layered and binding.get("from") else "")
+    repo = binding.get("repo")
+    if repo:
+        words += f"\n  clone of {repo['repo']} (binding {repo['name']}): its remote {repo['remote']} matched; found {repo['found']}"
+    return words
+
+
+def _from_lines(provider: dict[str, Any]) -> list[str]:
+    """Where each key came from, by file: ``from: ~/team.yaml: definition 4, url 5; ~/me.yaml: default 9``."""
+    by_file: dict[str, list[str]] = {}
+    for key, place in (provider.get("from") or {}).items():
+        file, _, line = place.rpartition(":")
+        by_file.setdefault(file, []).append(f"{key} {line}")
+    return [f"  from: {'; '.join(f'{file}: ' + ', '.join(keys) for file, keys in by_file.items())}"] if by_file else []
+
+
+def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
     source = provider["binding"] or provider.get("project_file")
     lines = [f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "")]
+    lines += _from_lines(provider) if layered else []
     if provider["dropped"]:
         lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
     if provider["entry"] == "http":
@@ -111,8 +138,8 @@ def _remote_lines(provider: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _local_lines(provider: dict[str, Any]) -> list[str]:
-    lines = [f"provider {provider['name']} (local): {provider['why']}"]
+def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
+    lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else [])
     if provider["workspace"]:
         lines.append(f"  workspace: {provider['workspace']}")
     if provider["runs"]:

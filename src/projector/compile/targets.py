@@ -95,15 +95,18 @@ def dependencies(
     """Every path, binary and variable a sync's result depends on. The same descriptors that
     place the target files name the variables that move them, so the two cannot disagree. A
     model that names its clients depends on those only; one that does not, on what tells each
-    client is installed too. A project file that does not exist is watched through its nearest
+    client is installed too. Every layer of the model is watched, and what else the model's
+    check depended on (see core.model.Model.watched). A project file that does not exist is watched through its nearest
     existing folder (creating it changes that folder), which keeps the list to about one path a
     workspace. projector's own descriptors change only with its version, which the fingerprint
     holds; the user's are watched."""
     user_descriptors = locations.clients_folder(environ)
     paths: set[str] = {str(model.source), trust_path(environ), user_descriptors} | {p.file for p in projects}
+    paths.update(layer.path for layer in model.layers)  # every file the model includes; a `git pull` there is a change
+    paths.update(model.watched)  # optional includes, globs' folders, where clones of repository bindings are found
     paths.update(str(p) for p in descriptor_files() if str(p.parent) == user_descriptors)
     binaries = {"projector"}
-    variables = set(locations.VARIABLES)
+    variables = set(locations.VARIABLES) | set(model.variables)
     folders = workspaces(model, projects)
     for client in (c for c in clients if model.clients is None or c.id in model.clients):
         variables.update(client.variables())

@@ -33,6 +33,7 @@ class Launch:
     sources: tuple[tuple[str, str], ...]  # (setting, where it came from), for `explain`
     shared: bool = False  # one server for the workspace's sessions (runtime/host) instead of one per session
     linger: float = 30.0  # seconds a shared server outlives its last session
+    blocked: str | None = None  # why it must not run: a layer of the model that says something of it is not trusted
 
     @property
     def env_values(self) -> tuple[str, ...]:
@@ -40,7 +41,7 @@ class Launch:
 
     @property
     def runs(self) -> bool:
-        return self.declared and self.enabled and bool(self.command)
+        return self.declared and self.enabled and bool(self.command) and self.blocked is None
 
 
 def _definition(model: Model, placed: Placement, name: str) -> tuple[str, Settings] | None:
@@ -91,4 +92,5 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         sources=tuple(sorted(sources.items())),
         shared=bool(settings.shared),
         linger=float(settings.linger),
+        blocked=model.blocked(name),
     )

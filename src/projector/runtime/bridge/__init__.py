@@ -176,6 +176,9 @@ def _local(options: Options, where: Where, log: Any) -> Any:
     plan = launch.resolve(where.model, where.projects, options.provider, where.folder)
     if not plan.declared:
         return _no_tools(f"projector: provider {plan.provider} is not declared in {shown}; no tools here.", log)
+    if plan.blocked:
+        log(plan.blocked)
+        return _no_tools(f"projector: provider {plan.provider} does not run: {plan.blocked}; no tools here.", log)
     if not plan.enabled or options.no_kb:
         place = f"the workspace {display_path(plan.root)}" if plan.root else shown
         return _no_tools(f"projector: provider {plan.provider} is turned off in {place}; no tools here.", log)
@@ -244,7 +247,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
 
         resolved = (scope.resolve(loaded, provider, p, projects.around(scope.canonical(p), environ).trusted) for p in paths)
         bound = [s for s in resolved if s.bound]
-        return scope.union(bound) if bound else provider.default
+        return scope.union(bound) if bound else scope.unbound(provider)
 
     shown = display_path(Path(folder))
     if kbs == ():
