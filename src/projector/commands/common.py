@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import DryRunSystem, RealSystem, System
 from projector.core import model, projects
 from projector.core.locations import state_dir
+
+if TYPE_CHECKING:
+    from projector.core.layers import Provenance
 
 
 class UsageError(Exception):
@@ -45,7 +49,7 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     return outcome, state
 
 
-def layer_report(loaded: model.Model, provenance: model.Provenance | None = None) -> list[dict]:
+def layer_report(loaded: model.Model, provenance: Provenance | None = None) -> list[dict]:
     """The model's layers in order (its own file last): each file, its sha256, the include that
     brought it in, the local servers it declares or sets and whether they may run."""
     from projector.core.errors import display_path

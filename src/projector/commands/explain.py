@@ -15,7 +15,8 @@ from projector.compile.plan import HttpServer, StdioServer, plan
 from projector.core import scope
 from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home
-from projector.core.model import Binding, Model, Provenance, bridge_config
+from projector.core.layers import Provenance
+from projector.core.model import Binding, Model, bridge_config
 from projector.core.projects import around, recorded
 
 SCHEMA = 1

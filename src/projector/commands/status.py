@@ -11,7 +11,7 @@ from projector.core.errors import ProjectorError
 
 def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
     from projector.compile.report import status_lines, status_report
-    from projector.core.model import Provenance
+    from projector.core.layers import Provenance
 
     try:
         loaded = load_model(config)

@@ -20,21 +20,25 @@ Merge rules (also in the README, "For teams", and in schemas/model.schema.json):
   variable; ``remove: true`` removes an inherited binding;
 - any other top-level value (``clients``, ``roots``) is replaced whole by a later layer.
 
-Nothing here knows YAML positions: a problem is a ``Finding`` (a layer, a path in it, what is
-wrong), and core.model turns it into file:line:col. ``Origins`` keeps where each merged value
-came from, for those positions, for ``explain`` and for trust (which layers a local server's
-settings came from). Only ``os`` and core modules that import nothing heavy are used: the
-bridge checks whether the files are unchanged (``unchanged``) at every start.
+The merge knows no YAML positions: a problem is a ``Finding`` (a layer, a path in it, what is
+wrong), which ``Places`` turns into file:line:col. ``Origins`` keeps where each merged value came
+from, for those positions, for ``explain`` (``Provenance``) and for trust (which layers a local
+server's settings came from). ``checked`` reads, merges and checks a model (core.model's passes)
+into the JSON the checked-model cache keeps. Imported only when a model is checked (or explained): a bridge start that
+finds the check kept (core.model) does not need it.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from projector.core import model, yamltext
+from projector.core.errors import ModelError, Problem, display_path
 from projector.core.variables import expand_folder
 
 NAMED: dict[str, tuple[str, ...]] = {"providers": ("url", "token_env", "command")}  # section -> the keys that say what an item is
@@ -155,19 +159,6 @@ def _targets(layer: Read, index: int, item: Any, environ: Mapping[str, str], gat
         raise LayerError(Finding(layer, ("include", index), f"{raw} matches no file: fix the pattern, or write "
                                  "{path: ..., optional: true} where none may match"))
     return [(match, True) for match in matches]
-
-
-def unchanged(files: Iterable[tuple[str, str | None]], globs: Iterable[tuple[str, list[str]]],
-              variables: Iterable[tuple[str, str | None]], environ: Mapping[str, str], read: Callable[[str], str | None]) -> bool:
-    """Whether the layers read before would be read the same now (see ``Gathered``)."""
-    if any(environ.get(name) != value for name, value in variables):
-        return False
-    if globs:
-        import glob
-
-        if any(sorted(m for m in glob.glob(pattern) if os.path.isfile(m)) != list(matches) for pattern, matches in globs):
-            return False
-    return all(read(path) == text for path, text in files)
 
 
 def digest(text: str) -> str:
@@ -431,3 +422,180 @@ def local_layers(merged: Merged) -> dict[int, list[str]]:
         for index in touching:
             found.setdefault(index, set()).add(name)
     return {index: sorted(names) for index, names in found.items()}
+
+
+# --------------------------------------------------------------------------- checking a model in layers (core.model asks)
+
+
+def parse_layer(text: str, shown: str) -> Any:
+    """One layer's data, screened and checked by the schema (the semantic pass checks the layers merged)."""
+    yamltext.screen(text, shown)
+    quick = model._quick_yaml(text)
+    if quick is not None and not model._schema_problems(quick, shown):
+        return quick
+    data = model._parse_yaml(text, shown)
+    problems = model._schema_problems(data, shown)
+    if problems:
+        raise ModelError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    return data
+
+
+def checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...], text: str | None = None) -> dict[str, Any]:
+    """The model at ``path`` (with ``text``, when given, as the file's), checked with every file
+    it includes, merged; with what the check depends on and the clones of its repository
+    bindings: JSON, as the cache keeps it."""
+    shown = lambda p: display_path(p, model._home(environ))  # noqa: E731 - one short formatter
+    root = str(path.absolute())
+    stats: dict[str, Any] = {}  # each file's stat, taken before it is read
+
+    def read(file: str, shown_file: str) -> str | None:
+        stats[file] = model._stat_key(file)
+        return model._read_layer(file, shown_file)
+
+    if text is None:
+        text = read(root, shown(root))
+        if text is None:
+            raise ModelError(Problem(shown(root), None, None, "no model here: run `projector init` to write a starter, or pass --config"))
+    try:
+        gathered = gather(root, text, environ, read, parse_layer, shown)
+    except LayerError as error:
+        raise ModelError(Places([]).finding(error.finding)) from None
+    merged = merge(gathered.reads, environ)
+    places = Places(gathered.reads, merged.origins)
+    problems = [places.finding(f) for f in merged.findings]
+    if not problems:
+        problems = model._semantic_problems(merged.data, places, environ, known_clients)
+    if problems:
+        order = {read.shown: index for index, read in enumerate(gathered.reads)}
+        raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
+    index_of = {id(read): index for index, read in enumerate(gathered.reads)}
+    local = local_layers(merged)
+    return {
+        "root": str(path),
+        "files": [[file, text, stats.get(file)] for file, text in gathered.files],
+        "globs": gathered.globs,
+        "variables": sorted(gathered.variables.items()),
+        "data": merged.data,
+        "layers": [{"path": read.path, "sha256": digest(read.text), "local": local.get(index, []) if read.by else [],
+                    "by": [index_of[id(read.by[0])], read.by[1]] if read.by else None} for index, read in enumerate(gathered.reads)],
+        "clones": clones(merged.data, environ),
+    }
+
+
+def clones(data: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """The clones of each repository binding, found under the roots and at the bound folders,
+    and the folders and files that finding them read."""
+    from projector.core import repos
+    from projector.core.variables import folder_or_none
+
+    bindings = data.get("bindings") or {}
+    wanted = {name: repos.normalise(b["repo"]) for name, b in bindings.items() if "repo" in b}
+    if not wanted:
+        return {"found": {}, "watched": []}
+    roots = [r for r in (folder_or_none(str(raw), environ) for raw in data.get("roots") or []) if r]
+    bound = [f for f in (folder_or_none(raw, environ) for raw, b in bindings.items() if "repo" not in b and is_folder(raw)) if f]
+    scan = repos.scan(roots, bound)
+    found = {}
+    for name, repo in wanted.items():
+        matched = [(clone, repos.matches(clone, repo)) for clone in scan.clones]
+        found[name] = [[clone.path, f"{remote[0]} {remote[1]}", clone.root] for clone, remote in matched if remote and repo]
+    return {"found": found, "watched": list(scan.watched)}
+
+
+class Places:
+    """Where a value of the merged model stands: the layer it came from, and its line and column
+    there, found with the careful parser only when a problem needs them."""
+
+    def __init__(self, reads: list[Any], origins: Any = None):
+        self._reads = reads
+        self._origins = origins
+        self._careful: dict[int, Any] = {}
+
+    @classmethod
+    def single(cls, shown: str, text: str) -> Places:
+        """One file's places (a project file)."""
+        return cls([Read(shown, shown, shown, text, None)])
+
+    def _where(self, path: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        found = self._origins.find(path) if self._origins is not None else None
+        if found is None:
+            return self._reads[-1], path  # the model's own file
+        return self._reads[found[0]], found[1]
+
+    def _data(self, read: Any) -> Any:
+        if id(read) not in self._careful:
+            self._careful[id(read)] = model._parse_yaml(read.text, read.shown)
+        return self._careful[id(read)]
+
+    def _place(self, read: Any, local: tuple[Any, ...], key: bool) -> tuple[int | None, int | None]:
+        return model._position(self._data(read), local, key=key)
+
+    def at(self, path: tuple[Any, ...], *, key: bool = False) -> str:
+        """``file:line:col`` of the value at merged ``path`` (a place named in a message)."""
+        read, local = self._where(path)
+        return self.at_in(read, local, key=key)
+
+    def at_in(self, read: Any, local: tuple[Any, ...], *, key: bool = False) -> str:
+        line, col = self._place(read, local, key)
+        return f"{read.shown}:{line}:{col}"
+
+    def problem(self, path: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
+        read, local = self._where(path)
+        return self.problem_in(read, local, message, key=key)
+
+    def problem_in(self, read: Any, local: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
+        line, col = self._place(read, local, key)
+        prefix = f"{model._dotted(local)}: " if local else ""
+        return Problem(read.shown, line, col, prefix + message)
+
+    def finding(self, finding: Any) -> Problem:
+        message = finding.message
+        if finding.other is not None:
+            message = message.replace("{other}", self.at_in(*finding.other, key=True))
+        return self.problem_in(finding.read, finding.path, message, key=finding.key)
+
+
+class Provenance:
+    """Where each part of a loaded model came from, as ``file:line`` (for `explain` and `status`):
+    its layers read again, with the careful parser only for the layers asked about."""
+
+    def __init__(self, loaded: model.Model, environ: Mapping[str, str]):
+        shown = lambda p: display_path(p, model._home(environ))  # noqa: E731
+        root = str(loaded.source)
+        text = model._read_layer(root, shown(root)) or ""
+        gathered = gather(root, text, environ, model._read_layer, parse_layer, shown)
+        self._merged = merge(gathered.reads, environ)
+        self._places = Places(gathered.reads, self._merged.origins)
+        self._reads = gathered.reads
+        self._environ = environ
+
+    def where(self, path: tuple[Any, ...], *, key: bool = False) -> str | None:
+        """``file:line`` of the value at ``path`` of the merged model; None when no layer gave it."""
+        if self._merged.origins.find(path) is None:
+            return None
+        return self._places.at(path, key=key).rsplit(":", 1)[0]
+
+    def keys(self, path: tuple[Any, ...]) -> dict[str, str]:
+        """For the mapping at ``path`` (a provider, a provider in a binding): each key's ``file:line``."""
+        value: Any = self._merged.data
+        for step in path:
+            value = value.get(step) if isinstance(value, Mapping) else None
+        if not isinstance(value, Mapping):
+            return {"kbs": place} if value is not None and (place := self.where(path)) else {}
+        return {str(k): place for k in value if (place := self.where(path + (k,), key=True))}
+
+    def binding_key(self, binding: model.Binding) -> str | None:
+        """The key of ``binding`` in the merged model (a clone's: its repository binding's name)."""
+        if binding.repo is not None:
+            return binding.repo
+        for raw in self._merged.data.get("bindings") or {}:
+            if identity(str(raw), self._environ) == ("folder", binding.path):
+                return str(raw)
+        return None
+
+    def included_by(self, index: int) -> str | None:
+        """``file:line`` of the include that brought layer ``index`` in."""
+        read = self._reads[index] if index < len(self._reads) else None
+        if read is None or read.by is None:
+            return None
+        return self._places.at_in(read.by[0], ("include", read.by[1])).rsplit(":", 1)[0]

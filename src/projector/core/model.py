@@ -13,13 +13,16 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from projector.core import layers, locations, yamltext
+from projector.core import locations, yamltext
 from projector.core.errors import ModelError, Problem, display_path
 from projector.core.reading import Unreadable, read_regular
 from projector.core.resources import validator
 from projector.core.variables import expand_folder
+
+if TYPE_CHECKING:
+    from projector.core.layers import Places
 
 KbSet = tuple[str, ...] | None
 """Which knowledge bases a session sees: None = all (no ``kbs`` parameter), () = none."""
@@ -91,8 +94,11 @@ class Binding:
         return dict(self.uses).get(provider)
 
 
-@dataclass(frozen=True)
-class Clone:
+# Clone, Repo and Layer are NamedTuples, as immutable as a frozen dataclass: the bridge imports
+# this module at every start, and a dataclass costs ~3.7M instructions to define, a NamedTuple ~0.8M.
+
+
+class Clone(NamedTuple):
     """A clone of a repository binding's repository found on this machine, and why it matched."""
 
     path: str  # canonical
@@ -100,8 +106,7 @@ class Clone:
     root: str | None  # the root it was found under; None: a folder bound by path
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
     """A binding by git remote (``repo: github.com/acme/api``): each clone found is bound."""
 
     name: str  # its key in the model
@@ -110,8 +115,7 @@ class Repo:
     clones: tuple[Clone, ...]
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(NamedTuple):
     """One file of the model (core.layers): the files it includes come before it; the model's own file is last."""
 
     path: str  # absolute, as the include named it
@@ -161,7 +165,9 @@ model_path = locations.model_path
 
 
 def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Model:
-    return _build(path, _checked(path, environ, known_clients), environ)
+    from projector.core import layers
+
+    return _build(path, layers.checked(path, environ, known_clients), environ)
 
 
 def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
@@ -175,7 +181,9 @@ def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
 def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...], path: Path | None = None) -> Any:
     """A model's text (the file at ``path``, as it would be with this text), parsed and checked
     with the files it includes; ModelError with every problem's place."""
-    return _checked(path or Path(shown), environ, known_clients, text)["data"]
+    from projector.core import layers
+
+    return layers.checked(path or Path(shown), environ, known_clients, text)["data"]
 
 
 def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], list[Problem]]) -> Any:
@@ -213,18 +221,24 @@ def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], t
     from projector import __version__
     from projector.core.cache import kept_while, store
 
+    def check() -> dict[str, Any]:
+        from projector.core import layers
+
+        return layers.checked(path, environ, known_clients())
+
     version = [__version__, CACHE_SCHEMA]
-    entry = kept_while(cache, version, lambda kept: _still(kept, path, environ),
-                       lambda: _checked(path, environ, known_clients()))
+    entry = kept_while(cache, version, lambda kept: _still(kept, path, environ), check)
     if rescan and any("repo" in b for b in (entry["data"].get("bindings") or {}).values()):
-        found = _clones(entry["data"], environ)
+        from projector.core import layers
+
+        found = layers.clones(entry["data"], environ)
         if found != entry["clones"]:
             entry = {**entry, "clones": found}
             store(cache, version, entry)
     try:
         return _build(path, entry, environ)
     except KeyError:  # checked in another environment, where a variable a binding names was set
-        return _build(path, _checked(path, environ, known_clients()), environ)
+        return _build(path, check(), environ)
 
 
 _home = locations.home
@@ -249,130 +263,27 @@ def _text_or_none(path: str) -> str | None:
 
 
 def _still(entry: Mapping[str, Any], path: Path, environ: Mapping[str, str]) -> bool:
-    """Whether a kept check still holds: the same model, every layer reading the same."""
-    return entry.get("root") == str(path) and layers.unchanged(entry["files"], entry["globs"], entry["variables"], environ, _text_or_none)
+    """Whether a kept check still holds (the bridge asks at every start): the same model, every
+    variable an include names the same, every glob the same matches and every file read (or
+    looked for) the same text. core.layers is not imported for it."""
+    if entry.get("root") != str(path) or any(environ.get(name) != value for name, value in entry["variables"]):
+        return False
+    if entry["globs"]:
+        import glob
+
+        if any(sorted(m for m in glob.glob(pattern) if os.path.isfile(m)) != matches for pattern, matches in entry["globs"]):
+            return False
+    return all(_stat_key(file) == stat or _text_or_none(file) == text for file, text, stat in entry["files"])
 
 
-def _parsed_layer(text: str, shown: str) -> Any:
-    """One layer's data, screened and checked by the schema (the semantic pass checks the layers merged)."""
-    yamltext.screen(text, shown)
-    quick = _quick_yaml(text)
-    if quick is not None and not _schema_problems(quick, shown):
-        return quick
-    data = _parse_yaml(text, shown)
-    problems = _schema_problems(data, shown)
-    if problems:
-        raise ModelError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
-    return data
-
-
-def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...], text: str | None = None) -> dict[str, Any]:
-    """The model at ``path`` (with ``text``, when given, as the file's), checked with every file
-    it includes, merged; with what the check depends on and the clones of its repository
-    bindings: JSON, as the cache keeps it."""
-    shown = lambda p: display_path(p, _home(environ))  # noqa: E731 - one short formatter
-    root = str(path.absolute())
-    if text is None:
-        text = _read_layer(root, shown(root))
-        if text is None:
-            raise ModelError(Problem(shown(root), None, None, "no model here: run `projector init` to write a starter, or pass --config"))
+def _stat_key(path: str) -> list[int] | None:
+    """What an edit cannot keep (core.cache): while it is the same, the text is; when it moved
+    (a checkout rewriting the file), the text is compared."""
     try:
-        gathered = layers.gather(root, text, environ, _read_layer, _parsed_layer, shown)
-    except layers.LayerError as error:
-        raise ModelError(Places([]).finding(error.finding)) from None
-    merged = layers.merge(gathered.reads, environ)
-    places = Places(gathered.reads, merged.origins)
-    problems = [places.finding(f) for f in merged.findings]
-    if not problems:
-        problems = _semantic_problems(merged.data, places, environ, known_clients)
-    if problems:
-        order = {read.shown: index for index, read in enumerate(gathered.reads)}
-        raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
-    index_of = {id(read): index for index, read in enumerate(gathered.reads)}
-    local = layers.local_layers(merged)
-    return {
-        "root": str(path),
-        "files": gathered.files,
-        "globs": gathered.globs,
-        "variables": sorted(gathered.variables.items()),
-        "data": merged.data,
-        "layers": [{"path": read.path, "sha256": layers.digest(read.text), "local": local.get(index, []) if read.by else [],
-                    "by": [index_of[id(read.by[0])], read.by[1]] if read.by else None} for index, read in enumerate(gathered.reads)],
-        "clones": _clones(merged.data, environ),
-    }
-
-
-def _clones(data: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
-    """The clones of each repository binding, found under the roots and at the bound folders,
-    and the folders and files that finding them read."""
-    from projector.core import repos
-    from projector.core.variables import folder_or_none
-
-    bindings = data.get("bindings") or {}
-    wanted = {name: repos.normalise(b["repo"]) for name, b in bindings.items() if "repo" in b}
-    if not wanted:
-        return {"found": {}, "watched": []}
-    roots = [r for r in (folder_or_none(str(raw), environ) for raw in data.get("roots") or []) if r]
-    bound = [f for f in (folder_or_none(raw, environ) for raw, b in bindings.items() if "repo" not in b and layers.is_folder(raw)) if f]
-    scan = repos.scan(roots, bound)
-    found = {}
-    for name, repo in wanted.items():
-        matched = [(clone, repos.matches(clone, repo)) for clone in scan.clones]
-        found[name] = [[clone.path, f"{remote[0]} {remote[1]}", clone.root] for clone, remote in matched if remote and repo]
-    return {"found": found, "watched": list(scan.watched)}
-
-
-class Places:
-    """Where a value of the merged model stands: the layer it came from, and its line and column
-    there, found with the careful parser only when a problem needs them."""
-
-    def __init__(self, reads: list[Any], origins: Any = None):
-        self._reads = reads
-        self._origins = origins
-        self._careful: dict[int, Any] = {}
-
-    @classmethod
-    def single(cls, shown: str, text: str) -> Places:
-        """One file's places (a project file)."""
-        return cls([layers.Read(shown, shown, shown, text, None)])
-
-    def _where(self, path: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
-        found = self._origins.find(path) if self._origins is not None else None
-        if found is None:
-            return self._reads[-1], path  # the model's own file
-        return self._reads[found[0]], found[1]
-
-    def _data(self, read: Any) -> Any:
-        if id(read) not in self._careful:
-            self._careful[id(read)] = _parse_yaml(read.text, read.shown)
-        return self._careful[id(read)]
-
-    def _place(self, read: Any, local: tuple[Any, ...], key: bool) -> tuple[int | None, int | None]:
-        return _position(self._data(read), local, key=key)
-
-    def at(self, path: tuple[Any, ...], *, key: bool = False) -> str:
-        """``file:line:col`` of the value at merged ``path`` (a place named in a message)."""
-        read, local = self._where(path)
-        return self.at_in(read, local, key=key)
-
-    def at_in(self, read: Any, local: tuple[Any, ...], *, key: bool = False) -> str:
-        line, col = self._place(read, local, key)
-        return f"{read.shown}:{line}:{col}"
-
-    def problem(self, path: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
-        read, local = self._where(path)
-        return self.problem_in(read, local, message, key=key)
-
-    def problem_in(self, read: Any, local: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
-        line, col = self._place(read, local, key)
-        prefix = f"{_dotted(local)}: " if local else ""
-        return Problem(read.shown, line, col, prefix + message)
-
-    def finding(self, finding: Any) -> Problem:
-        message = finding.message
-        if finding.other is not None:
-            message = message.replace("{other}", self.at_in(*finding.other, key=True))
-        return self.problem_in(finding.read, finding.path, message, key=finding.key)
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_ino, info.st_ctime_ns, info.st_mtime_ns, info.st_size]
 
 
 def _quick_yaml(text: str) -> Any:
@@ -405,52 +316,6 @@ def _parse_yaml(text: str, shown: str) -> Any:
     if data is None:
         raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))
     return data
-
-
-class Provenance:
-    """Where each part of a loaded model came from, as ``file:line`` (for `explain` and `status`):
-    its layers read again, with the careful parser only for the layers asked about."""
-
-    def __init__(self, model: Model, environ: Mapping[str, str]):
-        shown = lambda p: display_path(p, _home(environ))  # noqa: E731
-        root = str(model.source)
-        text = _read_layer(root, shown(root)) or ""
-        gathered = layers.gather(root, text, environ, _read_layer, _parsed_layer, shown)
-        self._merged = layers.merge(gathered.reads, environ)
-        self._places = Places(gathered.reads, self._merged.origins)
-        self._reads = gathered.reads
-        self._environ = environ
-
-    def where(self, path: tuple[Any, ...], *, key: bool = False) -> str | None:
-        """``file:line`` of the value at ``path`` of the merged model; None when no layer gave it."""
-        if self._merged.origins.find(path) is None:
-            return None
-        return self._places.at(path, key=key).rsplit(":", 1)[0]
-
-    def keys(self, path: tuple[Any, ...]) -> dict[str, str]:
-        """For the mapping at ``path`` (a provider, a provider in a binding): each key's ``file:line``."""
-        value: Any = self._merged.data
-        for step in path:
-            value = value.get(step) if isinstance(value, Mapping) else None
-        if not isinstance(value, Mapping):
-            return {"kbs": place} if value is not None and (place := self.where(path)) else {}
-        return {str(k): place for k in value if (place := self.where(path + (k,), key=True))}
-
-    def binding_key(self, binding: Binding) -> str | None:
-        """The key of ``binding`` in the merged model (a clone's: its repository binding's name)."""
-        if binding.repo is not None:
-            return binding.repo
-        for raw in self._merged.data.get("bindings") or {}:
-            if layers.identity(str(raw), self._environ) == ("folder", binding.path):
-                return str(raw)
-        return None
-
-    def included_by(self, index: int) -> str | None:
-        """``file:line`` of the include that brought layer ``index`` in."""
-        read = self._reads[index] if index < len(self._reads) else None
-        if read is None or read.by is None:
-            return None
-        return self._places.at_in(read.by[0], ("include", read.by[1])).rsplit(":", 1)[0]
 
 
 # --------------------------------------------------------------------------- positions
@@ -695,6 +560,8 @@ def _folder_problems(places: Places, where: tuple[Any, ...], raw: str, environ: 
 
 
 def _binding_path_problems(places: Places, raw: str, environ: Mapping[str, str], seen: dict[str, str]) -> list[Problem]:
+    from projector.core import layers
+
     where = ("bindings", raw)
     if not layers.is_folder(raw):
         return [places.problem(where, "a binding is a folder given as an absolute path or one under ~, or a repository "
@@ -720,6 +587,8 @@ def _elsewhere(places: Places, where: tuple[Any, ...], other: str) -> str:
 
 
 def _repo_problems(places: Places, raw: str, binding: Mapping[str, Any], seen: dict[str, str]) -> list[Problem]:
+    from projector.core import layers
+
     from projector.core.repos import normalise
 
     where = ("bindings", raw)
@@ -793,7 +662,7 @@ def uses(binding: Mapping[str, Any]) -> tuple[tuple[str, Settings], ...]:
 
 
 def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> Model:
-    """The Model of a checked entry (``_checked``); KeyError when a variable a binding names is unset here."""
+    """The Model of a checked entry (core.layers.checked); KeyError when a variable a binding names is unset here."""
     data = entry["data"]
     providers = tuple(provider(name, spec) for name, spec in sorted((data.get("providers") or {}).items()))
     found = entry["clones"]["found"]
@@ -812,7 +681,6 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
     kept = entry["layers"]
     needing = [layer for layer in kept[:-1] if layer["local"]]
     standing = _layer_trust(needing, environ) if needing else {}
-    files = {path for path, _ in entry["files"]}
     return Model(
         source=path.absolute(),
         clients=tuple(str(c) for c in clients) if clients is not None else None,
@@ -821,7 +689,7 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
         layers=tuple(Layer(k["path"], k["sha256"], tuple(k["by"]) if k["by"] else None, tuple(k["local"]), standing.get(k["path"]))
                      for k in kept),
         repos=tuple(repos),
-        watched=tuple(sorted({path for path, text in entry["files"] if text is None}
+        watched=tuple(sorted({file for file, text, _ in entry["files"] if text is None}
                              | {os.path.dirname(_fixed_part(pattern)) for pattern, _ in entry["globs"]}
                              | set(entry["clones"]["watched"]))),
         variables=tuple(sorted({name for name, _ in entry["variables"]} | _named_variables(data.get("roots") or []))),
@@ -839,6 +707,8 @@ def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, An
             said = dict(earlier.uses) if earlier else {}
             said.update(repo.uses)  # two repositories matching one clone: the later name's settings win
             clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), repo.name)
+    if not clones:
+        return tuple(sorted(folders, key=lambda b: b.path))
     bindings = []
     for binding in folders:
         clone = clones.pop(os.path.realpath(binding.path), None)

@@ -207,12 +207,13 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
     providers it can name (the model's, given as their specs, and its own)."""
     from projector.core import model, yamltext
     from projector.core.errors import Problem
+    from projector.core.layers import Places
 
     text = yamltext.decoded(raw, shown)
 
     def semantic(data: Any) -> list[Problem]:
         own = data.get("providers") or {}
-        places = model.Places.single(shown, text)
+        places = Places.single(shown, text)
         problems = [
             places.problem(("providers", name), f'"{name}" is also a provider of your model; a project file may '
                           "change it (settings under its name) but not declare it again", key=True)
