@@ -67,10 +67,12 @@ class Sandbox:
             "LANG": "C.UTF-8",
         }
 
-    def install_projector(self) -> str:
-        """A `projector` on this sandbox's PATH (its path is what bridge entries name)."""
+    def install_projector(self, starts: Path | None = None) -> str:
+        """A `projector` on this sandbox's PATH (its path is what bridge entries name);
+        ``starts``: a file that gets one line per start, its folder and arguments."""
         launcher = self.bin / "projector"
-        launcher.write_text(f"#!/bin/sh\nexec {sys.executable} -m projector \"$@\"\n")
+        record = f"printf '%s\\t%s\\n' \"$(pwd -P)\" \"$*\" >> '{starts}'\n" if starts else ""
+        launcher.write_text(f"#!/bin/sh\n{record}exec {sys.executable} -m projector \"$@\"\n")
         launcher.chmod(launcher.stat().st_mode | stat.S_IEXEC)
         return str(launcher)
 
