@@ -7,10 +7,11 @@ tool: with two or more, ``search`` takes a ``kb`` argument whose choices are tha
 none. So the choices the model is offered are the folder's KB set, seen from the model's side.
 
 Driven: Claude Code, Codex, OpenCode, Copilot CLI, Gemini CLI and Qwen Code (tests/e2e/drivers.py
-says how). Not driven: Crush (its npm package downloads the binary from GitHub at install, which
-cannot be reached here), Kiro (no package in a registry we can reach: its CLI installs from its
-vendor's site) and Amp (no model-API setting: it talks to its own service, which runs the model
-server-side).
+says how). Not driven, for want of a way in: Amp installs, but has no model-API setting (AMP_URL
+replaces its whole service, which runs threads and models server-side); Crush's npm package
+downloads its binary from GitHub at install; Kiro, Cursor's agent, Goose and Antigravity's agy
+download themselves from their vendors' sites (no registry package); VS Code, Windsurf, Zed and
+Claude Desktop are desktop applications with no package here.
 """
 
 from __future__ import annotations
