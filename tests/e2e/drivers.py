@@ -176,8 +176,9 @@ class Copilot(Driver):
                 subprocess.run([program, "--version"], env={"HOME": str(shared), "XDG_CACHE_HOME": str(shared), "PATH": env["PATH"]},
                                capture_output=True, timeout=TIMEOUT, check=True)
         link = Path(env.get("XDG_CACHE_HOME") or Path(env["HOME"]) / ".cache") / "copilot" / "pkg"
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(shared / "copilot" / "pkg")
+        if not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(shared / "copilot" / "pkg")
 
     def command(self, program: str, env: dict[str, str], api: ModelApi) -> list[str]:
         return [program, "-p", PROMPT, "--allow-all-tools", "--no-auto-update", "--output-format", "json",
