@@ -241,6 +241,8 @@ DRIVERS: dict[str, Driver] = {d.id: d for d in (
         settings_variable="QWEN_CODE_SYSTEM_SETTINGS_PATH",
         settings={"security": {"auth": {"selectedType": "openai"}}, "privacy": {"usageStatisticsEnabled": False},
                   "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                  # no background memory agents: a model turn of their own after the answer
+                  "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False, "enableAutoSkill": False},
                   "tools": {"toolSearch": {"enabled": False}}}),  # MCP tools offered to the model, not behind a search tool
 )}
 
