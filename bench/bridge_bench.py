@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests" / "runtime" / "bridge"), str(ROOT / "tests"), str(ROOT / "tests" / "tools")]  # that conftest first
-from conftest import TOKEN, KbServer  # noqa: E402
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "tools")]
+from servers import TOKEN, KbServer  # noqa: E402
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import paths
 import pytest
+from servers import TOKEN, KbServer
 
 TOOLS = paths.TOOLS
 sys.path.insert(0, str(TOOLS))
@@ -177,22 +178,12 @@ def test_a_pruned_legacy_project_entry_lets_the_global_entry_through(client, tmp
     assert home.read(project)["docs"] == real.planned(servers, client)["docs"]
 
 
-def _kb_server_class():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bridge_conftest", paths.TESTS / "runtime" / "bridge" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 # A client that health-checks its servers starts the bridge: the bridge must get the token (Gemini
 # strips secret-looking variables from a stdio server's environment unless its entry names them)
 # and the folder's KBs.
 @pytest.mark.parametrize("client", ["gemini", "qwen"])
 def test_the_client_reaches_the_provider_through_the_bridge(client, tmp_path):
-    bridge = _kb_server_class()
-    server = bridge.KbServer(tmp_path, "stateful", None, "handbook,api-a,api-b")
+    server = KbServer(tmp_path, "stateful", None, "handbook,api-a,api-b")
     try:
         home = Home(tmp_path, client)
         home.sync(f"version: 1\nproviders:\n  docs:\n    url: {server.url}\n    token_env: DOCS_TOKEN\n"
@@ -200,10 +191,10 @@ def test_the_client_reaches_the_provider_through_the_bridge(client, tmp_path):
         trust = home.home / ".gemini" / "trustedFolders.json"  # Gemini connects only in a trusted folder
         trust.parent.mkdir(parents=True, exist_ok=True)
         trust.write_text(json.dumps({str(home.work): "TRUST_FOLDER"}))
-        done = real.run(home.home, home.work, [real._bin(client), "mcp", "list"], extra_env={"DOCS_TOKEN": bridge.TOKEN})
+        done = real.run(home.home, home.work, [real._bin(client), "mcp", "list"], extra_env={"DOCS_TOKEN": TOKEN})
         listing = real._plain(done.stdout + done.stderr)
         assert "docs: " in listing and " - Connected" in listing, listing
         reached = [r for r in server.requests() if r["rpc"] == "initialize"]
-        assert reached and all(r["query"] == "kbs=api-a" and r["auth"] == f"Bearer {bridge.TOKEN}" for r in reached)
+        assert reached and all(r["query"] == "kbs=api-a" and r["auth"] == f"Bearer {TOKEN}" for r in reached)
     finally:
         server.stop()
