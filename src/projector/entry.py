@@ -14,6 +14,10 @@ def main() -> None:
 
         bridge(sys.argv[2:])
         return
+    if command == ["dispatch"]:
+        from projector.runtime.dispatch import main as dispatch
+
+        dispatch(sys.argv[2:])
     if command == ["sync"]:
         from projector import fastpath
 

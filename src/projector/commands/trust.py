@@ -22,7 +22,8 @@ def trust(folder: str | None, config: str | None) -> int:
         err(f"error: {shown}: no project file here; write one (README: Project files) or give another folder")
         return 2
     try:
-        data = projects.checked(raw, projects.specs(load_model(config)), shown)
+        loaded = load_model(config)
+        data = projects.checked(raw, projects.specs(loaded), shown, projects.hook_names(loaded))
     except ProjectorError as error:
         err(f"error: {error}\nnothing was trusted")
         return 1
@@ -30,7 +31,11 @@ def trust(folder: str | None, config: str | None) -> int:
     print(f"trusted {shown} (sha256 {projects.digest(raw)[:12]})")
     for name, spec in sorted((data.get("providers") or {}).items()):
         print(f"  local server {name}: runs {' '.join([spec['command'], *spec.get('args', [])])}")
-    mentioned = sorted(name for name in data if name != "providers")
+    for name, spec in (data.get("hooks") or {}).items():
+        says = f"on {spec['event']}" + (f" ({spec['matcher']})" if spec.get("matcher") else "") + f" runs {spec['command']}" if "command" in spec else (
+            "turned on" if spec.get("enabled") else "turned off")
+        print(f"  hook {name}: {says}")
+    mentioned = sorted(name for name in data if name not in ("providers", "hooks"))
     if mentioned:
         print(f"  settings for: {', '.join(mentioned)}")
     print("run `projector sync` (the shell hook does it at the next prompt) so every client has its entries")

@@ -6,8 +6,10 @@ A descriptor says everything projector knows of a client, both ways:
   back (``entry``: its URL keys, command shape, how it passes variables, keys the client adds);
 - what the client can take (``remote``), how a stdio server gets its environment (``stdio_env``),
   and what a person should know of it (``notes``).
-Nothing here knows a client by name. A quirk that data cannot say would be one named function
-in one place that a descriptor refers to by name; no client needs one yet.
+- where it reads user-level hooks, which events it has and how it blocks (``hooks``), and how
+  projector's one group per event is spelled (the ``hook`` template).
+Nothing here knows a client by name. A quirk that data cannot say is one named function in
+compile/quirks.py that a descriptor refers to by name.
 """
 
 from __future__ import annotations
@@ -104,6 +106,23 @@ class ProjectFile:
 
 
 @dataclass(frozen=True)
+class HookFile:
+    """Where a client reads user-level command hooks, and how projector's group is spelled."""
+
+    dirs: tuple[str, ...]  # this platform's; empty: the client's own folders
+    file: str
+    format: str
+    key: tuple[str, ...]  # event -> list of groups
+    events: tuple[tuple[str, str], ...]  # projector's event -> the client's name for it
+    block: str  # how the dispatcher blocks in this client: exit-2 | json
+    trust_function: str | None = None  # compile/quirks.py: entries the client needs before it runs them
+    trust_key: tuple[str, ...] = ()  # where those go in its global file
+
+    def native(self, event: str) -> str | None:
+        return dict(self.events).get(event)
+
+
+@dataclass(frozen=True)
 class Client:
     id: str
     name: str
@@ -125,6 +144,7 @@ class Client:
     detect_paths: tuple[str, ...]
     detect_binaries: tuple[str, ...]
     notes: tuple[str, ...]  # what doctor says of this client
+    hooks: HookFile | None = None  # None: projector writes no hooks for it
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
         environ = self._environ(environ)
@@ -142,6 +162,31 @@ class Client:
         for path in files:
             found.update({k: v for k, v in dotenv_values(path).items() if k in missing and v and k not in found})
         return {**found, **environ}
+
+    def hook_file(self, environ: Mapping[str, str]) -> Path | None:
+        """The file this client reads its user-level hooks from (None: it has none projector writes)."""
+        if self.hooks is None:
+            return None
+        if not self.hooks.dirs:
+            folder = self.folder(environ)
+        else:
+            environ = self._environ(environ)
+            folder = next((p for p in (expand(d, environ) for d in self.hooks.dirs) if p is not None), None)
+        return folder / self.hooks.file if folder is not None else None
+
+    def hook_entries(self, events: set[str], command_for: Callable[[str, str], str]) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """This client's hook groups (by its name of each event) for projector's ``events``; and
+        why an event has none here. ``command_for(event, block)``: the dispatcher's command line."""
+        if self.hooks is None:
+            return {}, tuple(f"{self.name} gets no hooks from projector: the {e} hooks do not run there" for e in sorted(events))
+        entries, warnings = {}, []
+        for event in sorted(events):
+            native = self.hooks.native(event)
+            if native is None:
+                warnings.append(f"{self.name} has no {event} hooks: the {event} hooks of the model do not run there")
+            else:
+                entries[native] = self._rendered("hook", {"command": command_for(event, self.hooks.block)})
+        return entries, tuple(warnings)
 
     def global_file(self, environ: Mapping[str, str]) -> Path | None:
         """The file this client reads its user-level servers from: the first that exists."""
@@ -175,12 +220,14 @@ class Client:
         else:
             assert isinstance(server, HttpServer)
             context = {"url": server.url, "token_env": server.token_env}
-        source = dict(self.templates).get(transport)
-        if source is None:
+        if transport not in dict(self.templates):
             raise RuntimeError(f"clients/{self.id}.yaml: {self.name} takes no {transport} entries")
-        text = _template(self.id, transport, source).render(
-            env_ref=self.env_ref, env_refs=self.env_refs, name=name, **context
-        )
+        return self._rendered(transport, {"name": name, **context})
+
+    def _rendered(self, transport: str, context: Mapping[str, Any]) -> dict[str, Any]:
+        """The template of ``transport`` rendered with ``context``, as a plain (ordered) value."""
+        source = dict(self.templates)[transport]
+        text = _template(self.id, transport, source).render(env_ref=self.env_ref, env_refs=self.env_refs, **context)
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
@@ -265,6 +312,22 @@ def _per_platform(value: Any) -> tuple[str, ...]:
     return tuple(value.get(platform()) or () if isinstance(value, Mapping) else value or ())
 
 
+def _hook_file(data: Mapping[str, Any] | None) -> HookFile | None:
+    if data is None:
+        return None
+    trust = data.get("trust") or {}
+    return HookFile(
+        dirs=_per_platform(data.get("dirs")),
+        file=data["file"],
+        format=data.get("format", "json"),
+        key=tuple(data.get("key") or ("hooks",)),
+        events=tuple(data["events"].items()),
+        block=data.get("block", "exit-2"),
+        trust_function=trust.get("function"),
+        trust_key=tuple(trust.get("key") or ()),
+    )
+
+
 def client(data: Mapping[str, Any]) -> Client:
     """A Client from a descriptor's (validated) data."""
     detect = data.get("detect") or {}
@@ -302,6 +365,7 @@ def client(data: Mapping[str, Any]) -> Client:
         detect_paths=_per_platform(detect.get("paths")),
         detect_binaries=tuple(detect.get("binaries") or ()),
         notes=tuple(data.get("notes") or ()),
+        hooks=_hook_file(data.get("hooks")),
     )
 
 

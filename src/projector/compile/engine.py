@@ -1,7 +1,8 @@
 """The compiler: one computation, shown by ``diff`` and ``status`` and carried out by ``sync``.
 
-    projector.yaml ─load─▶ Model ─plan─▶ servers ─render per client─▶ desired entries
-    targets: each client's global file, and the project files of every bound workspace
+    projector.yaml ─load─▶ Model ─plan─▶ servers, hook events ─render per client─▶ desired entries
+    targets: each client's global file, its hook file (and the trust entries that follow its
+    groups), and the project files of every bound workspace
     target file ─read─▶ Document ─reconcile (global) / prune (project)─▶ edits ─▶ new text
 
 ``compute`` reads and decides; nothing is written until ``write`` carries out its result. Both
@@ -14,19 +15,21 @@ file is a target whose desired entries are none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from projector.compile import documents
+from projector.compile import documents, quirks
 from projector.compile.clients import Client
+from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
-from projector.compile.plan import plan
-from projector.compile.reconcile import Decision, prune, reconcile
+from projector.compile.plan import dispatch_command, hook_events, plan
+from projector.compile.reconcile import Decision, prune, recognisable, reconcile
 from projector.compile.system import System
 from projector.compile.targets import TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
+from projector.core.invocation import runs_dispatch
 from projector.core.locations import on_path
 from projector.core.model import Model, Provider, bridge_config
 from projector.core.projects import Project
@@ -94,29 +97,66 @@ def compute(
     projects: tuple[Project, ...] = (),
 ) -> Outcome:
     """``projects``: the project files the trust store records (their providers get entries)."""
-    compiled = plan(model, projector_on_path(environ), bridge_config(model, environ), projects)
-    results, problems, warnings = [], [], list(compiled.warnings)
-    desired = {}
+    projector = projector_on_path(environ)
+    config = bridge_config(model, environ)
+    compiled = plan(model, projector, config, projects)
+    results: list[FileResult] = []
+    problems, warnings = [], list(compiled.warnings)
+    desired, hooks = {}, {}
+    events = hook_events(model, projects)
+    if events and not projector:
+        warnings.append(f"hooks run through projector, which is not on PATH: no hook entries were written ({', '.join(sorted(events))})")
+        events = set()
     for client in clients:
         desired[client.id], cannot = client.entries(compiled)
-        warnings += cannot
+        hooks[client.id], unheard = client.hook_entries(events, lambda event, block: dispatch_command(projector, event, config, block))
+        warnings += cannot + unheard
     providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
-    for target in targets(model, clients, environ, desired, projects):
-        outcome = evaluate(target, ledger.record(target.path), providers, force, system)
+    texts: dict[Path, files.Read] = {}  # each file as the targets before this one leave it
+    failed: set[Path] = set()  # files with a problem: their other targets are left alone too
+    for target in targets(model, clients, environ, desired, projects, hooks):
+        if target.path in failed or target.follows in failed:
+            continue
+        if target.kind == "trust":
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows)))
+        if target.kind != "servers" and not target.desired and ledger.record(target.ledger_key) is None:
+            continue  # no hooks for this client, and none of projector's there: the file is not even read
+        outcome = evaluate(target, ledger.record(target.ledger_key), providers, force, system, texts.get(target.path))
         if isinstance(outcome, Problem):
             problems.append(outcome)
+            failed.add(target.path)
         else:
             results.append(outcome)
             warnings += outcome.notes
+            texts[target.path] = files.Read(outcome.after, outcome.bom)
     return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system)
 
 
+def _trust_entries(target: TargetFile, hook_file: files.Read | None) -> dict[str, Any]:
+    """The entries the client needs for projector's groups in its hook file as the sync leaves it
+    (None: the sync did not look at it, having no hooks there)."""
+    spec = target.client.hooks
+    assert spec is not None and spec.trust_function and target.follows is not None
+    if hook_file is None or hook_file.text is None:
+        return {}
+    lists = documents.parse(spec.format, hook_file.text, str(target.follows)).servers(spec.key) or {}
+    return quirks.TRUST[spec.trust_function](str(target.follows), lists, _ours)
+
+
+def _ours(group: Any) -> bool:
+    """A hook group projector writes: its handlers run ``projector dispatch``."""
+    handlers = group.get("hooks") if isinstance(group, Mapping) else None
+    return isinstance(handlers, list) and bool(handlers) and all(isinstance(h, Mapping) and runs_dispatch(h.get("command")) for h in handlers)
+
+
 def evaluate(
-    target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System
+    target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System,
+    read: files.Read | None = None,
 ) -> FileResult | Problem:
-    """Read one target and decide its new text; a Problem when it cannot be read or parsed."""
+    """Read one target (``read``: its file as an earlier target of it leaves it) and decide its
+    new text; a Problem when it cannot be read or parsed."""
     try:
-        return _decide(target, record, providers, force, system)
+        return _decide(target, record, providers, force, system, read)
     except DocumentError as error:
         return error.problems[0]
     except UnicodeDecodeError:
@@ -130,16 +170,23 @@ def evaluate(
                        "left untouched (please report it)")
 
 
-def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System) -> FileResult:
-    read = system.read(target.path)
-    document = documents.parse(target.format, read.text or "", target.shown)
+def _decide(
+    target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System, read: files.Read | None
+) -> FileResult:
+    read = read or system.read(target.path)
+    parsed = documents.parse(target.format, read.text or "", target.shown)
+    document = HookGroups(parsed, _ours) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
+    reading = target.client.reading
     if target.is_project:
         decision = prune(target.shown, current, providers, target.shadows, target.readings)
     else:
         owned = record.owned_in(current) if record else {}
-        decision = reconcile(target.shown, current, target.desired, owned, providers, target.client.reading, force)
+        recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
+                     "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
+                     "trust": lambda name, value: False}[target.kind]
+        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states = _prune_local_scopes(target, text, providers)
     notes, states = decision.notes + local_notes, decision.states + local_states
@@ -252,7 +299,7 @@ def write(outcome: Outcome, ledger: Ledger, ledger_file: Path | None = None) -> 
             continue
         results.append(final)
         if not final.target.is_project:
-            records[str(final.path)] = final.record
+            records[final.target.ledger_key] = final.record
     final_ledger = ledger.with_records(records)
     kept.save(final_ledger)
     return Written(final_ledger, tuple(results), tuple(problems))
@@ -268,7 +315,7 @@ class _Kept:
 
     def intend(self, results: list[FileResult]) -> None:
         """Before files are written: their intents on record (one ledger write for all)."""
-        self.save(self.on_disk.with_records({str(r.path): r.intent for r in results if r.intent is not None}))
+        self.save(self.on_disk.with_records({r.target.ledger_key: r.intent for r in results if r.intent is not None}))
 
     def save(self, ledger: Ledger) -> None:
         if self.file is not None and ledger != self.on_disk:
@@ -292,7 +339,7 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept
             return result
         except files.ChangedMeanwhile:
             time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # let the client finish
-            again = evaluate(result.target, ledger.record(result.path), outcome.providers, outcome.force, outcome.system)
+            again = evaluate(result.target, ledger.record(result.target.ledger_key), outcome.providers, outcome.force, outcome.system)
             if isinstance(again, Problem):
                 return again
             result = again

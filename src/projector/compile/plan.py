@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from projector.core.invocation import bridge_args
+from projector.core import hooks
+from projector.core.invocation import bridge_args, dispatch_args
 from projector.core.model import Model, Provider
 from projector.core.projects import Project
 from projector.core.scope import with_kbs
@@ -116,3 +117,15 @@ def for_client(compiled: Plan, remote: str, client: str) -> tuple[tuple[tuple[st
         else:
             warnings.append(f'{client} gets no entry for provider "{name}": it cannot take its HTTP entry, and the bridge cannot stand in: {bridge}')
     return tuple(servers), tuple(warnings)
+
+
+def hook_events(model: Model, projects: tuple[Project, ...] = ()) -> set[str]:
+    """The events some workspace has a hook for: each gets one dispatcher entry per client."""
+    return hooks.events_used(model.hooks, [b.hooks for b in model.bindings] + [p.hooks for p in projects])
+
+
+def dispatch_command(projector_path: str, event: str, config: str | None, block: str) -> str:
+    """The dispatcher's shell command line for ``event`` (clients run hook commands through a shell)."""
+    import shlex
+
+    return shlex.join([projector_path, *dispatch_args(event, config, block)])

@@ -5,13 +5,14 @@
 - An entry projector wrote that was changed by hand is drift: reported and kept (``--force``
   overwrites).
 - A same-name entry projector did not write is adopted only when it has a shape projector or its
-  predecessor wrote: the provider's URL (any query), or ``<path>/projector mcp --provider <name>``.
-  Anything else is the user's: left alone, with a warning.
+  predecessor wrote (``recognise``): for a server, the provider's URL (any query), or
+  ``<path>/projector mcp --provider <name>``; for a hook group, one that runs ``projector
+  dispatch``. Anything else is the user's: left alone, with a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,11 +54,12 @@ def reconcile(
     current: Mapping[str, Any] | None,
     desired: Mapping[str, Any],
     owned: Mapping[str, str],
-    providers: Mapping[str, Provider],
+    recognise: Callable[[str, Any], bool],
     reading: Reading,
     force: bool = False,
 ) -> Decision:
-    """``reading``: how the file's client reads an entry back."""
+    """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
+    its predecessor) writes; ``reading``: how the file's client reads an entry back."""
     current = current or {}
     edits: dict[str, Any | None] = {}
     kept: dict[str, str] = {}
@@ -75,7 +77,7 @@ def reconcile(
             notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept (--force overwrites)')
             kept[name], states[name] = owned[name], "drift"
             continue
-        elif recognisable(present, providers[name], (reading,)) or force:
+        elif recognise(name, present) or force:
             edits[name], states[name] = value, "update"
         else:
             notes.append(f'{where}: entry "{name}" was not written by projector; left as it is (rename or remove it to let projector manage it)')

@@ -1,8 +1,11 @@
 """The files a sync reads and may edit, and everything its result depends on.
 
-A target file is a client's global file or a project file inside a bound workspace (only those
-that exist: projector never creates a file inside a repository). ``dependencies`` lists every
-path and binary the result depends on, for the fast path and the shell hook.
+A target is a file and a key: a client's global file (its servers), a project file inside a
+bound workspace (only those that exist: projector never creates a file inside a repository),
+a client's hook file (its hook lists: projector's group per event), or the entries a client
+needs in its global file before it runs those hooks (``trust``). Targets of one file are
+applied one after the other to its text. ``dependencies`` lists every path and binary the
+result depends on, for the fast path and the shell hook.
 """
 
 from __future__ import annotations
@@ -35,10 +38,18 @@ class TargetFile:
     shadows: str = ""  # the clients a project file's entries shadow the global entry in
     readings: tuple[Reading, ...] = ()  # how the clients that read the file read an entry
     file_keys: tuple[str, ...] = ()  # top-level keys they write by themselves, carrying no setting
+    kind: str = "servers"  # servers | hooks (a group per event in lists under key) | trust
+    follows: Path | None = None  # trust: the hook file whose groups its entries are for
 
     @property
     def is_project(self) -> bool:
         return self.desired is None
+
+    @property
+    def ledger_key(self) -> str:
+        """The ledger's name for what projector owns here: the path for servers (as ever), the
+        path and key for the other kinds (one file may hold several)."""
+        return str(self.path) if self.kind == "servers" else f"{self.path}#{'.'.join(self.key)}"
 
 
 def workspaces(model: Model, projects: tuple[Project, ...] = ()) -> tuple[str, ...]:
@@ -54,7 +65,10 @@ def targets(
     environ: Mapping[str, str],
     desired: Mapping[str, Mapping[str, Any]],
     projects: tuple[Project, ...] = (),
+    hooks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[TargetFile]:
+    """``desired``: each client's servers; ``hooks``: each client's hook groups (None: hook
+    files are not looked at)."""
     home = locations.home(environ)
     found: list[TargetFile] = []
     folders = workspaces(model, projects)
@@ -64,6 +78,7 @@ def targets(
         scopes = tuple(key for w in folders for key in client.local_scope_keys(w))
         found.append(TargetFile(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes,
                                 client.name, (client.reading,), client.file_keys))
+    found += _hook_targets(clients, environ, hooks) if hooks is not None else []
     project: dict[str, TargetFile] = {}
     for workspace in folders:
         for client in clients:
@@ -78,6 +93,25 @@ def targets(
                     project[name] = TargetFile(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name,
                                                (client.reading,), client.file_keys)
     return found + [project[p] for p in sorted(project)]
+
+
+def _hook_targets(clients: list[Client], environ: Mapping[str, str], hooks: Mapping[str, Mapping[str, Any]]) -> list[TargetFile]:
+    """Each client's hook file, then the trust entries that follow its groups (they are worked
+    out from the hook file as the sync leaves it)."""
+    home = locations.home(environ)
+    files, trusts = [], []
+    for client in clients:
+        spec, path = client.hooks, client.hook_file(environ)
+        if spec is None or path is None:
+            continue
+        files.append(TargetFile(client, path, display_path(path, home), spec.format, spec.key, hooks[client.id], (), client.name,
+                                (client.reading,), kind="hooks"))
+        if spec.trust_function:
+            config = client.global_file(environ)
+            assert config is not None
+            trusts.append(TargetFile(client, config, display_path(config, home), client.format, spec.trust_key, {}, (), client.name,
+                                     (client.reading,), kind="trust", follows=path))
+    return files + trusts
 
 
 @dataclass(frozen=True)
@@ -110,6 +144,9 @@ def dependencies(
         folder = client.folder(environ)
         if folder is not None:
             paths.update(str(folder / name) for name in client.files)
+        hook_file = client.hook_file(environ)
+        if hook_file is not None:
+            paths.add(str(hook_file))
         paths.update(str(p) for p in (expand(f, environ) for f in client.env_files) if p is not None)
         if model.clients is None:
             paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from projector.core import hooks as hook_rules
 from projector.core import locations, yamltext
 from projector.core.errors import ModelError, Problem, display_path
 from projector.core.resources import validator
@@ -84,6 +85,7 @@ class Binding:
     path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
     uses: tuple[tuple[str, Settings], ...]  # (provider, what this folder says of it), sorted by provider
     worktrees: bool = False  # every git worktree of the repository is bound too
+    hooks: tuple[hook_rules.Hook, ...] = ()  # what this folder says of hooks (core.hooks)
 
     def settings(self, provider: str) -> Settings | None:
         return dict(self.uses).get(provider)
@@ -95,6 +97,7 @@ class Model:
     clients: tuple[str, ...] | None  # None: the clients found on this machine
     providers: tuple[Provider, ...]  # sorted by name
     bindings: tuple[Binding, ...]  # sorted by path
+    hooks: tuple[hook_rules.Hook, ...] = ()  # for every folder, in the model's order (core.hooks)
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
@@ -356,7 +359,7 @@ expand_path = expand_folder
 REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled", "shared", "linger")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
-RESERVED = ("worktrees", "providers")  # keys of a binding or project file that are not providers
+RESERVED = ("worktrees", "providers", "hooks")  # keys of a binding or project file that are not providers
 
 
 def _semantic_problems(
@@ -371,9 +374,51 @@ def _semantic_problems(
     providers = data["providers"]
     problems += _provider_problems(data, shown, providers)
     seen_paths: dict[str, str] = {}
-    for raw_path, binding in (data.get("bindings") or {}).items():
+    bindings = data.get("bindings") or {}
+    defined = defined_hooks([data.get("hooks"), *(b.get("hooks") for b in bindings.values())])
+    problems += hook_problems(data, shown, ("hooks",), data.get("hooks"), defined)
+    for raw_path, binding in bindings.items():
         problems += _binding_path_problems(data, shown, str(raw_path), environ, seen_paths)
         problems += use_problems(data, shown, ("bindings", raw_path), binding, providers)
+        problems += hook_problems(data, shown, ("bindings", raw_path, "hooks"), binding.get("hooks"), defined)
+    return problems
+
+
+def defined_hooks(places: list[Any]) -> set[str]:
+    """The names of the hooks defined (with a command) in these places' ``hooks``."""
+    return {str(name) for hooks in places for name, spec in (hooks or {}).items() if "command" in spec}
+
+
+def hook_problems(data: Any, shown: str, where: tuple[Any, ...], hooks: Mapping[str, Any] | None, defined: set[str]) -> list[Problem]:
+    """What the schema cannot say of the hooks at ``where``: events, matchers, and switches that
+    name a hook defined somewhere (``defined``)."""
+    problems: list[Problem] = []
+    for name, spec in (hooks or {}).items():
+        at = where + (name,)
+        if "command" not in spec:
+            extra = [key for key in spec if key != "enabled"]
+            if extra:
+                problems.append(problem(data, shown, at + (extra[0],), f'"{extra[0]}" needs a command here: a hook without one only '
+                                        "turns an inherited hook off or on (enabled: false / true)", key=True))
+            elif "enabled" not in spec:
+                problems.append(problem(data, shown, at, "an empty hook: give it a command (a new definition), or enabled: false / true "
+                                        "(turn an inherited hook off or on)"))
+            elif name not in defined:
+                problems.append(problem(data, shown, at, f'no hook named "{name}" to turn on or off (hooks: {", ".join(sorted(defined)) or "none"})', key=True))
+            continue
+        event = spec["event"]
+        if event not in hook_rules.EVENTS:
+            problems.append(problem(data, shown, at + ("event",), f'unknown event "{event}" (events: {", ".join(hook_rules.EVENTS)})'))
+            continue
+        matcher = spec.get("matcher")
+        if matcher is not None and hook_rules.EVENTS[event] is None:
+            problems.append(problem(data, shown, at + ("matcher",), f"{event} hooks take no matcher (they run on every {event}); remove it", key=True))
+        elif matcher and matcher != "*" and not hook_rules.simple_matcher(matcher):
+            try:
+                re.compile(matcher)
+            except re.error as exc:
+                problems.append(problem(data, shown, at + ("matcher",), f"{_quoted(matcher)} is not a regular expression ({exc}); "
+                                        'give tool names joined by "|", or a valid pattern'))
     return problems
 
 
@@ -523,7 +568,8 @@ def _build(path: Path, data: Mapping[str, Any], environ: Mapping[str, str]) -> M
     bindings = tuple(
         sorted(
             (
-                Binding(path=expand_path(str(raw), environ), uses=uses(binding), worktrees=bool(binding.get("worktrees")))
+                Binding(path=expand_path(str(raw), environ), uses=uses(binding), worktrees=bool(binding.get("worktrees")),
+                        hooks=hook_rules.hooks_of(binding.get("hooks")))
                 for raw, binding in (data.get("bindings") or {}).items()
             ),
             key=lambda b: b.path,
@@ -535,4 +581,5 @@ def _build(path: Path, data: Mapping[str, Any], environ: Mapping[str, str]) -> M
         clients=tuple(str(c) for c in clients) if clients is not None else None,
         providers=providers,
         bindings=bindings,
+        hooks=hook_rules.hooks_of(data.get("hooks")),
     )

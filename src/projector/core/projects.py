@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from projector.core import locations
+from projector.core.hooks import Hook, hooks_of
 from projector.core.model import Provider, Settings, provider, uses
 from projector.core.reading import Unreadable, read_regular
 
@@ -30,6 +31,7 @@ class Project:
     file: str
     providers: tuple[Provider, ...]  # local providers owned by this workspace
     uses: tuple[tuple[str, Settings], ...]  # what the file says of each provider here
+    hooks: tuple[Hook, ...] = ()  # what the file says of hooks (core.hooks)
 
     def settings(self, name: str) -> Settings | None:
         return dict(self.uses).get(name)
@@ -103,6 +105,11 @@ def untrust(file: str, environ: Mapping[str, str]) -> bool:
     return _update(environ, lambda records: records.pop(file, None) is not None)
 
 
+def recorded_digests(environ: Mapping[str, str]) -> dict[str, str]:
+    """The trusted bytes' sha256 of each recorded project file, by its canonical path."""
+    return {file: str(record.get("sha256")) for file, record in _records(environ).items()}
+
+
 def declares_anywhere(name: str, environ: Mapping[str, str]) -> bool:
     """Whether a recorded project file declares provider ``name`` (a bridge elsewhere then
     answers with no tools instead of failing)."""
@@ -125,6 +132,7 @@ def _project(file: str, data: Mapping[str, Any]) -> Project:
         file=file,
         providers=tuple(provider(name, spec) for name, spec in sorted(declared.items())),
         uses=uses(data),
+        hooks=hooks_of(data.get("hooks")),
     )
 
 
@@ -173,9 +181,10 @@ def around(folder: str, environ: Mapping[str, str]) -> Around:
 # --------------------------------------------------------------------------- checking a file
 
 
-def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
+def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str, model_hooks: Iterable[str] = ()) -> Any:
     """A project file's content, checked by ``schemas/project.schema.json`` and against the
-    providers it can name (the model's, given as their specs, and its own)."""
+    providers it can name (the model's, given as their specs, and its own) and the hooks it can
+    turn on or off (``model_hooks``: the names the model defines, and its own)."""
     from projector.core import model, yamltext
     from projector.core.errors import Problem
 
@@ -189,9 +198,15 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
             for name in own
             if name in provider_specs
         ]
+        problems += model.hook_problems(data, shown, ("hooks",), data.get("hooks"), set(model_hooks) | model.defined_hooks([data.get("hooks")]))
         return problems + model.use_problems(data, shown, (), data, {**provider_specs, **own})
 
     return model.checked_yaml(text, shown, "project", semantic)
+
+
+def hook_names(loaded: Any) -> set[str]:
+    """The hooks the model defines (a project file may turn them on or off)."""
+    return {h.name for hooks in (loaded.hooks, *(b.hooks for b in loaded.bindings)) for h in hooks if h.command is not None}
 
 
 def specs(loaded: Any) -> dict[str, dict[str, Any]]:
