@@ -157,3 +157,53 @@ def test_a_blocking_hook_stops_the_tool_call_and_its_reason_reaches_the_model(de
 
     desk.drive(desk.b)
     assert desk.ran.exists(), "the guard of A does not block in B"
+
+
+def test_codex_trusts_every_group_a_sync_writes(sandbox):
+    """`codex app-server` `hooks/list`: each of projector's groups, one per event Codex has (one of
+    them after a group of the user's own), is trusted: the hash projector wrote is Codex's."""
+    import tomllib
+
+    from projector.compile import clients
+
+    program = _binary("codex")
+    sandbox.install_projector()
+    events = [e for e, _ in clients.registry()["codex"].hooks.events]
+    hooks = "".join(f"  h{i}: {{event: {e}, command: run-{i}}}\n" for i, e in enumerate(events))
+    sandbox.file(".codex/hooks.json", '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}')
+    done = sandbox.run("sync", config=sandbox.model(f"version: 1\nclients: [codex]\nproviders: {{}}\nhooks:\n{hooks}"))
+    assert done.returncode == 0, done.stderr
+    written = tomllib.loads(sandbox.file(".codex/config.toml").read_text())["hooks"]["state"]
+    listed = _hooks_list(program, dict(sandbox.env), sandbox.home)
+    ours = {h["key"]: h for h in listed if "projector dispatch" in h["command"]}
+    assert sorted(ours) == sorted(written) and len(ours) == len(events)
+    assert "hooks.json:stop:1:0" in " ".join(ours), "after the user's own Stop group"
+    for key, hook in ours.items():
+        assert (hook["trustStatus"], hook["currentHash"]) == ("trusted", written[key]["trusted_hash"]), key
+
+
+def _hooks_list(program: Path, env: dict[str, str], cwd: Path) -> list[dict]:
+    """The hooks a real codex sees for ``cwd`` (its app-server's JSON-RPC over stdio)."""
+    process = subprocess.Popen([str(program), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True, env=env, start_new_session=True)
+    import threading
+
+    watchdog = threading.Timer(TIMEOUT, lambda: os.killpg(process.pid, signal.SIGKILL))  # a hung app-server ends the read
+    watchdog.start()
+    try:
+        messages = [{"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "projector-tests", "version": "0"}}},
+                    {"method": "initialized"}, {"id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}}]
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        process.stdin.flush()
+        while True:
+            line = process.stdout.readline()
+            assert line, "codex app-server ended without answering hooks/list"
+            answer = json.loads(line)
+            if answer.get("id") == 2:
+                return [hook for entry in answer["result"]["data"] for hook in entry["hooks"]]
+    finally:
+        watchdog.cancel()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
