@@ -123,3 +123,44 @@ def test_doctor_names_what_each_new_client_needs_from_the_user(sandbox):
         "and its file cannot reference a variable: the bridge gets it only if Claude Desktop hands its own environment to the servers it starts"
         for name in ("DOCS_TOKEN", "WEB_TOKEN")
     ]
+
+
+HOOKS = """\
+version: 1
+clients: [claude-code]
+providers: {}
+hooks:
+  format: {event: PostToolUse, matcher: "Edit|Write", command: "no-such-formatter --all"}
+  note: {event: Stop, command: "echo done"}
+bindings:
+  ~/work/a:
+    hooks:
+      format: {enabled: false}
+      guard: {event: PreToolUse, matcher: Bash, command: ./tools/guard.sh, timeout: 5}
+"""
+
+
+def test_explain_lists_the_hooks_of_a_folder_and_where_each_came_from(sandbox):
+    for folder in ("work/a/sub", "work/b"):
+        (sandbox.home / folder).mkdir(parents=True)
+    config = sandbox.model(HOOKS)
+    inside = sandbox.run("explain", str(sandbox.home / "work/a/sub"), config=config).stdout
+    assert "hook format: on PostToolUse (Edit|Write) turned off here — from model /SANDBOX/projector.yaml\n" \
+           "  turned off by binding ~/work/a\n" in _clean(sandbox, inside)
+    assert "hook guard: on PreToolUse (Bash) runs ./tools/guard.sh — from binding ~/work/a\n" in inside
+    assert "hooks run in: ~/work/a\n" in inside
+    outside = json.loads(sandbox.run("explain", str(sandbox.home / "work/b"), "--json", config=config).stdout)
+    assert [(h["name"], h["runs"], h["defined"]) for h in outside["hooks"]] == [
+        ("format", True, f"model {sandbox.root}/projector.yaml"), ("note", True, f"model {sandbox.root}/projector.yaml")]
+
+
+def test_doctor_names_hook_commands_that_are_not_there(sandbox):
+    sandbox.install_projector()
+    config = sandbox.model(HOOKS)
+    report = sandbox.run("doctor", config=config).stdout
+    assert "PROBLEM  hook format (the model) runs no-such-formatter, which is not on PATH here" in report
+    assert "PROBLEM  hook guard (binding ~/work/a) runs ./tools/guard.sh, which is not an executable file there" in report
+    assert "hook note" not in report, "echo is there"
+    guard = sandbox.file("work/a/tools/guard.sh", "#!/bin/sh\n")
+    guard.chmod(0o755)
+    assert "hook guard" not in sandbox.run("doctor", config=config).stdout

@@ -25,7 +25,7 @@ def run(config: str | None, client: list[str] | None) -> int:
     except ProjectorError as error:
         err(f"error: {error}")
         return 1
-    report = doctor(loaded, outcome, [r.client for r in outcome.results if not r.target.is_project], os.environ)
+    report = doctor(loaded, outcome, [r.client for r in outcome.results if not r.target.is_project and r.target.kind == "servers"], os.environ)
     for item in report["checks"]:
         print(("ok       " if item["ok"] else "PROBLEM  ") + item["message"])
     return 0 if report["healthy"] else 1
@@ -55,8 +55,10 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if provider.local:
             for ok, message in _local_checks(model, projects, provider, environ):
                 check(ok, message)
+    for ok, message in _hook_checks(model, projects, environ):
+        check(ok, message)
     for result in outcome.results:
-        if result.target.is_project:
+        if result.target.is_project or result.target.kind != "servers":
             continue
         document_entries = _entries(result)
         reading = result.client.reading
@@ -89,6 +91,37 @@ def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping
         checks.append((False, f"{command} (local provider {provider.name}) is not on PATH here; if a workspace's env_files "
                               "or direnv add it, `projector explain DIR` shows whether it is found there"))
     return checks
+
+
+SHELL_WORDS = {"cd", "exit", "exec", "export", "set", "unset", ":", ".", "source", "eval", "return", "shift", "trap", "wait", "read",
+               "if", "for", "while", "case", "until", "!", "{", "(", "[[", "alias", "command", "type", "ulimit", "umask"}
+
+
+def _hook_checks(model: Model, projects: tuple, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
+    """Hooks whose command's program is not on PATH here (nor, for a path, there): the client
+    would run them and get "command not found" at every event."""
+    import shlex
+
+    places = [(None, "the model", model.hooks)] + [(b.path, f"binding {display_path(b.path)}", b.hooks) for b in model.bindings]
+    places += [(p.root, f"project file {display_path(p.file)}", p.hooks) for p in projects]
+    found = []
+    for root, source, said in places:
+        for hook in (h for h in said if h.command):
+            try:
+                words = [w for w in shlex.split(hook.command) if "=" not in w.partition("/")[0]]  # without VAR=value
+            except ValueError:
+                continue
+            program = words[0] if words else ""
+            if not program or program in SHELL_WORDS:
+                continue
+            if "/" in program:
+                path = program if os.path.isabs(program) else (os.path.join(root, program) if root else None)
+                if path is not None and not os.access(path, os.X_OK):
+                    found.append((False, f"hook {hook.name} ({source}) runs {program}, which is not an executable file there"))
+            elif on_path(program, environ) is None:
+                found.append((False, f"hook {hook.name} ({source}) runs {program}, which is not on PATH here; if its env_files or "
+                                     "direnv add it, the hook finds it in its workspace"))
+    return found
 
 
 def _entries(result: engine.FileResult) -> dict[str, Any]:

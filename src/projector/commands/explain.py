@@ -12,7 +12,7 @@ from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
 from projector.compile.plan import HttpServer, StdioServer, plan
-from projector.core import scope
+from projector.core import hooks, scope
 from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home
 from projector.core.model import Model, bridge_config
@@ -80,8 +80,27 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "project_files": [shown(p.file) for p in nearby.trusted],
         "notices": list(nearby.notices),
         "providers": providers,
+        **_hooks(model, nearby.trusted, canonical, shown),
         "clients": {c.id: entries[c.id][0] for c in clients},
         "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
+    }
+
+
+def _hooks(model: Model, trusted: tuple, folder: str, shown: Any) -> dict[str, Any]:
+    """The hooks that reach ``folder``, where each was defined and turned on or off, and where
+    they run (as the dispatcher decides: core.hooks)."""
+    bindings = [(scope.canonical(b.path), b.worktrees, f"binding {shown(b.path)}", b.hooks) for b in model.bindings]
+    projects = [(p.root, f"project file {shown(p.file)}", p.hooks) for p in trusted]
+    here = hooks.places(bindings, projects, folder)
+    applied = hooks.applying(model.hooks, f"model {shown(model.source)}", here)
+    return {
+        "hooks": [
+            {"name": a.hook.name, "event": a.hook.event, "matcher": a.hook.matcher, "command": a.hook.command,
+             "timeout": a.hook.timeout or hooks.DEFAULT_TIMEOUT, "runs": a.hook.enabled is not False, "defined": a.defined,
+             "switched": [{"by": source, "enabled": enabled} for source, enabled in a.switched]}
+            for a in applied
+        ],
+        "hooks_run_in": shown(hooks.workspace_root(here, folder)),
     }
 
 

@@ -90,9 +90,22 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
     lines += [f"notice: {notice}" for notice in report.get("notices", [])]
     for provider in report["providers"]:
         lines += _local_lines(provider) if provider.get("kind") == "local" else _remote_lines(provider)
+    lines += _hook_lines(report)
     for client, entries in report["clients"].items():
         lines.append(f"{client}:")
         lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
+    return lines
+
+
+def _hook_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for hook in report["hooks"]:
+        on = f"{hook['event']}" + (f" ({hook['matcher']})" if hook["matcher"] else "")
+        state = f"runs {hook['command']}" if hook["runs"] else "turned off here"
+        lines.append(f"hook {hook['name']}: on {on} {state} — from {hook['defined']}")
+        lines += [f"  turned {'on' if s['enabled'] else 'off'} by {s['by']}" for s in hook["switched"]]
+    if any(hook["runs"] for hook in report["hooks"]):
+        lines.append(f"hooks run in: {report['hooks_run_in']}")
     return lines
 
 
