@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bridge_bench.py
 	$(BIN)/python bench/runtime_bench.py
 	$(BIN)/python bench/host_bench.py
+	$(BIN)/python bench/dispatch_bench.py
 
 clean:
 	rm -rf $(VENV) $(SANDBOX)
