@@ -2,7 +2,9 @@
 client run its PreToolUse hooks.
 
 - Anthropic Messages (``/v1/messages``): a ``Bash`` tool_use;
-- OpenAI Responses (``/v1/responses``): an ``exec_command`` function call.
+- OpenAI Responses (``/v1/responses``): an ``exec_command`` function call;
+- Gemini (``:generateContent``, ``:streamGenerateContent``): a ``run_shell_command`` call (a side
+  request that wants JSON back, model routing, gets the smallest value its schema takes).
 
 While the conversation holds no tool result the answer is that one call; then a final text. Every
 request body is kept, so a test reads what the client told the model after the call (a hook's
@@ -31,7 +33,8 @@ def _messages(body: dict[str, Any], command: str) -> bytes:
         delta = {"type": "text_delta", "text": FINAL}
         stop = "end_turn"
     else:
-        block = {"type": "tool_use", "id": "toolu_mock_1", "name": "Bash", "input": {}}
+        shell = next((t["name"] for t in body.get("tools") or [] if t.get("name", "").lower() == "bash"), "Bash")
+        block = {"type": "tool_use", "id": "toolu_mock_1", "name": shell, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": command, "description": "mock command"})}
         stop = "tool_use"
     usage = {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -63,6 +66,33 @@ def _responses(body: dict[str, Any], command: str) -> bytes:
     ])
 
 
+def _gemini(body: dict[str, Any], command: str) -> dict[str, Any]:
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    answered = any("functionResponse" in part for content in body.get("contents") or [] for part in content.get("parts") or [])
+    if schema or config.get("responseMimeType") == "application/json":
+        part: dict[str, Any] = {"text": json.dumps(_filling(schema))}
+    elif answered:
+        part = {"text": FINAL}
+    else:
+        part = {"functionCall": {"name": "run_shell_command", "args": {"command": command}}}
+    return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+
+
+def _filling(schema: Any) -> Any:
+    """The smallest value a JSON schema accepts."""
+    if not isinstance(schema, dict):
+        return {}
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {key: _filling(properties.get(key, {})) for key in schema.get("required") or list(properties)}
+    return {"string": "mock", "integer": 1, "number": 1, "boolean": False, "array": []}.get(kind)
+
+
 class ModelApi:
     """``command``: the shell command the model asks for."""
 
@@ -85,6 +115,10 @@ class ModelApi:
                     return self._send("text/event-stream", _messages(body, api.command))
                 if path.endswith("/responses"):
                     return self._send("text/event-stream", _responses(body, api.command))
+                if ":streamGenerateContent" in path:
+                    return self._send("text/event-stream", f"data: {json.dumps(_gemini(body, api.command))}\n\n".encode())
+                if ":generateContent" in path:
+                    return self._send("application/json", json.dumps(_gemini(body, api.command)).encode())
                 self.send_error(404)
 
             def _send(self, kind: str, payload: bytes) -> None:
@@ -109,6 +143,8 @@ class ModelApi:
                         content = block.get("content")
                         found.append(content if isinstance(content, str) else json.dumps(content))
             found += [i.get("output", "") for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"]
+            found += [json.dumps(part["functionResponse"].get("response")) for content in body.get("contents") or []
+                      for part in content.get("parts") or [] if "functionResponse" in part]
         return found
 
     def stop(self) -> None:

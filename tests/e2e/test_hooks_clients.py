@@ -2,14 +2,16 @@
 
 The model has a global PreToolUse hook ``mark``; workspace A replaces it (same name) and adds
 ``only-a``; folder B is in no workspace, so it inherits the global one. Each client runs headless
-(`claude -p`, `codex exec`) against a mock model API that asks for one shell command, with the
+(`claude -p`, `codex exec`, `copilot -p`, `gemini -p`) against a mock model API that asks for one shell command, with the
 hook entries `projector sync` wrote and nothing else. Every hook appends the payload's session id
 to a marker file of its own, so a marker says which hooks ran in which session. Then A gets a
-hook that blocks: the command does not run, and the reason reaches the model.
+hook that blocks: the command does not run, and the reason reaches the model. The global hook's
+matcher names each client's shell tool (Bash; Gemini CLI's run_shell_command).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -27,11 +29,12 @@ sys.path.insert(0, str(paths.TOOLS))
 import npm_tools  # noqa: E402
 
 TIMEOUT = 120  # seconds a client run may take (a run takes 3-10 s)
-CLIENTS = ["claude-code", "codex"]
+CLIENTS = ["claude-code", "codex", "copilot", "gemini"]
+BINARIES = {"claude-code": "claude", "codex": "codex", "copilot": "copilot", "gemini": "gemini"}
 
 
 def _binary(client: str) -> Path:
-    name = {"claude-code": "claude", "codex": "codex"}[client]
+    name = BINARIES[client]
     missing = npm_tools.missing_reason() or (None if npm_tools.binary(name) else f"{name} is not among the npm test tools")
     if missing and os.environ.get("CI") == "true":
         pytest.fail(missing)
@@ -48,6 +51,14 @@ def _command(client: str, program: Path, api: ModelApi) -> tuple[list[str], dict
         return ([str(program), "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"],
                 {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                  "DISABLE_TELEMETRY": "1"})
+    if client == "copilot":
+        return ([str(program), "-p", prompt, "--allow-all-tools", "--no-auto-update", "--output-format", "json", "--disable-builtin-mcps"],
+                {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": api.url, "COPILOT_PROVIDER_TYPE": "anthropic",
+                 "COPILOT_PROVIDER_API_KEY": "dummy", "COPILOT_MODEL": "claude-sonnet-4.5", "COPILOT_AUTO_UPDATE": "false"})
+    if client == "gemini":
+        # -m: no model-router side request; --skip-trust: the folder is trusted for this session
+        return ([str(program), "-p", prompt, "--yolo", "--output-format", "json", "-m", "gemini-2.5-flash", "--skip-trust"],
+                {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": api.url})
     provider = f'{{name="mock", base_url="{api.url}/v1", wire_api="responses", env_key="MOCK_API_KEY", supports_websockets=false}}'
     overrides = ['model="mock-model"', 'model_provider="mock"', f"model_providers.mock={provider}", 'approval_policy="never"',
                  'sandbox_mode="danger-full-access"', "features.plugins=false", "check_for_update_on_startup=false",
@@ -58,6 +69,8 @@ def _command(client: str, program: Path, api: ModelApi) -> tuple[list[str], dict
 
 def _session(client: str, stdout: str) -> str:
     """The session id the client reports for its run."""
+    if client == "gemini":  # one JSON document
+        return json.loads(stdout[stdout.index("{"):])["session_id"]
     for line in stdout.splitlines():
         try:
             event = json.loads(line)
@@ -67,6 +80,8 @@ def _session(client: str, stdout: str) -> str:
             return event["session_id"]
         if client == "codex" and isinstance(event, dict) and event.get("type") == "thread.started":
             return event["thread_id"]
+        if client == "copilot" and isinstance(event, dict) and event.get("type") == "result":
+            return event["sessionId"]
     raise AssertionError(f"no session id in the output:\n{stdout[-3000:]}")
 
 
@@ -83,6 +98,13 @@ class Desk:
         self.ran = sandbox.root / "tool-ran"
         node = os.path.dirname(shutil.which("node") or "/usr/bin/node")
         self.env = dict(sandbox.env, PATH=f"{sandbox.bin}:{node}:/usr/bin:/bin", CI="1", TERM="dumb", NO_COLOR="1")
+        if client == "gemini":  # the user's own settings, beside which projector writes its hooks
+            sandbox.file(".gemini/settings.json", json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                                                               "general": {"enableAutoUpdate": False}}, indent=2))
+        if client == "copilot":
+            link = Path(self.env["XDG_CACHE_HOME"]) / "copilot" / "pkg"
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(_copilot_package(self.program, self.env))
 
     def marker(self, label: str) -> str:
         """A hook command that appends the payload's session id to markers/<label>."""
@@ -97,7 +119,7 @@ class Desk:
         guard = '      guard: {event: PreToolUse, command: "echo blocked by the guard of A >&2; exit 2"}\n' if blocking else ""
         return self.sandbox.model(
             f"version: 1\nclients: [{self.client}]\nproviders: {{}}\n"
-            f"hooks:\n  mark: {{event: PreToolUse, matcher: Bash, command: {json.dumps(self.marker('global'))}}}\n"
+            f"hooks:\n  mark: {{event: PreToolUse, matcher: Bash|run_shell_command, command: {json.dumps(self.marker('global'))}}}\n"
             f"bindings:\n  {self.a}:\n    hooks:\n"
             f"      mark: {{event: PreToolUse, command: {json.dumps(self.marker('a-override'))}}}\n"
             f"      only-a: {{event: PreToolUse, command: {json.dumps(self.marker('only-a'))}}}\n" + guard
@@ -127,6 +149,19 @@ class Desk:
         log = f"{self.client} exited {process.returncode}\n--- stdout\n{out[-3000:]}\n--- stderr\n{err[-3000:]}"
         assert api.bodies, f"the client never reached the mock model API\n{log}"
         return _session(self.client, out), api, log
+
+
+def _copilot_package(program: Path, env: dict[str, str]) -> Path:
+    """Copilot CLI unpacks 235 MB into $XDG_CACHE_HOME/copilot/pkg at its first start: once per
+    tools install, linked into each run's cache (the folder issue 17's drivers use too)."""
+    shared = npm_tools.cache() / "e2e" / "copilot-cache"
+    shared.parent.mkdir(parents=True, exist_ok=True)
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "copilot" / "pkg").is_dir():
+            subprocess.run([str(program), "--version"], env={"HOME": str(shared), "XDG_CACHE_HOME": str(shared), "PATH": env["PATH"]},
+                           capture_output=True, timeout=TIMEOUT, check=True)
+    return shared / "copilot" / "pkg"
 
 
 @pytest.fixture(params=CLIENTS)
