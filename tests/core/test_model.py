@@ -214,3 +214,52 @@ def test_explain_names_the_binding_it_resolves_with_when_a_symlink_came_later(sa
     (sandbox.home / "link").symlink_to(sandbox.home / "w")
     lines = sandbox.run("explain", str(sandbox.home / "w"), config=config).stdout.splitlines()
     assert lines[1] == "binding: ~/w" and lines[3].startswith("provider docs: a — bound (~/w)"), lines
+
+
+HOOKS = """\
+version: 1
+providers: {}
+hooks:
+  format: {event: PostToolUse, matcher: "Edit|Write", command: "ruff format .", timeout: 30}
+  quiet: {event: Stop, command: "notify", enabled: false}
+bindings:
+  ~/work/a:
+    hooks:
+      format: {enabled: false}
+      quiet: {enabled: true}
+      guard: {event: PreToolUse, matcher: Bash, command: ./tools/guard.sh, env: {MODE: strict}, env_files: [.env]}
+"""
+
+
+def test_hooks_in_the_model_and_in_a_binding(tmp_path):
+    from projector.core.hooks import Hook
+
+    loaded = load(tmp_path, HOOKS)
+    assert loaded.hooks == (Hook("format", "PostToolUse", "Edit|Write", "ruff format .", 30.0),
+                            Hook("quiet", "Stop", None, "notify", None, False))
+    binding = loaded.bindings[0]
+    assert [h.name for h in binding.hooks] == ["format", "quiet", "guard"]
+    assert binding.hooks[0] == Hook("format", enabled=False) and binding.hooks[2].env == (("MODE", "strict"),)
+    assert binding.uses == (), '"hooks" is no provider'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("hooks:\n  a: {event: PreTool, command: x}\n", '4:14: hooks.a.event: unknown event "PreTool" (events: PreToolUse, '),
+        ("hooks:\n  a: {event: Stop, matcher: x, command: y}\n", "4:20: hooks.a.matcher: Stop hooks take no matcher"),
+        ("hooks:\n  a: {event: PreToolUse, matcher: 'a(', command: y}\n", '4:35: hooks.a.matcher: "a(" is not a regular expression'),
+        ("hooks:\n  a: {event: PreToolUse}\n", '4:6: hooks.a: missing "command"'),
+        ("hooks:\n  a: {event: PreToolUse, command: x, timeout: 0}\n", "4:47: hooks.a.timeout: 0 is less than or equal to the minimum of 0"),
+        ("hooks:\n  a: {event: PreToolUse, command: x, when: now}\n", "4:38: hooks.a.when: unknown key (allowed: command, description, "),
+        ("bindings:\n  ~/w:\n    hooks:\n      b: {enabled: false}\n", '6:7: bindings.~/w.hooks.b: no hook named "b" to turn on or off'),
+        ("bindings:\n  ~/w:\n    hooks:\n      b: {timeout: 3}\n", '6:11: bindings.~/w.hooks.b.timeout: "timeout" needs a command here'),
+        ("bindings:\n  ~/w:\n    hooks:\n      b: {}\n", "6:10: bindings.~/w.hooks.b: an empty hook: give it a command"),
+        ("providers:\n  hooks: {command: x}\n", '3:3: providers.hooks: "hooks" is a reserved word in bindings'),
+    ],
+)
+def test_a_wrong_hook_is_named_at_its_place(tmp_path, text, message):
+    head = "version: 1\n" + ("" if text.startswith("providers") else "providers: {}\n")
+    with pytest.raises(ModelError) as raised:
+        load(tmp_path, head + text)
+    assert f"projector.yaml:{message}" in str(raised.value)

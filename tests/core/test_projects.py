@@ -126,3 +126,15 @@ def test_project_files_that_are_not_regular_files_neither_hang_nor_fill_memory(s
         refused = sandbox.run("trust", str(folder), config=config)
         assert refused.returncode == 2
         assert refused.stderr == f"error: {projects.project_file(str(folder)).replace(str(sandbox.home), '~')} is not trusted: it is not a regular file\n"
+
+
+def test_a_project_files_hooks_are_checked_when_it_is_trusted(sandbox):
+    config = sandbox.model("version: 1\nproviders: {}\nhooks:\n  fmt: {event: PostToolUse, command: fmt}\n")
+    sandbox.file("work/h/.projector.yaml", "hooks:\n  fmt: {enabled: false}\n  ghost: {enabled: true}\n")
+    refused = sandbox.run("trust", str(sandbox.home / "work/h"), config=config)
+    assert refused.returncode == 1
+    assert '~/work/h/.projector.yaml:3:3: hooks.ghost: no hook named "ghost" to turn on or off (hooks: fmt)' in refused.stderr
+    sandbox.file("work/h/.projector.yaml", "hooks:\n  fmt: {enabled: false}\n  own: {event: SessionStart, command: hello}\n")
+    trusted = sandbox.run("trust", str(sandbox.home / "work/h"), config=config)
+    assert trusted.returncode == 0, trusted.stderr
+    assert "  hook fmt: turned off\n  hook own: on SessionStart runs hello\n" in trusted.stdout
