@@ -8,8 +8,9 @@ One HTTP server answers the four wire protocols by path:
 - Gemini (``/v1beta/models/M:generateContent`` and ``:streamGenerateContent``): Gemini CLI.
 
 Every request is recorded. The answer is one text message, or — when a tool whose name contains
-``call`` is offered and the conversation holds no tool result yet — one call to that tool. So a
-run costs two model turns when a tool is called and one otherwise.
+``call`` is offered and the conversation holds no tool result yet — one call to that tool, with
+``arguments`` (none unless a test sets them). So a run costs two model turns when a tool is
+called and one otherwise.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -35,10 +36,11 @@ class Recorded:
 
 @dataclass(frozen=True)
 class Answer:
-    """One model turn: a text, or a call of ``tool`` with no arguments."""
+    """One model turn: a text, or a call of ``tool`` with ``arguments``."""
 
     tool: str | None = None
     text: str = FINAL_TEXT
+    arguments: Json = field(default_factory=dict)
 
 
 class Protocol:
@@ -96,7 +98,7 @@ class AnthropicMessages(Protocol):
     def respond(self, path: str, body: Json, answer: Answer) -> tuple[str, bytes]:
         if answer.tool:
             block = {"type": "tool_use", "id": "toolu_mock_1", "name": answer.tool, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": "{}"}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(answer.arguments)}
             stop = "tool_use"
         else:
             block, delta, stop = {"type": "text", "text": ""}, {"type": "text_delta", "text": answer.text}, "end_turn"
@@ -133,7 +135,7 @@ class OpenAIResponses(Protocol):
 
     def respond(self, path: str, body: Json, answer: Answer) -> tuple[str, bytes]:
         if answer.tool:
-            item = {"type": "function_call", "id": "fc_mock_1", "call_id": "call_mock_1", "name": answer.tool, "arguments": "{}"}
+            item = {"type": "function_call", "id": "fc_mock_1", "call_id": "call_mock_1", "name": answer.tool, "arguments": json.dumps(answer.arguments)}
             for tool in body.get("tools") or []:
                 prefix = f"{tool.get('name')}__"
                 if tool.get("type") == "namespace" and answer.tool.startswith(prefix):
@@ -162,7 +164,7 @@ class OpenAIChat(Protocol):
     def respond(self, path: str, body: Json, answer: Answer) -> tuple[str, bytes]:
         base = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": body.get("model", "mock-model")}
         if answer.tool:
-            call = {"index": 0, "id": "call_mock_1", "type": "function", "function": {"name": answer.tool, "arguments": "{}"}}
+            call = {"index": 0, "id": "call_mock_1", "type": "function", "function": {"name": answer.tool, "arguments": json.dumps(answer.arguments)}}
             delta, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
         else:
             delta, finish = {"role": "assistant", "content": answer.text}, "stop"
@@ -187,14 +189,15 @@ class Gemini(Protocol):
                 for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []}
 
     def results(self, body: Json) -> list[str]:
-        return [_text_of((part["functionResponse"].get("response") or {}).get("output"))
-                for content in body.get("contents") or [] for part in content.get("parts") or [] if "functionResponse" in part]
+        responses = [part["functionResponse"].get("response") or {} for content in body.get("contents") or []
+                     for part in content.get("parts") or [] if "functionResponse" in part]
+        return [_text_of(r["output"] if "output" in r else r.get("error")) for r in responses]  # a refused call gives its error
 
     def respond(self, path: str, body: Json, answer: Answer) -> tuple[str, bytes]:
         config = body.get("generationConfig") or {}
         schema = config.get("responseJsonSchema") or config.get("responseSchema")
         if answer.tool:
-            part: Json = {"functionCall": {"name": answer.tool, "args": {}}}
+            part: Json = {"functionCall": {"name": answer.tool, "args": answer.arguments}}
         elif schema or config.get("responseMimeType") == "application/json":
             part = {"text": json.dumps(_filling(schema))}  # a side request (model routing) that wants JSON back
         else:
@@ -226,6 +229,7 @@ class ModelApi:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self.call: str | None = None
+        self.arguments: Json = {}  # of the call
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -250,7 +254,9 @@ class ModelApi:
     def answer(self, protocol: Protocol, body: Json) -> Answer:
         if self.call is None or protocol.results(body):
             return Answer()
-        return Answer(tool=next((name for name in protocol.offered(body) if self.call in name), None))
+        offered = protocol.offered(body)
+        tool = self.call if self.call in offered else next((name for name in offered if self.call in name), None)  # the exact name first
+        return Answer(tool=tool, arguments=self.arguments)
 
     def record(self, entry: Recorded) -> None:
         with self._lock:
