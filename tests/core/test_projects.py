@@ -138,3 +138,10 @@ def test_a_project_files_hooks_are_checked_when_it_is_trusted(sandbox):
     trusted = sandbox.run("trust", str(sandbox.home / "work/h"), config=config)
     assert trusted.returncode == 0, trusted.stderr
     assert "  hook fmt: turned off\n  hook own: on SessionStart runs hello\n" in trusted.stdout
+
+
+def test_the_dispatcher_reads_project_files_as_far_as_trust_does():
+    from projector.core import projects
+    from projector.runtime import dispatch
+
+    assert dispatch.PROJECT_FILE_LIMIT == projects.MAX_BYTES

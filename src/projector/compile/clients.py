@@ -178,7 +178,8 @@ class Client:
         """This client's hook groups (by its name of each event) for projector's ``events``; and
         why an event has none here. ``command_for(event, block)``: the dispatcher's command line."""
         if self.hooks is None:
-            return {}, tuple(f"{self.name} gets no hooks from projector: the {e} hooks do not run there" for e in sorted(events))
+            return {}, ((f"{self.name} gets no hooks from projector: its hook files are not known here ({', '.join(sorted(events))} "
+                         "hooks do not run there)"),) if events else ()
         entries, warnings = {}, []
         for event in sorted(events):
             native = self.hooks.native(event)

@@ -30,11 +30,13 @@ import os
 import sys
 
 from projector.core import hooks, locations
+from projector.core.folders import contains
 
 USAGE = "usage: projector dispatch [--config FILE] [--block exit-2|json] EVENT"
 BLOCKS = ("exit-2", "json")
 OUTPUT_LIMIT = 1 << 20  # bytes kept of a hook's stdout and of its stderr
 TABLE_SCHEMA = 1
+PROJECT_FILE_LIMIT = 256 * 1024  # core.projects.MAX_BYTES
 
 TYPE_CHECKING = False  # typing costs more than the whole no-hook path
 if TYPE_CHECKING:
@@ -126,16 +128,18 @@ def _projects(table: Mapping[str, Any], folder: str, hooked: bool) -> list[tuple
     found = []
     for file, digest, said in table["projects"]:
         root = os.path.dirname(file)
-        if bool(said) == hooked and hooks.contains(root, folder) and _trusted(file, digest):
+        if bool(said) == hooked and contains(root, folder) and _trusted(file, digest):
             found.append((root, f"project file {file}", hooks.hooks_of(said)))
     return found
 
 
 def _trusted(file: str, digest: str) -> bool:
+    """Whether a project file still holds its trusted bytes (as core.projects decides; that module
+    brings the model's types with it)."""
     from projector.core.reading import Unreadable, read_regular
 
     try:
-        raw = read_regular(file, 256 * 1024)
+        raw = read_regular(file, PROJECT_FILE_LIMIT)
     except Unreadable:
         return False
     if raw is None:
@@ -267,8 +271,9 @@ def run(command: str, cwd: str, env: Mapping[str, str], payload: bytes, timeout:
         except OSError:
             pass
 
-    for name in ("SIGTERM", "SIGHUP", "SIGINT"):  # the client gave up on us: the hook goes too
-        signal.signal(getattr(signal, name), lambda _signum, _frame: (kill(), os._exit(0)))
+    stops = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT")]
+    for stop in stops:  # the client gave up on us: the hook goes too
+        signal.signal(stop, lambda _signum, _frame: (kill(), os._exit(0)))
     pipes = _Pipes(stdin_w, payload, (out_r, err_r), pid)
     deadline = time.monotonic() + timeout
     status: int | None = None
@@ -286,6 +291,8 @@ def run(command: str, cwd: str, env: Mapping[str, str], payload: bytes, timeout:
         if not pipes.step(0 if status is not None else min(left, 60.0 if pipes.watching_exit else 0.05)) and status is not None:
             break
     pipes.close()
+    for stop in stops:  # its pid may be another process's soon
+        signal.signal(stop, signal.SIG_DFL)
     code = None if status is None else os.waitstatus_to_exitcode(status)
     return code, bytes(pipes.output[out_r]), bytes(pipes.output[err_r])
 
