@@ -10,7 +10,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from projector.commands.common import UsageError, err
 from projector.core.errors import ModelError
 
 app = typer.Typer(
@@ -37,6 +36,8 @@ def _exit(code: int) -> None:
 
 def _with_clients(run, *args) -> None:
     """Run a command that takes --client; an unknown client is a usage error (exit 2)."""
+    from projector.commands.common import UsageError
+
     try:
         _exit(run(*args))
     except UsageError as error:
@@ -203,5 +204,7 @@ def main() -> None:
     try:
         app()
     except ModelError as error:  # pragma: no cover - commands handle their own
+        from projector.commands.common import err
+
         err(f"error: {error}")
         sys.exit(2)

@@ -12,11 +12,13 @@ is written through to its target and stays a link; a read-only file is left alon
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,24 +225,30 @@ def _sync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-def exclusive(path: Path, timeout: float):
+@contextlib.contextmanager
+def exclusive(path: Path, timeout: float) -> Iterator[None]:
     """A lock file projector's writers take turns on (one for a whole sync, one for the trust
-    store); Busy when another holds it longer than ``timeout``."""
-    import contextlib
+    store); Busy when another holds it longer than ``timeout``. An flock(2) on the file, as
+    filelock takes it (a projector of an older version waits for this one, and the other way
+    round); the file stays, so every waiter locks the same inode."""
+    import fcntl
+    import time
 
-    import filelock
-
-    @contextlib.contextmanager
-    def held():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(str(path), timeout=timeout)
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise Busy(str(path)) from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Busy(str(path)) from None
+                time.sleep(0.05)
         try:
             yield
         finally:
-            lock.release()
-
-    return held()
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+    finally:
+        os.close(descriptor)
