@@ -214,3 +214,30 @@ def test_explain_names_the_binding_it_resolves_with_when_a_symlink_came_later(sa
     (sandbox.home / "link").symlink_to(sandbox.home / "w")
     lines = sandbox.run("explain", str(sandbox.home / "w"), config=config).stdout.splitlines()
     assert lines[1] == "binding: ~/w" and lines[3].startswith("provider docs: a — bound (~/w)"), lines
+
+
+def test_the_checked_model_is_kept_while_its_text_and_the_known_clients_are_the_same(tmp_path, monkeypatch):
+    path, cache = tmp_path / "projector.yaml", tmp_path / "state" / "model-cache.json"
+    path.write_text(GOOD)
+    environ = {"HOME": "/home/me", "WORK": "/srv/work"}
+    checked = []
+    original = model.checked_text
+    monkeypatch.setattr(model, "checked_text", lambda *args: checked.append(1) or original(*args))
+    first = model.cached(path, environ, lambda: CLIENTS, cache)
+    replacement = tmp_path / "new.yaml"
+    replacement.write_text(GOOD)
+    replacement.replace(path)  # the same text in a new file: an editor's save, a checkout
+    assert model.cached(path, environ, lambda: CLIENTS, cache) == first and len(checked) == 1
+    path.write_text(GOOD.replace("[api-a, handbook]", "[api-a]"))
+    assert model.cached(path, environ, lambda: CLIENTS, cache).bindings[0].settings("docs").kbs == ("api-a",)
+    assert len(checked) == 2
+
+
+def test_a_client_the_model_names_that_is_gone_is_reported_though_the_model_is_unchanged(tmp_path):
+    """A user's own descriptor removed: the kept model was checked against a list that named it."""
+    path, cache = tmp_path / "projector.yaml", tmp_path / "state" / "model-cache.json"
+    path.write_text(GOOD.replace("[codex, claude-code]", "[codex, mine]"))
+    environ = {"HOME": "/home/me", "WORK": "/srv/work"}
+    assert model.cached(path, environ, lambda: CLIENTS + ("mine",), cache).clients == ("codex", "mine")
+    with pytest.raises(ModelError, match='unknown client "mine"'):
+        model.cached(path, environ, lambda: CLIENTS, cache)

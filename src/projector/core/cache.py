@@ -1,35 +1,25 @@
-"""Work worth keeping between runs (a checked model, checked descriptors), as plain JSON beside
-projector's state, valid while the files it came from are unchanged.
+"""Work worth keeping between runs (a checked model, compiled descriptors), as plain JSON beside
+projector's state, valid while what it came from is the same.
 
-"Unchanged" is decided by each file's inode, ctime, mtime and size, taken *before* the file is
-read: an edit that keeps the size and puts the mtime back (``sed`` + ``touch -r``) still moves
-the ctime, which no user-level call can set, and an edit made while the work runs makes the
-stored key stale instead of the stored result.
+"The same" is decided by content: the key holds the text the work was done on (and whatever
+else it depends on), compared whole. A file rewritten with the same bytes (a checkout, an
+editor's save) keeps its result; a file's stat could not tell that, and a hash would cost an
+import. The text is read once and the work is done on that text, so an edit made meanwhile
+makes the stored key stale, never the stored result.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 
-def stat_key(paths: Iterable[str | os.PathLike[str]]) -> list[Any]:
-    key: list[Any] = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-            key.append([str(path), info.st_ino, info.st_ctime_ns, info.st_mtime_ns, info.st_size])
-        except OSError:
-            key.append([str(path), None])
-    return key
-
-
 def kept(cache: Path, key: list[Any], compute: Callable[[], Any]) -> Any:
-    """``compute()``, or what it returned before for the same ``key`` (JSON-able values only).
-    A cache that cannot be read or written costs time, never correctness."""
+    """``compute()``, or what it returned before for the same ``key`` (JSON-able values only:
+    lists, not tuples, as JSON gives them back). A cache that cannot be read or written costs
+    time, never correctness."""
     try:
         with open(cache, encoding="utf-8") as handle:
             entry = json.load(handle)

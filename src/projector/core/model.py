@@ -155,20 +155,25 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
 
 
 def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path) -> Model:
-    """``load``, answered from ``cache`` while the model file is unchanged (see core.cache).
+    """``load``, answered from ``cache`` while the model's text and the known clients are the
+    same (see core.cache).
 
-    The bridge starts once per client session; a checked model is kept as plain JSON so a start
-    reads it with the standard library instead of validating YAML again. ``known_clients`` is
-    only called when the model has to be checked.
+    The bridge starts once per client session and a sync follows every edit the shell hook sees;
+    a checked model is kept as plain JSON, keyed by its text (a checkout or an editor that
+    rewrites it unchanged costs nothing), so they read it with the standard library instead of
+    parsing and validating YAML again.
     """
     from projector import __version__
-    from projector.core.cache import kept, stat_key
+    from projector.core.cache import kept
 
-    data = kept(cache, [__version__, *stat_key([path])], lambda: validated(path, environ, known_clients()))
+    shown = display_path(path, _home(environ))
+    text = _read_text(path, shown)
+    clients = list(known_clients())
+    data = kept(cache, [__version__, text, clients], lambda: checked_text(text, shown, environ, tuple(clients)))
     try:
         return _build(path, data, environ)
     except KeyError:  # checked in another environment, where a variable a binding names was set
-        return _build(path, validated(path, environ, known_clients()), environ)
+        return _build(path, validated(path, environ, tuple(clients)), environ)
 
 
 _home = locations.home
