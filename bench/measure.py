@@ -4,7 +4,8 @@ modules a command imports).
 
 The machine these run on is often shared: every round times each case once, so a burst of load
 hits all of them alike, and a case's ratio is the median of its per-round ratios to the baseline
-of the same round. Each projector given (``--projector``, repeatable: e.g. an installed copy of
+of the same round. Besides the wall clock, each run's own CPU time (user + system, from wait4)
+is kept: a process waiting for a core does not count there, so it moves less with the load. Each projector given (``--projector``, repeatable: e.g. an installed copy of
 main beside this tree) is measured in the same rounds, in its own temporary HOME.
 """
 
@@ -32,15 +33,21 @@ class Case:
     before: Callable[[], None] | None = None
     stdin: bytes | None = None
     cwd: str | None = None
-    times: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # wall clock, seconds
+    cpu: list[float] = field(default_factory=list)  # the process's own user + system time
 
-    def run(self, quiet: bool = True) -> float:
+    def run(self) -> tuple[float, float]:
         if self.before:
             self.before()
         start = time.perf_counter()
-        subprocess.run(self.command, env=self.env, input=self.stdin, cwd=self.cwd, check=False,
-                       stdout=subprocess.DEVNULL if quiet else None, stderr=subprocess.DEVNULL if quiet else None)
-        return time.perf_counter() - start
+        process = subprocess.Popen(self.command, env=self.env, cwd=self.cwd, stdin=subprocess.PIPE if self.stdin is not None else None,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self.stdin is not None:
+            process.stdin.write(self.stdin)
+            process.stdin.close()
+        _, _, usage = os.wait4(process.pid, 0)
+        process.returncode = 0  # reaped above
+        return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
 def interpreter(projector: str) -> str:
@@ -55,16 +62,19 @@ def rounds(cases: list[Case], runs: int) -> None:
         case.run()
     for _ in range(runs):
         for case in cases:
-            case.times.append(case.run())
+            wall, cpu = case.run()
+            case.times.append(wall)
+            case.cpu.append(cpu)
 
 
-def median_ms(case: Case) -> float:
-    return statistics.median(case.times) * 1000
+def median_ms(case: Case, cpu: bool = False) -> float:
+    return statistics.median(case.cpu if cpu else case.times) * 1000
 
 
-def ratio(case: Case, baseline: Case) -> float:
+def ratio(case: Case, baseline: Case, cpu: bool = False) -> float:
     """The median of the per-round ratios: robust to load that comes and goes between rounds."""
-    return statistics.median(t / b for t, b in zip(case.times, baseline.times))
+    pairs = zip(case.cpu, baseline.cpu) if cpu else zip(case.times, baseline.times)
+    return statistics.median(t / b for t, b in pairs if b > 0)
 
 
 def load() -> str:

@@ -97,20 +97,21 @@ def main() -> None:
         print(f"{load()} (after; medians of {runs} interleaved rounds, {max(3, runs // 2)} for the large model)")
         for n, projector in enumerate(projectors):
             print(f"  [{n + 1}] {projector}")
-        heads = [f"[{n + 1}] ms   ×pass" for n in range(len(sets))]
+        heads = [f"[{n + 1}] {kind} ms  ×pass" for n in range(len(sets)) for kind in ("wall", "cpu")]
         rows = []
         for index in range(len(sets[0])):
             label = sets[0][index].label
-            rows.append((label, [f"{median_ms(cases[index]):7.1f}  {ratio(cases[index], cases[0]):6.2f}x" for cases in sets]))
+            rows.append((label, [f"{median_ms(cases[index], cpu):7.1f} {ratio(cases[index], cases[0], cpu):6.2f}x" for cases in sets for cpu in (False, True)]))
         if large:
             rows.append(("6 x 500 x 10,000, cold (10x the size)",
-                         [f"{median_ms(pair[1]):7.1f}  {median_ms(pair[1]) / median_ms(cases[1]):6.2f}x small" for pair, cases in zip(large, sets)]))
+                         [f"{median_ms(pair[1], cpu):7.1f} {median_ms(pair[1], cpu) / median_ms(cases[1], cpu):5.2f}x sm" for pair, cases in zip(large, sets)
+                          for cpu in (False, True)]))
         table(rows, heads)
         if options.callgrind:
             print("\ninstructions (callgrind Ir, millions; ratio to python -c pass)")
             counts = [[instructions(case) for case in cases] for cases in sets]
             table([(sets[0][i].label, [f"{c[i] / 1e6:8.1f}  {c[i] / c[0]:6.2f}x" if c[i] and c[0] else "n/a" for c in counts])
-                   for i in range(len(sets[0]))], heads)
+                   for i in range(len(sets[0]))], [f"[{n + 1}] M instr  ×pass" for n in range(len(sets))])
         for n, projector in enumerate(projectors):
             hook_bench(root / str(n) / "n", sets[n][3].env, root / str(n) / "n" / "projector.yaml", projector)
 

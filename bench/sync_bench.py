@@ -105,10 +105,10 @@ def main() -> None:
         print(f"{load()} (after; median of {options.runs} interleaved rounds)")
         for projector in projectors:
             print(f"  [{projectors.index(projector) + 1}] {projector}")
-        heads = [f"[{n + 1}] ms   ×pass" for n in range(len(sets))]
+        heads = [f"[{n + 1}] {kind} ms  ×pass" for n in range(len(sets)) for kind in ("wall", "cpu")]
         rows = []
         for index, label in enumerate(case.label for case in sets[0]):
-            cells = [f"{median_ms(cases[index]):7.1f}  {ratio(cases[index], cases[0]):6.2f}x" for cases in sets]
+            cells = [f"{median_ms(cases[index], cpu):7.1f} {ratio(cases[index], cases[0], cpu):6.2f}x" for cases in sets for cpu in (False, True)]
             target = TARGETS.get(label)
             rows.append((label + (f" (≤ {target:g}x)" if target else ""), cells))
         table(rows, heads)
@@ -119,7 +119,7 @@ def main() -> None:
             for index, label in enumerate(case.label for case in sets[0]):
                 cells = [f"{c[index] / 1e6:8.1f}  {c[index] / c[0]:6.2f}x" if c[index] and c[0] else "n/a" for c in counts]
                 rows.append((label, cells))
-            table(rows, heads)
+            table(rows, [f"[{n + 1}] M instr  ×pass" for n in range(len(sets))])
         if options.imports:
             for n, cases in enumerate(sets):
                 print(f"\nimports of [{n + 1}] (modules, sum of own import times, packages)")

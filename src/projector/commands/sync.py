@@ -37,7 +37,10 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         remember(config, complete=False, hook=hook, observed=inputs, started=started)
         return 2
     complete = not (outcome.problems or written.problems or client or force)
-    remember(config, complete=complete, hook=hook, observed={**inputs, **outcome.system.observed}, started=started)
+    for result in written.results:
+        if result.after is None:
+            outcome.survey.forget(str(result.path))  # a project file this sync removed
+    remember(config, complete=complete, hook=hook, observed={**inputs, **outcome.system.observed}, started=started, outcome=outcome)
     if not quiet:
         for result in written.results:
             if result.changed:
@@ -46,10 +49,11 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     return 1 if outcome.problems or written.problems else 0
 
 
-def remember(config: str | None, complete: bool, hook: bool, observed: dict, started: int) -> None:
+def remember(config: str | None, complete: bool, hook: bool, observed: dict, started: int, outcome: engine.Outcome | None = None) -> None:
     """After a sync: the fast path's fingerprint (a complete, clean sync only), from the stats
     this sync saw (``observed``), and, for the shell hook, the files to watch and the stamp they
-    are compared with (``started``: when the sync began, on the files' clock)."""
+    are compared with (``started``: when the sync began, on the files' clock). ``outcome``: the
+    sync's computation (its model and what it found of the folders), absent when it failed."""
     from projector import __version__
     from projector.compile.targets import Dependencies, dependencies
     from projector.core.locations import VARIABLES
@@ -57,8 +61,11 @@ def remember(config: str | None, complete: bool, hook: bool, observed: dict, sta
     environ = os.environ
     model_file = str(model.model_path(config, environ))
     try:
-        loaded = load_model(config)
-        found = dependencies(loaded, list(client_registry.registry().values()), environ, projects.recorded(environ))
+        if outcome is None:
+            loaded, recorded, survey = load_model(config), projects.recorded(environ), None
+        else:
+            loaded, recorded, survey = outcome.model, outcome.projects, outcome.survey
+        found = dependencies(loaded, list(client_registry.registry().values()), environ, recorded, survey)
     except ProjectorError:
         found = Dependencies([model_file], ["projector"], list(VARIABLES))
     if complete:

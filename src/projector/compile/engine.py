@@ -24,7 +24,7 @@ from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import plan
 from projector.compile.reconcile import Decision, prune, reconcile
 from projector.compile.system import System
-from projector.compile.targets import TargetFile, targets
+from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
 from projector.core.locations import on_path
@@ -70,6 +70,9 @@ class Outcome:
     providers: Mapping[str, Provider]
     force: bool
     system: System  # what the files were read through
+    model: Model
+    projects: tuple[Project, ...]
+    survey: Survey  # the folders around the workspaces, as this computation found them
 
     @property
     def changed(self) -> tuple[FileResult, ...]:
@@ -101,14 +104,15 @@ def compute(
         desired[client.id], cannot = client.entries(compiled)
         warnings += cannot
     providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
-    for target in targets(model, clients, environ, desired, projects):
+    survey = Survey()
+    for target in targets(model, clients, environ, desired, projects, survey):
         outcome = evaluate(target, ledger.record(target.path), providers, force, system)
         if isinstance(outcome, Problem):
             problems.append(outcome)
         else:
             results.append(outcome)
             warnings += outcome.notes
-    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system)
+    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
 
 
 def evaluate(

@@ -2,7 +2,10 @@
 
 A target file is a client's global file or a project file inside a bound workspace (only those
 that exist: projector never creates a file inside a repository). ``dependencies`` lists every
-path and binary the result depends on, for the fast path and the shell hook.
+path and binary the result depends on, for the fast path and the shell hook. Both look at the
+same folders (every bound workspace, under both spellings, and the project files each client
+reads there); a Survey looks each path up once per sync, which at a thousand bindings is most
+of a sync's system calls.
 """
 
 from __future__ import annotations
@@ -41,11 +44,51 @@ class TargetFile:
         return self.desired is None
 
 
-def workspaces(model: Model, projects: tuple[Project, ...] = ()) -> tuple[str, ...]:
-    """Every bound folder, as written and as its canonical path (both spellings are in use),
-    and the root of every trusted project file."""
-    paths = {b.path for b in model.bindings} | {os.path.realpath(b.path) for b in model.bindings}
-    return tuple(sorted(paths | {p.root for p in projects}))
+class Survey:
+    """The folders around the bound workspaces, as one sync sees them: each path's existence and
+    each workspace's canonical path looked up once (a removal the sync makes is told with
+    ``forget``)."""
+
+    def __init__(self) -> None:
+        self._exists: dict[str, bool] = {}
+        self._canonical: dict[str, str] = {}
+        self._workspaces: tuple[str, ...] | None = None
+
+    def exists(self, path: str) -> bool:
+        """``os.path.lexists`` of an absolute path; its folder first (once for all the paths in
+        it), and nothing in a folder that is absent."""
+        found = self._exists.get(path)
+        if found is None:
+            parent = os.path.dirname(path)
+            found = (parent == path or self.exists(parent)) and os.path.lexists(path)
+            self._exists[path] = found
+        return found
+
+    def forget(self, path: str) -> None:
+        self._exists.pop(path, None)
+
+    def canonical(self, path: str) -> str:
+        """``os.path.realpath`` of an absolute, normalised path, its folder's resolved once for
+        all the paths in it."""
+        found = self._canonical.get(path)
+        if found is None:
+            parent, name = os.path.split(path)
+            if not name:
+                found = os.path.realpath(path)
+            elif os.path.islink(path):
+                found = os.path.realpath(path)
+            else:
+                found = os.path.join(self.canonical(parent), name)
+            self._canonical[path] = found
+        return found
+
+    def workspaces(self, model: Model, projects: tuple[Project, ...] = ()) -> tuple[str, ...]:
+        """Every bound folder, as written and as its canonical path (both spellings are in use),
+        and the root of every trusted project file."""
+        if self._workspaces is None:
+            paths = {b.path for b in model.bindings} | {self.canonical(b.path) for b in model.bindings}
+            self._workspaces = tuple(sorted(paths | {p.root for p in projects}))
+        return self._workspaces
 
 
 def targets(
@@ -54,10 +97,12 @@ def targets(
     environ: Mapping[str, str],
     desired: Mapping[str, Mapping[str, Any]],
     projects: tuple[Project, ...] = (),
+    survey: Survey | None = None,
 ) -> list[TargetFile]:
+    survey = survey or Survey()
     home = locations.home(environ)
     found: list[TargetFile] = []
-    folders = workspaces(model, projects)
+    folders = survey.workspaces(model, projects)
     for client in clients:
         path = client.global_file(environ)
         assert path is not None  # every descriptor ends its folder list with one under ~
@@ -73,7 +118,7 @@ def targets(
                     known = project[name]
                     project[name] = replace(known, shadows=f"{known.shadows} and {client.name}", readings=known.readings + (client.reading,),
                                             file_keys=tuple(dict.fromkeys(known.file_keys + client.file_keys)))
-                elif os.path.lexists(name):  # projector never creates a file inside a workspace
+                elif survey.exists(name):  # projector never creates a file inside a workspace
                     path = Path(name)
                     project[name] = TargetFile(client, path, display_path(path, home), spec.format, spec.servers_key, None, (), client.name,
                                                (client.reading,), client.file_keys)
@@ -90,7 +135,7 @@ class Dependencies:
 
 
 def dependencies(
-    model: Model, clients: list[Client], environ: Mapping[str, str], projects: tuple[Project, ...] = ()
+    model: Model, clients: list[Client], environ: Mapping[str, str], projects: tuple[Project, ...] = (), survey: Survey | None = None
 ) -> Dependencies:
     """Every path, binary and variable a sync's result depends on. The same descriptors that
     place the target files name the variables that move them, so the two cannot disagree. A
@@ -99,12 +144,13 @@ def dependencies(
     existing folder (creating it changes that folder), which keeps the list to about one path a
     workspace. projector's own descriptors change only with its version, which the fingerprint
     holds; the user's are watched."""
+    survey = survey or Survey()
     user_descriptors = locations.clients_folder(environ)
     paths: set[str] = {str(model.source), trust_path(environ), user_descriptors} | {p.file for p in projects}
     paths.update(str(p) for p in descriptor_files() if str(p.parent) == user_descriptors)
     binaries = {"projector"}
     variables = set(locations.VARIABLES)
-    folders = workspaces(model, projects)
+    folders = survey.workspaces(model, projects)
     for client in (c for c in clients if model.clients is None or c.id in model.clients):
         variables.update(client.variables())
         folder = client.folder(environ)
@@ -115,12 +161,12 @@ def dependencies(
             paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
             binaries.update(client.detect_binaries)
         for workspace in folders:
-            paths.update(_watched(os.path.join(workspace, spec.path), workspace) for spec in client.project_files)
+            paths.update(_watched(os.path.join(workspace, spec.path), workspace, survey) for spec in client.project_files)
     return Dependencies(sorted(paths), sorted(binaries), sorted(variables))
 
 
-def _watched(path: str, stop: str) -> str:
+def _watched(path: str, stop: str, survey: Survey) -> str:
     """``path`` if it exists, else its nearest existing folder (not above ``stop``)."""
-    while not os.path.lexists(path) and path != stop and len(path) > len(stop):
+    while not survey.exists(path) and path != stop and len(path) > len(stop):
         path = os.path.dirname(path)
     return path

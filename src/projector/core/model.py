@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,16 @@ class Model:
         return next((p for p in self.providers if p.name == name), None)
 
     def bindings_of(self, provider: str) -> tuple[Binding, ...]:
-        return tuple(b for b in self.bindings if b.settings(provider) is not None)
+        return self._bindings_by_provider.get(provider, ())
+
+    @cached_property
+    def _bindings_by_provider(self) -> dict[str, tuple[Binding, ...]]:
+        """One pass over the bindings, not one per provider (50 × 1,000 at scale)."""
+        found: dict[str, list[Binding]] = {}
+        for binding in self.bindings:
+            for name, _ in binding.uses:
+                found.setdefault(name, []).append(binding)
+        return {name: tuple(bindings) for name, bindings in found.items()}
 
 
 # --------------------------------------------------------------------------- locating the model
