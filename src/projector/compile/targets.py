@@ -110,7 +110,7 @@ def targets(
         found.append(TargetFile(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes,
                                 client.name, (client.reading,), client.file_keys))
     project: dict[str, TargetFile] = {}
-    for workspace in folders:
+    for workspace in (w for w in folders if survey.exists(w)):  # nothing inside a folder that is not there
         for client in clients:
             for spec in client.project_files:
                 name = os.path.join(workspace, spec.path)  # strings: most of these do not exist
@@ -160,8 +160,11 @@ def dependencies(
         if model.clients is None:
             paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
             binaries.update(client.detect_binaries)
-        for workspace in folders:
-            paths.update(_watched(os.path.join(workspace, spec.path), workspace, survey) for spec in client.project_files)
+        for workspace in folders if client.project_files else ():
+            if survey.exists(workspace):
+                paths.update(_watched(os.path.join(workspace, spec.path), workspace, survey) for spec in client.project_files)
+            else:
+                paths.add(workspace)  # its nearest existing folder, as far as a workspace's files go
     return Dependencies(sorted(paths), sorted(binaries), sorted(variables))
 
 
