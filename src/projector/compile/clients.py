@@ -265,7 +265,10 @@ def _compiled_descriptors(files: list[Path]) -> list[dict[str, Any]]:
         return found
 
     cache = Path(state_folder(os.environ)) / "clients-cache.json"
-    return kept(cache, [__version__, texts], compute)
+    return kept(cache, [__version__, _CACHED_FORM, texts], compute)
+
+
+_CACHED_FORM = "data+programs"  # what each cached descriptor holds: a cache of another form is not read
 
 
 def validated(path: Path, text: str | None = None) -> dict[str, Any]:

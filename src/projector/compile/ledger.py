@@ -20,10 +20,10 @@ SCHEMA = 1
 
 def entry_hash(value: Any) -> str:
     """A hash of an entry's meaning: key order and formatting do not count."""
-    import hashlib  # here: the bridge imports this module for state_dir and starts on every session
+    from projector.core.digest import sha256
 
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    return sha256(canonical.encode("utf-8"))[:32]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
@@ -15,6 +14,8 @@ _RESET = "\033[0m"
 
 
 def unified_diff(result: FileResult, colour: bool) -> str:
+    import difflib  # here: only diff shows one
+
     before = (result.before or "").splitlines(keepends=True)
     after = (result.after or "").splitlines(keepends=True)
     lines = difflib.unified_diff(

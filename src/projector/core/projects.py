@@ -46,9 +46,9 @@ def trust_path(environ: Mapping[str, str]) -> str:
 
 
 def digest(raw: bytes) -> str:
-    import hashlib
+    from projector.core.digest import sha256
 
-    return hashlib.sha256(raw).hexdigest()
+    return sha256(raw)
 
 
 def project_file(folder: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from projector.compile.documents.base import (
@@ -60,8 +60,12 @@ class TomlDocument:
             raise DocumentError(_decode_problem(source, str(exc))) from None
         except RecursionError:  # tomllib recurses once per nested array or inline table
             raise too_deep(source, deepest(_parser().parse(self._bytes).root_node, ("array", "inline_table")) or (0, 0)) from None
-        self._tree = _parser().parse(self._bytes)
         self._newline = newline_of(text)
+
+    @cached_property
+    def _tree(self) -> Any:
+        """The spans of tables and keys: parsed when the file is first edited."""
+        return _parser().parse(self._bytes)
 
     def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
         return servers_at(self.value, key, self.source, "a table")
