@@ -16,23 +16,24 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 FLAG, SWITCH, TEXT, TEXTS, NUMBER = "flag", "switch", "text", "texts", "number"
 _PLAIN_NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 
-@dataclass(frozen=True)
-class Option:
+# Named tuples, not dataclasses: this module is on the path of every command it parses, and a
+# dataclass costs eight times as much to define (it compiles its methods when its module loads).
+
+
+class Option(NamedTuple):
     dest: str  # the typer function's parameter
     kind: str  # flag | switch (--x/--no-x) | text | texts (repeatable) | number
     names: tuple[str, ...]
     default: Any = None
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     module: str  # projector.commands.<name>, whose ``run`` takes the options in this order
     options: tuple[Option, ...]
 
@@ -49,8 +50,7 @@ COMMANDS = {
 }
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     command: Command
     values: tuple[Any, ...]  # in the order of command.options
 

@@ -200,3 +200,30 @@ def test_a_reader_that_goes_away_ends_the_command_as_under_typer(sandbox):
         results.append((done.returncode, done.stderr))
     assert results[0] == results[1]
     assert results[0][0] == 1
+
+
+# --------------------------------------------------------------------------- what each command loads
+
+
+def _imported(sandbox, *args: str) -> set[str]:
+    """The top-level packages ``python -m projector ARGS`` imports."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "projector", *args], env=sandbox.env, cwd=sandbox.root,
+                          capture_output=True, text=True, timeout=60)
+    return {line.split("|")[2].strip().split(".")[0] for line in done.stderr.splitlines() if line.startswith("import time:") and "|" in line}
+
+
+HEAVY = {"typer", "pydantic", "rich", "jinja2", "jsonschema", "ruamel", "tomlkit", "filelock"}
+
+
+def test_a_sync_loads_only_what_its_work_needs(sandbox):
+    """The hook's syncs: after a model edit the model's YAML parser and validator (and the
+    documents' parsers), nothing for the command line, the templates or the descriptors; with
+    nothing to do, nothing but the fast path; status reads without any of them."""
+    sandbox.install_projector()
+    config = sandbox.model(MODEL)
+    assert sandbox.run("sync", "--config", str(config)).returncode == 0  # descriptors compiled, model checked
+    config.write_text(MODEL.replace("token_env: T", "token_env: U"))  # every entry changes
+    edited = _imported(sandbox, "sync", "--config", str(config))
+    assert edited & HEAVY == {"jsonschema", "ruamel"} and "tree_sitter_toml" in edited
+    assert _imported(sandbox, "sync", "--config", str(config)) & (HEAVY | {"tree_sitter", "dataclasses", "json"}) == set()
+    assert _imported(sandbox, "status", "--config", str(config)) & (HEAVY | {"tree_sitter_toml", "hashlib", "tempfile"}) == set()

@@ -8,12 +8,17 @@ import json
 
 import pytest
 
+from test_clients import BRIDGE, BRIDGE_WEB, HTTP
+
 from projector.compile import template
 from projector.compile.clients import client, registry
 from projector.compile.plan import HttpServer, StdioServer
 
 ODD = 'quote " back \\ slash, ünïcödé ✓, tab\t, new\nline, ${NAME} NAME {env:X} $X, {{ url }} \x00\u2028'
 SERVERS = [
+    BRIDGE,  # test_clients.py's scenarios
+    BRIDGE_WEB,
+    HTTP,
     StdioServer("/usr/local/bin/projector", ("mcp", "--provider", "docs"), ("DOCS_TOKEN",)),
     StdioServer("/usr/local/bin/projector", ("mcp", "--provider", "web", "--config", "/m/projector.yaml"), ("WEB_TOKEN",)),
     StdioServer("/opt/bin/projector", (), ()),
@@ -95,7 +100,7 @@ def test_a_template_it_does_not_know_is_rendered_by_jinja2(source):
     transport = "stdio" if "command" in source else "http"
     mine = client(DATA | {"templates": {transport: source}})
     assert mine.compiled()[transport] is None
-    server = SERVERS[0] if transport == "stdio" else SERVERS[6]  # values every one of these writes as JSON
+    server = BRIDGE if transport == "stdio" else HTTP  # values every one of these writes as JSON
     assert _outcome(lambda: mine.render(server, "p")) == _outcome(lambda: json.loads(mine.jinja2_text(*_context(server, "p"))))
 
 
