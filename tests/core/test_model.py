@@ -62,7 +62,7 @@ BAD = [
                  'projector.yaml:6:5: providers.docs.oauth: give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both',
                  id="oauth-and-token"),
     pytest.param("version: 1\nproviders:\n  docs:\n    urll: https://x\n",
-                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, linger, oauth, shared, token_env, url); remove it or fix its spelling",
+                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, linger, listen, oauth, shared, timeout, token_env, url); remove it or fix its spelling",
                  id="unknown-key"),
     pytest.param("version: 1\nproviders:\n  docs:\n    token_env: T\n",
                  'projector.yaml:3:3: providers.docs: give either "url" (a remote provider) or "command" (a local one)', id="missing-url"),

@@ -4,14 +4,15 @@ projector's state, valid while the files it came from are unchanged.
 "Unchanged" is decided by each file's inode, ctime, mtime and size, taken *before* the file is
 read: an edit that keeps the size and puts the mtime back (``sed`` + ``touch -r``) still moves
 the ctime, which no user-level call can set, and an edit made while the work runs makes the
-stored key stale instead of the stored result.
+stored key stale instead of the stored result. Where the stat differs but the bytes do not (a
+file rewritten as it was), a digest of the bytes, kept beside the result, saves the work.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,10 @@ def stat_key(paths: Iterable[str | os.PathLike[str]]) -> list[Any]:
     return key
 
 
-def kept(cache: Path, key: list[Any], compute: Callable[[], Any]) -> Any:
+def kept(cache: Path, key: list[Any], compute: Callable[[], Any], contents: Sequence[str | os.PathLike[str]] = ()) -> Any:
     """``compute()``, or what it returned before for the same ``key`` (JSON-able values only).
+    ``contents``: files whose stat is in ``key`` and whose bytes may stand in for it: rewritten
+    with the same bytes (a checkout, a dotfile manager, ``touch``), the result still holds.
     A cache that cannot be read or written costs time, never correctness."""
     try:
         with open(cache, encoding="utf-8") as handle:
@@ -36,12 +39,49 @@ def kept(cache: Path, key: list[Any], compute: Callable[[], Any]) -> Any:
         if entry.get("key") == key:
             return entry["data"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
+        entry = None
+    digest = _digest(contents) if contents else None
+    if (digest is not None and isinstance(entry, dict) and entry.get("digest") == digest
+            and _without(entry.get("key"), contents) == _without(key, contents) and "data" in entry):
+        _store(cache, {"key": key, "digest": digest, "data": entry["data"]})
+        return entry["data"]
     data = compute()
-    try:
-        from projector.core import files
-
-        files.write_text(cache, json.dumps({"key": key, "data": data}))
-    except (OSError, TypeError, ValueError):
-        pass
+    if digest is not None and [k for k in key if k not in _without(key, contents)] != stat_key(contents):
+        digest = None  # a file changed while it was read: its digest may not be what compute() saw
+    _store(cache, {"key": key, "digest": digest, "data": data})
     return data
+
+
+def _without(key: Any, files: Sequence[str | os.PathLike[str]]) -> Any:
+    """``key`` without the stat entries of ``files``."""
+    names = {str(f) for f in files}
+    return [k for k in key if not (isinstance(k, list) and k[:1] and k[0] in names)] if isinstance(key, list) else key
+
+
+def _digest(files: Sequence[str | os.PathLike[str]]) -> str | None:
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        for path in files:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            digest.update(b"%d:" % len(data) + data)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _store(cache: Path, entry: dict[str, Any]) -> None:
+    """Replace the cache file whole (a reader sees the old entry or the new one)."""
+    temporary = cache.with_name(f".{cache.name}.{os.getpid()}")
+    try:
+        text = json.dumps(entry)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, cache)
+    except (OSError, TypeError, ValueError):
+        try:
+            temporary.unlink()
+        except OSError:
+            pass

@@ -68,6 +68,8 @@ class Provider:
     oauth: bool = False  # remote: it signs users in with OAuth (the client does), not with a token variable
     shared: bool | None = None
     linger: float | None = None
+    listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
+    timeout: float = 120.0  # remote: seconds a request through the bridge may take
 
     @property
     def local(self) -> bool:
@@ -143,7 +145,7 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     """
     yamltext.screen(text, shown)
     quick = _quick_yaml(text)
-    if quick is not None and not _schema_problems(quick, shown, schema) and not semantic(quick):
+    if quick is not None and _conforms(quick, shown, schema) and not semantic(quick):
         return quick
     data = _parse_yaml(text, shown)
     problems = _schema_problems(data, shown, schema)
@@ -164,7 +166,7 @@ def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], t
     from projector import __version__
     from projector.core.cache import kept, stat_key
 
-    data = kept(cache, [__version__, *stat_key([path])], lambda: validated(path, environ, known_clients()))
+    data = kept(cache, [__version__, *stat_key([path])], lambda: validated(path, environ, known_clients()), contents=[path])
     try:
         return _build(path, data, environ)
     except KeyError:  # checked in another environment, where a variable a binding names was set
@@ -262,6 +264,7 @@ _TYPE_WORDS = {
     "array": "a list",
     "string": "a string",
     "integer": "a whole number",
+    "number": "a number",
     "null": "nothing",
     "boolean": "true or false",
 }
@@ -279,6 +282,15 @@ def _kind(value: Any) -> str:
     if value is None:
         return "nothing"
     return "a string"
+
+
+def _conforms(data: Any, shown: str, schema: str) -> bool:
+    """A yes without importing jsonschema where core.quickschema can tell (a bridge start after a
+    model edit); jsonschema otherwise."""
+    from projector.core.quickschema import conforms
+
+    verdict = conforms(data, schema)
+    return verdict if verdict is not None else not _schema_problems(data, shown, schema)
 
 
 def _schema_problems(data: Any, shown: str, schema: str = "model") -> list[Problem]:
@@ -353,7 +365,7 @@ def _quoted(value: Any) -> str:
 expand_path = expand_folder
 
 
-REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default")
+REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled", "shared", "linger")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
 RESERVED = ("worktrees", "providers")  # keys of a binding or project file that are not providers
@@ -511,6 +523,8 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         oauth=bool(spec.get("oauth", False)),
         shared=spec.get("shared"),
         linger=spec.get("linger"),
+        listen=bool(spec.get("listen", False)),
+        timeout=float(spec.get("timeout", Provider.timeout)),
     )
 
 
