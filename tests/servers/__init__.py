@@ -48,7 +48,8 @@ class KbServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        scheme = "https" if "--tls" in self.options else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/mcp"
 
     def requests(self) -> list[dict]:
         return [json.loads(line) for line in self.record.read_text().splitlines()]

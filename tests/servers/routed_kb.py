@@ -181,9 +181,11 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=None, help="session idle timeout (seconds)")
     parser.add_argument("--record", required=True)
     parser.add_argument("--session-roots", action="store_true", help="add the session_roots tool")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https with this certificate and key")
     options = parser.parse_args()
     routed = Routed(tuple(options.kbs.split(",")), options.token, options.mode, options.idle, options.record, options.session_roots)
-    uvicorn.run(routed, host="127.0.0.1", port=options.port, log_level="warning", lifespan="on")
+    tls = {"ssl_certfile": options.tls[0], "ssl_keyfile": options.tls[1]} if options.tls else {}
+    uvicorn.run(routed, host="127.0.0.1", port=options.port, log_level="warning", lifespan="on", **tls)
 
 
 if __name__ == "__main__":
