@@ -39,6 +39,7 @@ class Faulty:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -17,6 +17,8 @@ def display_path(path: Path | str, home: Path | None = None) -> str:
 
 @dataclass(frozen=True)
 class Problem:
+    """One thing wrong in a file, and where."""
+
     file: str
     line: int | None  # 1-based; None when the problem has no place in the file
     column: int | None

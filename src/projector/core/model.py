@@ -55,6 +55,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class Provider:
+    """A named MCP server: remote (url) or local (command)."""
+
     name: str
     url: str | None  # remote: the MCP endpoint; None for a local provider
     token_env: str | None
@@ -83,6 +85,8 @@ class Provider:
 
 @dataclass(frozen=True)
 class Binding:
+    """A folder and what it says of each provider there."""
+
     path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
     uses: tuple[tuple[str, Settings], ...]  # (provider, what this folder says of it), sorted by provider
     worktrees: bool = False  # every git worktree of the repository is bound too
@@ -93,6 +97,8 @@ class Binding:
 
 @dataclass(frozen=True)
 class Model:
+    """The checked model."""
+
     source: Path
     clients: tuple[str, ...] | None  # None: the clients found on this machine
     providers: tuple[Provider, ...]  # sorted by name

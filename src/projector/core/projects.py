@@ -26,6 +26,8 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class Project:
+    """A trusted project file."""
+
     root: str  # canonical folder the file sits in
     file: str
     providers: tuple[Provider, ...]  # local providers owned by this workspace

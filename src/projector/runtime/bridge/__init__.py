@@ -25,6 +25,8 @@ USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--log-f
 
 @dataclass(frozen=True)
 class Options:
+    """The command line."""
+
     provider: str
     no_kb: bool = False  # show no knowledge base: a server with no tools
     config: str | None = None  # the model file
@@ -120,6 +122,8 @@ def _logger(provider: str, log_file: str | None):
 
 @dataclass(frozen=True)
 class Where:
+    """The session's folder and the model that applies there."""
+
     model: Any  # the checked model
     provider: Any  # the model's provider of that name; None: only project files declare it
     folder: str  # canonical

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Event:
+    """One dispatched event."""
+
     data: str
     type: str  # "message" when the stream named none
 

@@ -44,6 +44,8 @@ TIMEOUT, SERVER_ERROR, INTERNAL_ERROR = -32001, -32000, -32603
 
 @dataclass(frozen=True)
 class Settings:
+    """The provider's settings the session needs."""
+
     provider: str
     token_env: str | None
     listen: bool  # open the GET stream for the server's own messages
