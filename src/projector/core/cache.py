@@ -5,7 +5,7 @@ projector's state, valid while the files it came from are unchanged.
 read: an edit that keeps the size and puts the mtime back (``sed`` + ``touch -r``) still moves
 the ctime, which no user-level call can set, and an edit made while the work runs makes the
 stored key stale instead of the stored result. Where the stat differs but the bytes do not (a
-file rewritten as it was), a digest of the bytes, kept beside the result, saves the work.
+file rewritten as it was), the bytes, kept beside the result, save the work.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def stat_key(paths: Iterable[str | os.PathLike[str]]) -> list[Any]:
@@ -40,15 +42,15 @@ def kept(cache: Path, key: list[Any], compute: Callable[[], Any], contents: Sequ
             return entry["data"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         entry = None
-    digest = _digest(contents) if contents else None
-    if (digest is not None and isinstance(entry, dict) and entry.get("digest") == digest
+    texts = _texts(contents) if contents else None  # compared whole: no hash to import
+    if (texts is not None and isinstance(entry, dict) and entry.get("contents") == texts
             and _without(entry.get("key"), contents) == _without(key, contents) and "data" in entry):
-        _store(cache, {"key": key, "digest": digest, "data": entry["data"]})
+        _store(cache, {"key": key, "contents": texts, "data": entry["data"]})
         return entry["data"]
     data = compute()
-    if digest is not None and [k for k in key if k not in _without(key, contents)] != stat_key(contents):
-        digest = None  # a file changed while it was read: its digest may not be what compute() saw
-    _store(cache, {"key": key, "digest": digest, "data": data})
+    if texts is not None and [k for k in key if k not in _without(key, contents)] != stat_key(contents):
+        texts = None  # a file changed while it was read: what compute() saw may differ from these bytes
+    _store(cache, {"key": key, "contents": texts, "data": data})
     return data
 
 
@@ -58,18 +60,17 @@ def _without(key: Any, files: Sequence[str | os.PathLike[str]]) -> Any:
     return [k for k in key if not (isinstance(k, list) and k[:1] and k[0] in names)] if isinstance(key, list) else key
 
 
-def _digest(files: Sequence[str | os.PathLike[str]]) -> str | None:
-    import hashlib
-
-    digest = hashlib.sha256()
+def _texts(files: Sequence[str | os.PathLike[str]]) -> list[str] | None:
+    """The files' bytes themselves, as JSON can hold them: a model is small, and comparing bytes
+    needs no hash (hashlib would cost a bridge start more than the comparison)."""
     try:
+        texts = []
         for path in files:
             with open(path, "rb") as handle:
-                data = handle.read()
-            digest.update(b"%d:" % len(data) + data)
+                texts.append(handle.read().decode("utf-8", "surrogateescape"))
     except OSError:
         return None
-    return digest.hexdigest()
+    return texts
 
 
 def _store(cache: Path, entry: dict[str, Any]) -> None:

@@ -13,7 +13,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from projector.core import locations, yamltext
 from projector.core.errors import ModelError, Problem, display_path

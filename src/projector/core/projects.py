@@ -14,7 +14,9 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from projector.core import locations
 from projector.core.model import Provider, Settings, provider, uses

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "default", "examples", "format",
                          "deprecated", "readOnly", "writeOnly", "$defs"})

@@ -7,21 +7,28 @@ a regular file or /dev/null, which epoll refuses.
 A signal (SIGTERM, SIGINT, SIGHUP) wakes the poll through a pipe and sets ``signalled``. While
 the thread is inside a blocking call to the provider (a connect, a send, the rest of a reply),
 the signal also interrupts that call, so a stalled provider never delays the end of a session.
+
+Every session starts this, so it costs nothing to import: ``select.poll`` itself rather than
+``selectors``, and ``_signal`` (loaded with the interpreter) rather than ``signal``, whose enums
+take longer to build than the rest of this module.
 """
 
 from __future__ import annotations
 
+import _signal
 import heapq
 import itertools
 import os
-import selectors
-import signal
+import select
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
 
-SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
+READABLE = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 
 class Interrupted(Exception):
@@ -45,7 +52,8 @@ class Timer:
 
 class Loop:
     def __init__(self) -> None:
-        self._selector = selectors.PollSelector()
+        self._poll = select.poll()
+        self._watched: dict[int, tuple[Any, Callable[[], None]]] = {}  # fd -> (file, callback)
         self._timers: list[tuple[float, int, Timer]] = []
         self._order = itertools.count()
         self._cancelled = 0  # cancelled timers still in the heap (each request's timeout is one)
@@ -59,11 +67,11 @@ class Loop:
         read, write = os.pipe()
         os.set_blocking(write, False)
         os.set_blocking(read, False)
-        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        _signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         self._wake = read
         self.watch(read, self._drain_wake)
-        for name in SIGNALS:
-            signal.signal(getattr(signal, name), self._on_signal)
+        for number in SIGNALS:
+            _signal.signal(number, self._on_signal)
 
     def _on_signal(self, _signum: int, _frame: Any) -> None:
         self.signalled = True
@@ -78,27 +86,25 @@ class Loop:
         except BlockingIOError:
             pass
 
-    @contextmanager
-    def blocking(self) -> Iterator[None]:
-        """Around a call that may wait on the provider: a signal ends it (Interrupted)."""
+    def blocking(self) -> _Blocking:
+        """``with loop.blocking():`` around a call that may wait on the provider: a signal ends
+        it (Interrupted)."""
         if self.signalled:
             raise Interrupted()
-        self._blocking += 1
-        try:
-            yield
-        finally:
-            self._blocking -= 1
+        return _Blocking(self)
 
     # ------------------------------------------------------------------ files and timers
 
-    def watch(self, fileobj: Any, callback: Callable[[], None]) -> None:
-        self._selector.register(fileobj, selectors.EVENT_READ, callback)
+    def watch(self, file: Any, callback: Callable[[], None]) -> None:
+        fd = file if isinstance(file, int) else file.fileno()
+        self._watched[fd] = (file, callback)
+        self._poll.register(fd, READABLE)
 
-    def unwatch(self, fileobj: Any) -> None:
-        try:
-            self._selector.unregister(fileobj)
-        except (KeyError, ValueError):
-            pass
+    def unwatch(self, file: Any) -> None:
+        fd = next((fd for fd, (known, _) in self._watched.items() if known is file), None)
+        if fd is not None:
+            del self._watched[fd]
+            self._poll.unregister(fd)
 
     def later(self, delay: float, callback: Callable[[], None]) -> Timer:
         timer = Timer(self, time.monotonic() + delay, callback)
@@ -118,9 +124,11 @@ class Loop:
         if self._timers:
             until = max(0.0, self._timers[0][0] - time.monotonic())
             timeout = until if timeout is None else min(timeout, until)
-        for key, _ in self._selector.select(timeout):
-            if self._selector.get_map().get(key.fileobj) is key:  # not unwatched by an earlier callback
-                key.data()
+        ready = self._poll.poll(None if timeout is None else timeout * 1000)
+        for fd, _ in ready:
+            entry = self._watched.get(fd)
+            if entry is not None:  # not unwatched by an earlier callback of this round
+                entry[1]()
         now = time.monotonic()
         while self._timers and self._timers[0][0] <= now:
             _, _, timer = heapq.heappop(self._timers)
@@ -129,3 +137,16 @@ class Loop:
                 timer.callback()
             else:
                 self._cancelled -= 1
+
+
+class _Blocking:
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: Loop):
+        self._loop = loop
+
+    def __enter__(self) -> None:
+        self._loop._blocking += 1
+
+    def __exit__(self, *_: object) -> None:
+        self._loop._blocking -= 1

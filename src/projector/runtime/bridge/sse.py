@@ -10,15 +10,15 @@ cut off at the end of the stream is dropped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
 class Event:
-    """One dispatched event."""
+    """One dispatched event. (A plain class: one is made per message on a stream.)"""
 
-    data: str
-    type: str  # "message" when the stream named none
+    __slots__ = ("data", "type")
+
+    def __init__(self, data: str, type: str):  # noqa: A002 - the spec's name for it
+        self.data = data
+        self.type = type  # "message" when the stream named none
 
 
 class Decoder:

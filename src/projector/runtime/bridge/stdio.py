@@ -12,11 +12,13 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CHUNK = 1 << 16
 
-Line = dict[str, Any] | list[Any] | Exception  # a parsed message, a batch, or why a line was not one
+Line = dict[str, object] | list[object] | Exception  # a parsed message, a batch, or why a line was not one
 
 
 def encode(message: Any) -> bytes:

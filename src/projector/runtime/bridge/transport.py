@@ -14,8 +14,9 @@ import os
 import socket
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from projector.runtime.bridge.loop import Interrupted, Loop
@@ -40,24 +41,29 @@ CHUNK = 1 << 16
 IO_TIMEOUT = 30.0  # seconds any one connect, send or read may block
 
 
-@dataclass(frozen=True)
 class Proxy:
-    """An http proxy from the environment."""
+    """An http proxy from the environment. (Plain classes here: a frozen dataclass compiles six
+    methods when it is defined, ~0.7 ms of every bridge start.)"""
 
-    host: str
-    port: int
-    authorization: str | None  # Proxy-Authorization, from the proxy URL's user:password
+    __slots__ = ("host", "port", "authorization")
+
+    def __init__(self, host: str, port: int, authorization: str | None):
+        self.host = host
+        self.port = port
+        self.authorization = authorization  # Proxy-Authorization, from the proxy URL's user:password
 
 
-@dataclass(frozen=True)
 class Endpoint:
     """Where requests go: the provider, or its proxy."""
 
-    scheme: str  # http | https
-    host: str
-    port: int
-    target: str  # what the request line names: path?query, or the absolute URL through a plain-http proxy
-    proxy: Proxy | None
+    __slots__ = ("scheme", "host", "port", "target", "proxy")
+
+    def __init__(self, scheme: str, host: str, port: int, target: str, proxy: Proxy | None):
+        self.scheme = scheme  # http | https
+        self.host = host
+        self.port = port
+        self.target = target  # what the request line names: path?query, or the absolute URL through a plain-http proxy
+        self.proxy = proxy
 
     @property
     def tunnel(self) -> bool:
@@ -196,12 +202,13 @@ class Pool:
         self._idle: list[Connection] = []
 
     def take(self, timeout: float) -> tuple[Connection, bool]:
-        """A connection and whether it was used before (a server may have closed it since)."""
+        """A connection and whether it was used before (a server may have closed it since: the
+        exchange then tries once more on a new one)."""
         while self._idle:
             connection = self._idle.pop()
-            if connection.place == self.place and not _closed_by_peer(connection.sock):
+            if connection.place is self.place and connection.sock is not None:
                 connection.timeout = timeout
-                connection.sock.settimeout(timeout)
+                connection.sock.settimeout(timeout)  # blocking again (with a limit) for the next request
                 return connection, True
             connection.close()
         return Connection(self.place, timeout), False
@@ -218,22 +225,12 @@ class Pool:
         self._idle.clear()
 
 
-def _closed_by_peer(sock: socket.socket | None) -> bool:
-    """An idle connection the server closed (or wrote to) is readable: not worth a request."""
-    if sock is None:
-        return True
-    import select
-
-    try:
-        return bool(select.select([sock], [], [], 0)[0])
-    except (OSError, ValueError):
-        return True
-
-
 # --------------------------------------------------------------------------- one exchange
 
 
-class Sink(Protocol):
+class Sink:
+    """What an exchange tells about its reply (upstream's _Reply, _Ack and _Listen are sinks)."""
+
     def head(self, exchange: Exchange, response: Any) -> None: ...
     def chunk(self, exchange: Exchange, data: bytes) -> None: ...
     def end(self, exchange: Exchange, problem: str | None) -> None: ...
@@ -287,6 +284,8 @@ class Exchange:
                 with self.loop.blocking():
                     self.response = self._connection.getresponse()  # type: ignore[union-attr]
                 self._body = Body(self.response)
+                assert self._sock is not None
+                self._sock.settimeout(0.0)  # the body is read as it comes: never wait for more here
                 self.sink.head(self, self.response)
             while not self.done:
                 if self._body.finished:
@@ -294,10 +293,9 @@ class Exchange:
                     self._release(keep=not self.response.will_close)
                     self.sink.end(self, None)
                     return
-                if not self._ready():
-                    return
-                with self.loop.blocking():
-                    data = self.response.fp.read1(CHUNK)  # what is there: buffered, or one read of the socket
+                data = self._read()
+                if data is None:
+                    return  # nothing yet: the loop calls again when the socket is readable
                 if not data:
                     if not self._body.until_closed:
                         raise http_client.IncompleteRead(b"")
@@ -313,24 +311,25 @@ class Exchange:
                 return
             self._fail(error)
 
-    def _ready(self) -> bool:
-        """Whether a read returns at once: bytes are buffered or waiting, or the server closed.
-        (http.client decodes chunks only with blocking reads, so the body is read raw, see Body.)"""
-        assert self._sock is not None
-        self._sock.settimeout(0.0)
+    def _read(self) -> bytes | None:
+        """What the socket has: bytes, b"" at its end, None when nothing came yet. (http.client
+        decodes chunks only with blocking reads, so the body is read raw, see Body.) A read of
+        CHUNK (more than the reader's buffer) always empties its buffer, so waiting for the
+        socket to be readable never leaves buffered bytes behind."""
         try:
-            if self.response.fp.peek(1):
-                return True
-            if self.pool.place.scheme == "https":
-                return True  # TLS says "no data yet" with SSLWantReadError; an empty peek is its end
-            self._sock.recv(1, socket.MSG_PEEK)  # nothing buffered: data or the server's close?
-            return True
+            data = self.response.fp.read1(CHUNK)
         except BlockingIOError:
-            return False
+            return None
         except OSError as error:
-            return type(error).__name__ != "SSLWantReadError"  # other errors surface on the read
-        finally:
-            self._sock.settimeout(self.timeout)
+            if type(error).__name__ == "SSLWantReadError":
+                return None
+            raise
+        if data or self.pool.place.scheme == "https":
+            return data  # TLS says "nothing yet" with SSLWantReadError: an empty read is its end
+        try:  # plain TCP: no data, or the server's close?
+            return b"" if self._sock.recv(1, socket.MSG_PEEK) == b"" else self._read()  # type: ignore[union-attr]
+        except BlockingIOError:
+            return None
 
     def _fail(self, error: BaseException) -> None:
         if self.done:

@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from projector.runtime.bridge import transport
 from projector.runtime.bridge.loop import Loop
@@ -42,15 +43,17 @@ BODY_LIMIT = 256 << 20  # bytes of one JSON answer
 TIMEOUT, SERVER_ERROR, INTERNAL_ERROR = -32001, -32000, -32603
 
 
-@dataclass(frozen=True)
 class Settings:
     """The provider's settings the session needs."""
 
-    provider: str
-    token_env: str | None
-    listen: bool  # open the GET stream for the server's own messages
-    timeout: float  # seconds a request may take
-    refusal: str | None = None  # why no request can go up (a malformed token): each gets this as its error
+    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal")
+
+    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None):
+        self.provider = provider
+        self.token_env = token_env
+        self.listen = listen  # open the GET stream for the server's own messages
+        self.timeout = timeout  # seconds a request may take
+        self.refusal = refusal  # why no request can go up (a malformed token): each gets this as its error
 
 
 def rpc_error(id_: Any, code: int, message: str) -> dict[str, Any]:
@@ -245,6 +248,7 @@ class Upstream:
             return
         if call.exchange is not None:
             call.exchange.cancel()
+            self._exchanges.discard(call.exchange)
         seconds = f"{self.settings.timeout:g}"
         name = self.settings.provider
         hint = (f"if its tool waits for something it asked the client outside this request (roots, sampling, "
@@ -360,6 +364,7 @@ class _Reply:
         up = self.up
         place = transport.moved(up.pool.place, location, up.environ)
         exchange.cancel()
+        up._exchanges.discard(exchange)
         if place is None:
             self.kind = "late"
             up._fail(self.call, f"the provider redirects (HTTP {self.status}) to another place ({location[:200]}); "
