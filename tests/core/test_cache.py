@@ -35,3 +35,16 @@ def test_same_bytes_need_no_check_and_new_bytes_do(tmp_path):
     assert checks(tmp_path, TEXT) == 1
     loaded = model.cached(path, {}, lambda: ("claude-code",), tmp_path / "state" / "model-cache.json")
     assert loaded.provider("docs").url == "https://kb.example.org/mcp"
+
+
+def test_the_same_bytes_at_another_path_need_no_check(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "projector.yaml").write_text(TEXT)
+    (tmp_path / "b" / "projector.yaml").write_text(TEXT)
+    cache = tmp_path / "state" / "model-cache.json"
+    asked = []
+    for folder in ("a", "b", "a"):
+        loaded = model.cached(tmp_path / folder / "projector.yaml", {}, lambda: asked.append(1) or ("claude-code",), cache)
+        assert loaded.source == tmp_path / folder / "projector.yaml"
+    assert len(asked) == 1

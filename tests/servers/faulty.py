@@ -8,7 +8,10 @@ purpose for one ``fault``:
 - ``huge-retry``: a request's stream sends a priming event with ``retry: 100000000`` and ends;
   the GET that resumes it (``Last-Event-ID``) carries the reply;
 - ``not-rpc``: a request is answered ``200 {"hello": "world"}``;
-- ``gone``: every request that carries a session id gets 404 (so the retry in a new session too).
+- ``gone``: every request that carries a session id gets 404 (so the retry in a new session too);
+- ``listen-drop``: the standalone GET stream sends a notification (event id ``s1``, ``retry: 100``)
+  and ends; the GET that resumes it from ``s1`` sends a request of the server's own (id 7) and
+  stays open.
 
 Every HTTP request is recorded in ``requests`` (method, JSON-RPC method and id, headers), in order.
 Without a fault it is a fast stdlib upstream (a benchmark's, like bench-bridges' ``rec``):
@@ -127,11 +130,29 @@ class Faulty:
 
     def _get(self, handler: Any) -> None:
         session = handler.headers.get("Mcp-Session-Id")
+        if self.fault == "listen-drop":
+            return self._listen(handler)
         if not handler.headers.get("Last-Event-ID") or session not in self._pending:
             return handler._send(405, b"", "text/plain")
         reply = {"jsonrpc": "2.0", "id": self._pending.pop(session), "result": {"tools": [], "resumed": True}}
         event = f"id: cut-2\ndata: {json.dumps(reply)}\n\n".encode()
         return handler._send(200, event, "text/event-stream")
+
+    def _listen(self, handler: Any) -> None:
+        resumed = handler.headers.get("Last-Event-ID") == "s1"
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+        if not resumed:
+            note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            handler.wfile.write(f"id: s1\nretry: 100\ndata: {json.dumps(note)}\n\n".encode())
+            return
+        ask = {"jsonrpc": "2.0", "id": 7, "method": "roots/list"}
+        handler.wfile.write(f"id: s2\ndata: {json.dumps(ask)}\n\n".encode())
+        handler.wfile.flush()
+        self._stall()
 
 
 if __name__ == "__main__":

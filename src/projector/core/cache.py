@@ -14,7 +14,8 @@ import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 
@@ -32,9 +33,10 @@ def stat_key(paths: Iterable[str | os.PathLike[str]]) -> list[Any]:
 
 def kept(cache: Path, key: list[Any], compute: Callable[[], Any], contents: Sequence[str | os.PathLike[str]] = ()) -> Any:
     """``compute()``, or what it returned before for the same ``key`` (JSON-able values only).
-    ``contents``: files whose stat is in ``key`` and whose bytes may stand in for it: rewritten
-    with the same bytes (a checkout, a dotfile manager, ``touch``), the result still holds.
-    A cache that cannot be read or written costs time, never correctness."""
+    ``contents``: the files whose ``stat_key`` ends ``key``; their bytes may stand in for it:
+    the same bytes again (rewritten by a checkout or a dotfile manager, touched, or copied to
+    another place), the same result. A cache that cannot be read or written costs time, never
+    correctness."""
     try:
         with open(cache, encoding="utf-8") as handle:
             entry = json.load(handle)
@@ -43,21 +45,16 @@ def kept(cache: Path, key: list[Any], compute: Callable[[], Any], contents: Sequ
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         entry = None
     texts = _texts(contents) if contents else None  # compared whole: no hash to import
+    stats = len(contents)
     if (texts is not None and isinstance(entry, dict) and entry.get("contents") == texts
-            and _without(entry.get("key"), contents) == _without(key, contents) and "data" in entry):
+            and isinstance(entry.get("key"), list) and entry["key"][:-stats] == key[:-stats] and "data" in entry):
         _store(cache, {"key": key, "contents": texts, "data": entry["data"]})
         return entry["data"]
     data = compute()
-    if texts is not None and [k for k in key if k not in _without(key, contents)] != stat_key(contents):
+    if texts is not None and key[-stats:] != stat_key(contents):
         texts = None  # a file changed while it was read: what compute() saw may differ from these bytes
     _store(cache, {"key": key, "contents": texts, "data": data})
     return data
-
-
-def _without(key: Any, files: Sequence[str | os.PathLike[str]]) -> Any:
-    """``key`` without the stat entries of ``files``."""
-    names = {str(f) for f in files}
-    return [k for k in key if not (isinstance(k, list) and k[:1] and k[0] in names)] if isinstance(key, list) else key
 
 
 def _texts(files: Sequence[str | os.PathLike[str]]) -> list[str] | None:

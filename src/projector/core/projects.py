@@ -14,7 +14,8 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from functools import cache
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 

@@ -51,3 +51,21 @@ def test_a_server_without_a_stream_of_its_own_is_fine(kb_server, tmp_path):
     assert bridge.close() == 0
     assert [r["method"] for r in server.requests()].count("GET") == 1
     assert b"listening" not in b"".join(bridge.stderr)
+
+
+def test_the_listening_stream_is_relayed_and_resumed_from_its_last_event(faulty, tmp_path):
+    server = faulty("listen-drop")
+    bridge = Raw(Layout(tmp_path, server.url, settings="    listen: true\n"), "work/a")
+    bridge.send(INIT, INITIALIZED)
+    bridge.receive()
+    assert bridge.receive() == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    asked = bridge.receive()
+    assert asked["method"] == "roots/list" and asked["id"] == "u-1", "the server's id (7) is not the client's to see"
+    bridge.send({"jsonrpc": "2.0", "id": "u-1", "result": {"roots": []}})
+    bridge.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert bridge.receive()["id"] == 1
+    assert bridge.close() == 0
+    gets = [r["last_event_id"] for r in server.requests if r["method"] == "GET"]
+    assert gets == [None, "s1"]
+    answers = [r for r in server.requests if r["method"] == "POST" and r["rpc"] is None and r["id"] == 7]
+    assert len(answers) == 1, "the client's answer went up with the server's own id"

@@ -17,7 +17,8 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 
@@ -48,7 +49,6 @@ def parse(argv: list[str]) -> Options:
         elif name in names and (inline or rest):
             values[names[name]] = inline or rest.pop(0)
         elif flag in ("-h", "--help"):
-            print(USAGE)
             raise SystemExit(0)
         else:
             raise SystemExit(f"projector mcp: unexpected {flag!r}\n{USAGE}")
@@ -61,8 +61,8 @@ def main(argv: list[str]) -> None:
     try:
         options = parse(argv)
     except SystemExit as problem:
-        if problem.code == 0:  # --help
-            sys.stdout.flush()
+        if problem.code == 0:  # --help: the usage is the answer
+            print(USAGE, flush=True)
             os._exit(0)
         print(problem, file=sys.stderr)
         os._exit(2)

@@ -22,14 +22,15 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 
 from projector import __version__
 from projector.core.model import KbSet
 from projector.runtime.bridge.loop import Loop
-from projector.runtime.bridge.stdio import Line, Reader, Writer
+from projector.runtime.bridge.stdio import Line, Reader, Writer, error
 
 SUPPORTED = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 ROOTS_ID = "projector-roots-1"
@@ -37,10 +38,6 @@ ROOTS_WAIT = 10.0  # seconds a client gets to answer roots/list
 DRAIN = 5.0  # seconds replies in flight may still take after stdin ends (a signal cuts it short)
 
 METHOD_NOT_FOUND, INVALID_PARAMS, PARSE_ERROR, INVALID_REQUEST = -32601, -32602, -32700, -32600
-
-
-def error(id_: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
 
 
 def result(id_: Any, value: dict[str, Any]) -> dict[str, Any]:

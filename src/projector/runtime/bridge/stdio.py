@@ -12,13 +12,19 @@ import json
 import os
 import sys
 from collections.abc import Callable
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 
 CHUNK = 1 << 16
 
 Line = dict[str, object] | list[object] | Exception  # a parsed message, a batch, or why a line was not one
+
+
+def error(id_: Any, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error response."""
+    return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
 
 
 def encode(message: Any) -> bytes:

@@ -14,9 +14,11 @@ import os
 import socket
 import sys
 from collections.abc import Mapping
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
+
 from urllib.parse import unquote, urlsplit
 
 from projector.runtime.bridge.loop import Interrupted, Loop

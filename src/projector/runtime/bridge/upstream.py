@@ -23,14 +23,15 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Mapping
-TYPE_CHECKING = False
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
     from typing import Any
 
 from projector.runtime.bridge import transport
 from projector.runtime.bridge.loop import Loop
 from projector.runtime.bridge.sse import Decoder
-from projector.runtime.bridge.stdio import encode
+from projector.runtime.bridge.stdio import encode, error
 
 RESUME_ATTEMPTS = 3
 DEFAULT_RETRY_MS = 1000
@@ -54,10 +55,6 @@ class Settings:
         self.listen = listen  # open the GET stream for the server's own messages
         self.timeout = timeout  # seconds a request may take
         self.refusal = refusal  # why no request can go up (a malformed token): each gets this as its error
-
-
-def rpc_error(id_: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
 
 
 def as_response(item: Any, id_: Any) -> dict[str, Any] | None:
@@ -126,7 +123,7 @@ class Upstream:
     def request(self, message: dict[str, Any], reply: Callable[[dict[str, Any]], None]) -> None:
         """Send a request; ``reply`` gets its answer (or an error) exactly once."""
         if self.settings.refusal:
-            reply(rpc_error(message.get("id"), SERVER_ERROR, f"projector: {self.settings.refusal}"))
+            reply(error(message.get("id"), SERVER_ERROR, f"projector: {self.settings.refusal}"))
             return
         call = Call(message, reply)
         if call.method == "initialize":
@@ -144,7 +141,7 @@ class Upstream:
         """Answer what is still waiting with ``why``, then DELETE the session (briefly)."""
         self._closed = True
         for call in list(self._calls):
-            self._answer(call, rpc_error(call.message.get("id"), SERVER_ERROR, f"projector: {why}"))
+            self._answer(call, error(call.message.get("id"), SERVER_ERROR, f"projector: {why}"))
         for exchange in list(self._exchanges):
             exchange.cancel()
         if self.session_id:
@@ -213,7 +210,7 @@ class Upstream:
         call.reply(response)
 
     def _fail(self, call: Call, message: str, code: int = SERVER_ERROR) -> None:
-        self._answer(call, rpc_error(call.message.get("id"), code, f"projector: {message}"))
+        self._answer(call, error(call.message.get("id"), code, f"projector: {message}"))
 
     def _where(self) -> str:
         place = self.pool.place
