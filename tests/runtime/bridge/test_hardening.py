@@ -178,3 +178,13 @@ def test_no_token_warning_where_no_kb_is_shown(tmp_path):
     assert "result" in bridge.receive()
     assert bridge.close() == 0
     assert "DOCS_TOKEN" not in stderr_text(bridge)
+
+
+def test_a_notification_sent_just_before_eof_reaches_the_server_before_the_delete(faulty, tmp_path):
+    server = faulty()
+    bridge = Raw(Layout(tmp_path, server.url), "work/a")
+    bridge.send(INIT)
+    bridge.receive()
+    bridge.send(INITIALIZED)
+    assert bridge.close() == 0  # what bench-bridges' spawn-only runs do
+    assert server.methods() == ["initialize", "notifications/initialized", "DELETE"]

@@ -82,9 +82,9 @@ class Session:
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
 
     @property
-    def busy(self) -> int:
-        """Requests still waiting for the provider's answer."""
-        return self.upstream.busy if self.upstream is not None else 0
+    def busy(self) -> bool:
+        """Requests (or notifications) still on their way to or from the provider."""
+        return self.upstream is not None and self.upstream.busy
 
     # ------------------------------------------------------------------ dispatch
 

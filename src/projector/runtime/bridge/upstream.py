@@ -114,9 +114,10 @@ class Upstream:
         self._closed = False
 
     @property
-    def busy(self) -> int:
-        """Requests still waiting for their answer."""
-        return len(self._calls)
+    def busy(self) -> bool:
+        """Requests still waiting for their answer, or messages not yet through (a notification
+        sent just before stdin ended must reach the server before the DELETE)."""
+        return bool(self._calls or self._blocked or self._queue)
 
     # ------------------------------------------------------------------ what the session calls
 
