@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
-from projector.core import locations, yamltext
+from projector.core import locations
 from projector.core.errors import ModelError, Problem, display_path
 from projector.core.resources import validator
 from projector.core.variables import expand_folder
@@ -152,6 +152,8 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     A good file is read once with the fast (C) parser; the round-trip parser, which knows where
     every key and value stands, reads it again only when there is a problem to point at.
     """
+    from projector.core import yamltext  # here: a bridge start with a valid cache reads no YAML
+
     yamltext.screen(text, shown)
     quick = _quick_yaml(text)
     if quick is not None and _conforms(quick, shown, schema) and not semantic(quick):
@@ -194,6 +196,8 @@ def _read_text(path: Path, shown: str) -> str:
         ) from None
     except OSError as exc:
         raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
+    from projector.core import yamltext
+
     return yamltext.decoded(raw, shown)
 
 
@@ -223,6 +227,8 @@ def _parse_yaml(text: str, shown: str) -> Any:
             Problem(shown, mark.line + 1, mark.column + 1, f"duplicate key {name}: a key may appear once; merge the two")
         ) from None
     except MarkedYAMLError as exc:
+        from projector.core import yamltext
+
         raise ModelError(yamltext.syntax_problem(exc, text, shown)) from None
     if data is None:
         raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))

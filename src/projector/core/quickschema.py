@@ -2,17 +2,16 @@
 
 Importing jsonschema (with referencing, rpds, attrs) costs ~60 ms, more than the rest of a
 bridge start, and a valid file only needs a yes. This checks the keywords projector's schemas
-use, with jsonschema's own rules (``pattern`` is ``re.search``, ``true`` is not ``1``, ``format``
-asserts nothing), and answers True, False, or None when a schema uses a keyword it does not
-know. Only a True is taken as it is: False and None send the caller to jsonschema, whose errors
-name what is wrong (core.model.checked_yaml). tests/core/test_quickschema.py holds it to
-jsonschema's answers.
+use, with the rules of projector's validator (core.resources.validator: ``pattern`` searched
+with ECMA-262's ``$``, ``true`` is not ``1``, ``format`` asserts nothing), and answers True,
+False, or None when a schema uses a keyword it does not know. Only a True is taken as it is:
+False and None send the caller to that validator, whose errors name what is wrong
+(core.model.checked_yaml). tests/core/test_quickschema.py holds it to the validator's answers.
 """
 
 from __future__ import annotations
 
 import re
-from functools import cache
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
@@ -96,9 +95,10 @@ def _equal(one: Any, other: Any) -> bool:
     return bool(one == other)
 
 
-@cache
 def _pattern(text: str) -> re.Pattern[str]:
-    return re.compile(text)
+    from projector.core.resources import _ecma  # the validator's own reading of a pattern
+
+    return _ecma(text)
 
 
 def _properties(value: Any, rule: dict[str, Any], _all: Any, document: str) -> bool:
