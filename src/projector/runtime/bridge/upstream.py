@@ -220,7 +220,7 @@ class Upstream:
     def _event(self, call: Call | None, data: str) -> None:
         """One SSE message: the server's own request or notification, or a response."""
         if not data.strip():
-            return  # a priming event only moves the cursor
+            return  # a priming event only moves the resumption point (its id)
         try:
             item = json.loads(data)
         except ValueError:
