@@ -66,7 +66,8 @@ def full_sync(root: Path, providers: int, bindings: int, runs: int, warm: bool =
             target = Path(env["HOME"]) / name
             shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
         state = Path(env["HOME"]) / ".local" / "state" / "projector"
-        for name in ("ledger.json", "fingerprint") + (() if warm else ("model-cache.json", "clients-cache.json")):
+        shutil.rmtree(state / "models", ignore_errors=True)  # the fast path's fingerprints
+        for name in ("ledger.json",) + (() if warm else ("model-cache.json", "clients-cache.json")):
             (state / name).unlink(missing_ok=True)
 
     return median_ms(command, env, runs, fresh)
@@ -121,9 +122,11 @@ def hook_bench(root: Path, env: dict, config: Path) -> None:
     started = count(trace) - count(base_trace)
     subprocess.run(["bash", "--norc", "-c", script], env=env, check=True)  # timed without strace
     t0, t1 = map(float, (root / "hook-time").read_text().split())
-    lines = len((Path(env["HOME"]) / ".local" / "state" / "projector" / "hook-watch").read_text().splitlines())
+    from projector.fastpath import hook_folder
+
+    lines = len((Path(hook_folder(env)) / "watch").read_text().splitlines())
     print(f"hook, {prompts} prompts with nothing changed: {started} processes started (strace), "
-          f"{(t1 - t0) / prompts * 1000:.2f} ms per prompt ({lines} watched paths)")
+          f"{(t1 - t0) / prompts * 1000:.2f} ms per prompt ({lines} lines in its watch list)")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from projector.core import locations
-from projector.core.errors import ModelError, Problem, display_path
+from projector.core.errors import ModelError, Problem, did_you_mean, display_path
 from projector.core.resources import validator
 from projector.core.variables import expand_folder
 
@@ -125,14 +125,6 @@ model_path = locations.model_path
 
 def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Model:
     return _build(path, validated(path, environ, known_clients), environ)
-
-
-def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
-    """The model's path for bridge entries, when it is not where the bridge looks by default."""
-    if not model.source.is_absolute():
-        return None  # a model made in code, not read from a file
-    plain = {k: v for k, v in environ.items() if k != "PROJECTOR_CONFIG"}  # clients do not pass it on
-    return None if model.source == locations.model_path(None, plain) else str(model.source)
 
 
 def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
@@ -319,7 +311,8 @@ def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
         allowed = sorted(error.schema.get("properties", {}))
         extras = sorted(set(instance) - set(allowed))
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-        return problem(data, shown, path + (extras[0],), f"unknown key{hint}; remove it or fix its spelling", key=True)
+        guess = did_you_mean(extras[0], allowed)
+        return problem(data, shown, path + (extras[0],), f"unknown key{guess}{hint}; remove it or fix its spelling", key=True)
     if validator == "required":
         missing = re.search(r"'([^']+)' is a required property", error.message)
         name = missing.group(1) if missing else "a key"
@@ -360,9 +353,8 @@ def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -
     if field == "url":
         return problem(data, shown, path, f"{shown_value} is not an http(s) URL")
     if field == "token_env":
-        return problem(
-            data, shown, path, f"{shown_value} is not a variable name: give the NAME of the variable that holds the token"
-        )
+        pasted = pasted_token(str(value), str(path[-2]) if len(path) > 1 else "")
+        return problem(data, shown, path, pasted or f"{shown_value} is not a variable name: give the NAME of the variable that holds the token")
     return problem(
         data, shown, path, f'{shown_value} is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
     )
@@ -393,15 +385,45 @@ def _semantic_problems(
     for index, client in enumerate(data.get("clients") or []):
         if client not in known_clients:
             problems.append(
-                problem(data, shown, ("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})')
+                problem(data, shown, ("clients", index),
+                        f'unknown client "{client}"{did_you_mean(client, known_clients)} (known: {", ".join(known_clients)})')
             )
     providers = data["providers"]
     problems += _provider_problems(data, shown, providers)
+    problems += [
+        problem(data, shown, ("providers", name, "token_env"), message)
+        for name, spec in providers.items()
+        if (message := pasted_token(str(spec.get("token_env") or ""), str(name)))
+    ]
     seen_paths: dict[str, str] = {}
     for raw_path, binding in (data.get("bindings") or {}).items():
         problems += _binding_path_problems(data, shown, str(raw_path), environ, seen_paths)
         problems += use_problems(data, shown, ("bindings", raw_path), binding, providers)
     return problems
+
+
+_TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "sk_live_", "sk_test_", "xoxb-", "xoxp-",
+                   "glpat-", "AKIA", "eyJ", "Bearer ")
+
+
+def pasted_token(value: str, provider: str) -> str | None:
+    """What to say when ``token_env`` holds what looks like a token itself (a known token prefix,
+    or a long mixed-case string of letters and digits no one names a variable by); None when it
+    reads as a variable's name. The message never repeats the value: it may be a secret."""
+    import math
+
+    long_and_random = (
+        len(value) >= 24
+        and not re.fullmatch(r"[A-Z][A-Z0-9_]*", value)  # UPPER_SNAKE is how variables are named
+        and all(re.search(kind, value) for kind in ("[a-z]", "[A-Z]", "[0-9]"))
+        and -sum(n / len(value) * math.log2(n / len(value)) for n in map(value.count, set(value))) >= 3.5
+    )
+    if not (value.startswith(_TOKEN_PREFIXES) or long_and_random):
+        return None
+    name = re.sub(r"\W", "_", provider).upper() + "_TOKEN"
+    return (f"this looks like a token itself, not the NAME of a variable: keep the token out of this file (export "
+            f"{name}=... in your shell's profile, or your secret manager) and write token_env: {name}; if it is a real "
+            "token, treat it as exposed and replace it")
 
 
 def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> list[Problem]:
@@ -445,7 +467,8 @@ def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping
             continue
         if provider_name not in providers:
             known = ", ".join(sorted(providers)) or "none"
-            problems.append(problem(data, shown, at, f'no provider named "{provider_name}" (providers: {known})', key=True))
+            guess = did_you_mean(provider_name, providers)
+            problems.append(problem(data, shown, at, f'no provider named "{provider_name}"{guess} (providers: {known})', key=True))
             continue
         spec = providers[provider_name]
         local = "command" in spec
@@ -467,7 +490,7 @@ def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping
 
 def _unmounted(data: Any, shown: str, path: tuple[Any, ...], kb: str, provider: str, mounted: list[str]) -> Problem:
     mounts = ", ".join(sorted(mounted)) or "nothing"
-    return problem(data, shown, path, f'"{kb}" is not a KB of provider "{provider}" (it mounts: {mounts})')
+    return problem(data, shown, path, f'"{kb}" is not a KB of provider "{provider}"{did_you_mean(kb, mounted)} (it mounts: {mounts})')
 
 
 def _binding_path_problems(

@@ -139,6 +139,21 @@ def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
     return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items()))
 
 
+def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Recorded project files whose trust no longer holds: (file, "changed" or "missing"); one
+    that is no longer a project file at all counts as changed."""
+    found = []
+    for file, record in sorted(_records(environ).items()):
+        try:
+            raw = read(file)
+        except Unreadable:
+            found.append((file, "changed"))
+            continue
+        if raw is None or digest(raw) != record.get("sha256"):
+            found.append((file, "missing" if raw is None else "changed"))
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class Around:
     """The project files at a folder and above it."""

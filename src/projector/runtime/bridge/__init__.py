@@ -22,7 +22,7 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
-USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--log-file FILE]"
+USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--state DIR] [--log-file FILE] [--check]"
 
 
 @dataclass(frozen=True)
@@ -32,20 +32,22 @@ class Options:
     provider: str
     no_kb: bool = False  # show no knowledge base: a server with no tools
     config: str | None = None  # the model file
+    state: str | None = None  # projector's state folder (the trust store), for clients that clear XDG_STATE_HOME
     log_file: str | None = None  # also log to this file
+    check: bool = False  # find the model and the provider as a session would, say where, start nothing (doctor)
 
 
 def parse(argv: list[str]) -> Options:
-    """Four flags, read by hand: argparse alone costs a fifth of the bridge's start-up, and
+    """A few flags, read by hand: argparse alone costs a fifth of the bridge's start-up, and
     clients start the bridge for every session."""
     values: dict[str, Any] = {}
-    names = {"--provider": "provider", "--config": "config", "--log-file": "log_file"}
+    names = {"--provider": "provider", "--config": "config", "--state": "state", "--log-file": "log_file"}
     rest = list(argv)
     while rest:
         flag = rest.pop(0)
         name, _, inline = flag.partition("=")
-        if flag == "--no-kb":
-            values["no_kb"] = True
+        if flag in ("--no-kb", "--check"):
+            values[flag[2:].replace("-", "_")] = True
         elif name in names and (inline or rest):
             values[names[name]] = inline or rest.pop(0)
         elif flag in ("-h", "--help"):
@@ -67,11 +69,15 @@ def main(argv: list[str]) -> None:
         print(problem, file=sys.stderr)
         os._exit(2)
     log = _logger(options.provider, options.log_file)
+    if options.state:  # for a client that clears the environment: trust store, caches and shared hosts are found there
+        os.environ["PROJECTOR_STATE"] = options.state
 
     from projector.core.errors import ProjectorError
 
     try:
         where = _locate(options, log)
+        if options.check:
+            _report(where)
         if where.provider is None or where.provider.local:
             prepared = _local(options, where, log)  # execs the server where it runs here
         else:
@@ -80,6 +86,14 @@ def main(argv: list[str]) -> None:
         log(str(failure))
         os._exit(2)
     _serve(prepared)
+
+
+def _report(where: Any) -> None:
+    """--check: the files this start found, on stdout; then exit without serving."""
+    from projector.core.locations import state_folder
+
+    print(f"model: {where.model.source}\nstate: {state_folder(os.environ)}", flush=True)
+    os._exit(0)
 
 
 def _serve(session_for: Any) -> None:
