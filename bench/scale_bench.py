@@ -57,12 +57,9 @@ def full_sync(root: Path, projector: str, providers: int, bindings: int, label: 
             target = home / name
             shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
         state = home / ".local" / "state" / "projector"
-        if warm:  # what the sync wrote; the checked model and descriptors stay
-            for name in ("ledger.json", "fingerprint"):
-                (state / name).unlink(missing_ok=True)
-        else:  # everything projector keeps between runs
-            shutil.rmtree(state, ignore_errors=True)
-            shutil.rmtree(home / ".cache" / "projector", ignore_errors=True)
+        shutil.rmtree(state / "models", ignore_errors=True)  # the fast path's fingerprints
+        for name in ("ledger.json",) + (() if warm else ("model-cache.json", "clients-cache.json")):
+            (state / name).unlink(missing_ok=True)
 
     return Case(label, command, env, before=fresh)
 
@@ -148,9 +145,11 @@ def hook_bench(root: Path, env: dict, config: Path, projector: str) -> None:
     started = count(trace) - count(base_trace)
     subprocess.run(["bash", "--norc", "-c", script], env=env, check=True)  # timed without strace
     t0, t1 = map(float, (root / "hook-time").read_text().split())
-    lines = len((Path(env["HOME"]) / ".local" / "state" / "projector" / "hook-watch").read_text().splitlines())
+    from projector.fastpath import hook_folder
+
+    lines = len((Path(hook_folder(env)) / "watch").read_text().splitlines())
     print(f"{projector}: hook, {prompts} prompts with nothing changed: {started} processes started (strace), "
-          f"{(t1 - t0) / prompts * 1000:.2f} ms per prompt ({lines} watched paths)")
+          f"{(t1 - t0) / prompts * 1000:.2f} ms per prompt ({lines} lines in its watch list)")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ COMMANDS = {
     "sync": Command("projector.commands.sync", (CONFIG, CLIENT, FORCE, Option("quiet", FLAG, ("--quiet", "-q"), False),
                                                 Option("wait", NUMBER, ("--wait",), 10.0), Option("hook", FLAG, ("--hook",), False))),
     "status": Command("projector.commands.status", (CONFIG, CLIENT, Option("as_json", FLAG, ("--json",), False))),
-    "diff": Command("projector.commands.diff", (CONFIG, CLIENT, FORCE, Option("color", SWITCH, ("--color", "--no-color"), None))),
+    "diff": Command("projector.commands.diff", (CONFIG, CLIENT, FORCE, Option("stat", FLAG, ("--stat",), False),
+                                                Option("color", SWITCH, ("--color", "--no-color"), None), Option("pager", SWITCH, ("--pager", "--no-pager"), None))),
 }
 
 

@@ -12,6 +12,7 @@ import sys
 def main() -> None:
     command = sys.argv[1:2]
     if command == ["mcp"]:
+        _inspect_on_first_use()
         from projector.runtime.bridge import main as bridge
 
         bridge(sys.argv[2:])
@@ -32,3 +33,21 @@ def main() -> None:
     from projector.cli import main as cli
 
     cli()
+
+
+def _inspect_on_first_use() -> None:
+    """``dataclasses`` imports ``inspect`` (with ast, dis and tokenize: about a fifth of a bridge
+    start) only to write a docstring for a class that has none. Every class on the bridge's path
+    has one, so ``inspect`` is loaded only if something really uses it."""
+    if "inspect" in sys.modules:
+        return
+    import types
+
+    class OnFirstUse(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            del sys.modules["inspect"]
+            import inspect
+
+            return getattr(inspect, name)
+
+    sys.modules["inspect"] = OnFirstUse("inspect")

@@ -29,6 +29,7 @@ from projector.compile.plan import HttpServer, Plan, Server, StdioServer, for_cl
 from projector.core.variables import folder_or_none
 
 _VARIABLE = re.compile(r"\$\{?(\w+)\}?")
+SECRET_LOOKING = re.compile(r"TOKEN|SECRET|KEY|AUTH|PASSWORD|CREDENTIAL", re.IGNORECASE)  # what a sanitizing client drops
 
 
 def platform() -> str:
@@ -117,6 +118,7 @@ class Client:
     servers_key: tuple[str, ...]
     env_reference: str | None
     stdio_env: str  # inherit | listed | sanitized
+    stdio_env_kept: tuple[str, ...] | None  # a client that clears the environment: what it keeps (None: not known to clear it)
     remote: str  # token | no-token | none
     lowercase_names: bool
     templates: tuple[tuple[str, str], ...]  # (transport, jinja2 source)
@@ -208,8 +210,29 @@ class Client:
         except RuntimeError:  # its template needs a reference the client has no syntax for
             return False
 
-    def local_scope_keys(self, workspace: str) -> tuple[tuple[str, ...], ...]:
-        return tuple(tuple(workspace if step == "{workspace}" else step for step in s) for s in self.local_scopes)
+    def server_environment(self, entry: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+        """The environment this client gives the stdio server of ``entry`` when it starts from
+        ``environ``: what it keeps of its own (all of it; what a clearing client keeps; all but
+        the secret-looking names), then what the entry passes (by name, or by value with the
+        client's references expanded)."""
+        if self.stdio_env_kept is not None:
+            result = {name: environ[name] for name in self.stdio_env_kept if name in environ}
+        elif self.stdio_env == "sanitized":
+            result = {name: value for name, value in environ.items() if not SECRET_LOOKING.search(name)}
+        else:
+            result = dict(environ)
+        listed = entry.get(self.reading.env_key) if self.reading.env_key else None
+        if isinstance(listed, Mapping):
+            result.update((str(name), self._expanded(str(value), environ)) for name, value in listed.items())
+        else:
+            result.update((name, environ[name]) for name in self.reading.passed(entry) if name in environ)
+        return result
+
+    def _expanded(self, value: str, environ: Mapping[str, str]) -> str:
+        if self.env_reference is None:
+            return value  # no expansion in this client: the value is literal
+        pattern = re.escape(self.env_reference).replace("NAME", r"(\w+)")
+        return re.sub(pattern, lambda match: environ.get(match.group(1), ""), value)
 
     def env_ref(self, name: str) -> str:
         if self.env_reference is None:
@@ -312,6 +335,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         stdio_env=data["stdio_env"],
         remote=data.get("remote", "token"),
         lowercase_names=data.get("entry_names") == "lowercase",
+        stdio_env_kept=tuple(data["stdio_env_kept"]) if "stdio_env_kept" in data else None,
         templates=tuple(sorted(data["templates"].items())),
         reading=Reading(
             url_keys=tuple(entry.get("url_keys") or ("url",)),

@@ -22,6 +22,7 @@ from projector.core.errors import display_path
 from projector.core.model import Model
 from projector.core.projects import Project, trust_path
 from projector.core.resources import descriptor_files
+from projector.fastpath import WORKSPACE
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class TargetFile:
     format: str
     key: tuple[str, ...]
     desired: Mapping[str, Any] | None  # None: a project file, where entries are pruned
-    prune_keys: tuple[tuple[str, ...], ...] = ()  # local scopes inside a global file
+    workspaces: tuple[str, ...] = ()  # bound folders: per-folder scopes at or below them are pruned
     shadows: str = ""  # the clients a project file's entries shadow the global entry in
     readings: tuple[Reading, ...] = ()  # how the clients that read the file read an entry
     file_keys: tuple[str, ...] = ()  # top-level keys they write by themselves, carrying no setting
@@ -42,6 +43,32 @@ class TargetFile:
     @property
     def is_project(self) -> bool:
         return self.desired is None
+
+    def local_scope_keys(self, folders: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+        """The per-folder scopes of the client's global file (``projects["/w/sub"].mcpServers``)
+        that a binding governs: every folder at or below a bound one, not only the bound folder
+        itself. ``folders``: what each scope's container
+        holds (the folder keys the file has), by the scope's key path up to its folder."""
+        keys = []
+        bound = set(self.workspaces)
+        for scope in self.client.local_scopes:
+            step = scope.index(WORKSPACE)
+            for folder in sorted(folders.get(scope[:step]) or ()):
+                if governed(str(folder), bound):
+                    keys.append((*scope[:step], str(folder), *scope[step + 1 :]))
+        return tuple(keys)
+
+
+def governed(folder: str, bound: set[str]) -> bool:
+    """Whether ``folder`` is a bound folder or below one (on path-component boundaries)."""
+    path = folder.rstrip("/") or "/"
+    while True:
+        if path in bound:
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
 
 
 class Survey:
@@ -106,8 +133,8 @@ def targets(
     for client in clients:
         path = client.global_file(environ)
         assert path is not None  # every descriptor ends its folder list with one under ~
-        scopes = tuple(key for w in folders for key in client.local_scope_keys(w))
-        found.append(TargetFile(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], scopes,
+        bound = folders if client.local_scopes else ()
+        found.append(TargetFile(client, path, display_path(path, home), client.format, client.servers_key, desired[client.id], bound,
                                 client.name, (client.reading,), client.file_keys))
     project: dict[str, TargetFile] = {}
     for workspace in (w for w in folders if survey.exists(w)):  # nothing inside a folder that is not there
@@ -129,25 +156,28 @@ def targets(
 class Dependencies:
     """What a sync's result depends on, for the fast path and the shell hook."""
 
-    paths: list[str]
-    binaries: list[str]
-    variables: list[str]  # projector's own, and those that move a client's files (from its descriptor)
+    files: tuple[str, ...]  # whose bytes matter: the model, the trust store, the clients' files and descriptors
+    project_files: tuple[str, ...]  # a workspace's project files, each by its own path (present or not)
+    present: tuple[str, ...]  # whose presence alone matters: what tells that a client is installed
+    binaries: tuple[str, ...]  # looked up on PATH
+    variables: tuple[str, ...]  # projector's own, and those that move a client's files (from its descriptor)
 
 
-def dependencies(
-    model: Model, clients: list[Client], environ: Mapping[str, str], projects: tuple[Project, ...] = (), survey: Survey | None = None
-) -> Dependencies:
+def dependencies(model: Model, clients: list[Client], environ: Mapping[str, str], projects: tuple[Project, ...] = (),
+                 survey: Survey | None = None) -> Dependencies:
     """Every path, binary and variable a sync's result depends on. The same descriptors that
     place the target files name the variables that move them, so the two cannot disagree. A
     model that names its clients depends on those only; one that does not, on what tells each
-    client is installed too. A project file that does not exist is watched through its nearest
-    existing folder (creating it changes that folder), which keeps the list to about one path a
-    workspace. projector's own descriptors change only with its version, which the fingerprint
-    holds; the user's are watched."""
+    client is installed too (its presence, not what happens inside it). A project file counts by
+    its own path, never through its folder: a file created beside it changes nothing.
+    projector's own descriptors change only with its version, which the fingerprint holds; the
+    user's are watched."""
     survey = survey or Survey()
     user_descriptors = locations.clients_folder(environ)
     paths: set[str] = {str(model.source), trust_path(environ), user_descriptors} | {p.file for p in projects}
     paths.update(str(p) for p in descriptor_files() if str(p.parent) == user_descriptors)
+    project: set[str] = set()
+    present: set[str] = set()
     binaries = {"projector"}
     variables = set(locations.VARIABLES)
     folders = survey.workspaces(model, projects)
@@ -158,18 +188,8 @@ def dependencies(
             paths.update(str(folder / name) for name in client.files)
         paths.update(str(p) for p in (expand(f, environ) for f in client.env_files) if p is not None)
         if model.clients is None:
-            paths.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
+            present.update(str(p) for p in (expand(d, environ) for d in client.detect_paths) if p is not None)
             binaries.update(client.detect_binaries)
-        for workspace in folders if client.project_files else ():
-            if survey.exists(workspace):
-                paths.update(_watched(os.path.join(workspace, spec.path), workspace, survey) for spec in client.project_files)
-            else:
-                paths.add(workspace)  # its nearest existing folder, as far as a workspace's files go
-    return Dependencies(sorted(paths), sorted(binaries), sorted(variables))
-
-
-def _watched(path: str, stop: str, survey: Survey) -> str:
-    """``path`` if it exists, else its nearest existing folder (not above ``stop``)."""
-    while not survey.exists(path) and path != stop and len(path) > len(stop):
-        path = os.path.dirname(path)
-    return path
+        project.update(os.path.join(workspace, spec.path) for workspace in folders for spec in client.project_files)
+    return Dependencies(tuple(sorted(paths)), tuple(sorted(project - paths)), tuple(sorted(present - paths)), tuple(sorted(binaries)),
+                        tuple(sorted(variables)))
