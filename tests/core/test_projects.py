@@ -48,10 +48,13 @@ def test_trust_then_sync_writes_the_declared_provider_and_untrust_takes_it_away(
     assert entries["docs"]["args"][:3] == ["mcp", "--provider", "docs"]  # bound by the project file: the bridge
 
     (workspace / ".projector.yaml").write_text(PROJECT + "# edited\n")  # trust withdrawn, entries kept
-    assert sandbox.run("sync", config=config).stdout == ""
+    assert sandbox.run("sync", config=config).stdout == "nothing to do: every client's file already matches the model\n"
     assert sorted(_entries(sandbox)) == ["docs", "notes"]
 
-    assert sandbox.run("untrust", str(workspace), config=None).returncode == 0
+    untrusted = sandbox.run("untrust", str(workspace), config=config)  # --config, as every command takes
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert untrusted.stdout.splitlines()[1] == ("run `projector sync` (the shell hook does it at the next prompt) to remove "
+                                                "the entries only it declared: notes")
     assert sandbox.run("sync", config=config).stdout == "updated ~/.claude.json (Claude Code)\n"
     assert sorted(_entries(sandbox)) == ["docs"]
     again = sandbox.run("untrust", str(workspace))

@@ -23,12 +23,6 @@ from conftest import CLIENTS, Desk
 from servers import REPORT
 
 KB_TOOLS = {"search", "big", "first_root"}
-MOVED_XDG_DEFECT = pytest.mark.xfail(
-    strict=True,
-    reason="issue 12 item 1: with XDG_CONFIG_HOME/XDG_STATE_HOME moved, entries carry no --config and Codex "
-    "starts the bridge with a cleared environment: it finds neither the model nor the trust store",
-)
-REMOVE_PENDING = pytest.mark.xfail(strict=True, reason="issue 12: `projector remove` is being added on branch everyday")
 
 
 def kb_choices(run) -> list[str] | None:
@@ -77,7 +71,7 @@ def test_an_unbound_folder_offers_the_default_set_of_a_model_kept_elsewhere(desk
     assert run.tools("notes") == {} and desk.notes_started() == []
 
 
-@pytest.mark.parametrize("client", [pytest.param(c, marks=MOVED_XDG_DEFECT) if c == "codex" else c for c in CLIENTS])
+@pytest.mark.parametrize("client", CLIENTS)
 def test_moved_xdg_folders_still_lead_the_bridge_to_the_model_and_the_trust_store(desk):
     desk.move_xdg()
     desk.write_model()
@@ -89,7 +83,7 @@ def test_moved_xdg_folders_still_lead_the_bridge_to_the_model_and_the_trust_stor
     assert set(run.tools("tasks")) == {"tasks_report"}, run.summary()  # and the trust store
 
 
-@pytest.mark.parametrize("client", [pytest.param(c, marks=REMOVE_PENDING) for c in CLIENTS])
+@pytest.mark.parametrize("client", CLIENTS)
 def test_after_remove_the_client_has_no_projector_entry(desk):
     synced(desk).projector("remove")
     run = desk.drive(desk.session)

@@ -24,13 +24,15 @@ def free_port() -> int:
 
 
 class KbServer:
-    def __init__(self, root: Path, mode: str, idle: float | None, kbs: str):
+    def __init__(self, root: Path, mode: str, idle: float | None, kbs: str, options: tuple[str, ...] = ()):
         self.port = free_port()
         self.record = root / f"requests-{self.port}.jsonl"
         self.record.touch()
         command = [sys.executable, str(ROUTED_KB), "--port", str(self.port), "--mode", mode, "--kbs", kbs, "--token", TOKEN, "--record", str(self.record)]
         if idle is not None:
             command += ["--idle", str(idle)]
+        self.options = options  # more of routed_kb.py's options (--session-roots, --tls CERT KEY)
+        command += options
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -46,7 +48,8 @@ class KbServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        scheme = "https" if "--tls" in self.options else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/mcp"
 
     def requests(self) -> list[dict]:
         return [json.loads(line) for line in self.record.read_text().splitlines()]

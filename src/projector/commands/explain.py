@@ -15,7 +15,8 @@ from projector.compile.plan import HttpServer, StdioServer, plan
 from projector.core import hooks, scope
 from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home
-from projector.core.model import Model, bridge_config
+from projector.core.invocation import bridge_options
+from projector.core.model import Model
 from projector.core.projects import around, recorded
 
 SCHEMA = 1
@@ -47,7 +48,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     )[::-1]
     every = recorded(environ)
     nearby = around(canonical, environ)
-    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), every)
+    compiled = plan(model, engine.projector_on_path(environ), bridge_options(model.source, environ), every)
     servers = dict(compiled.servers)
     providers = []
     for provider in model.providers:

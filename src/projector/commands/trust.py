@@ -42,10 +42,17 @@ def trust(folder: str | None, config: str | None) -> int:
     return 0
 
 
-def untrust(folder: str | None) -> int:
+def untrust(folder: str | None, config: str | None = None) -> int:
     file = projects.project_file(folder or os.getcwd())
+    declared = [p.name for project in projects.recorded(os.environ) if project.file == file for p in project.providers]
     if not projects.untrust(file, os.environ):
         err(f"error: {display_path(file)} is not trusted; nothing to do")
         return 1
-    print(f"{display_path(file)} no longer counts; run `projector sync` to remove entries only it declared")
+    print(f"{display_path(file)} no longer counts")
+    try:
+        own = [name for name in declared if load_model(config).provider(name) is None]
+    except ProjectorError:
+        own = declared
+    if own:
+        print(f"run `projector sync` (the shell hook does it at the next prompt) to remove the entries only it declared: {', '.join(own)}")
     return 0

@@ -9,7 +9,8 @@
 go through a System (compile.system): the real one for ``sync``, a dry run for ``diff`` and
 ``status``, so the three are one code path. A target that cannot be read or parsed gets a
 problem and is left untouched; the others go on. Pruning is not a second mechanism: a project
-file is a target whose desired entries are none.
+file is a target whose desired entries are none (and it is never deleted: projector did not
+create it).
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
 from projector.compile.reconcile import Decision, prune, recognisable, reconcile
 from projector.compile.system import System
-from projector.compile.targets import TargetFile, targets
+from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
-from projector.core.invocation import runs_dispatch
+from projector.core.invocation import bridge_options, runs_dispatch
 from projector.core.locations import on_path
-from projector.core.model import Model, Provider, bridge_config
+from projector.core.model import Model, Provider
 from projector.core.projects import Project
+from projector.fastpath import WORKSPACE
 
 RETRIES = 20  # times a file may change under us before we give up on it for this sync
 
@@ -73,6 +75,9 @@ class Outcome:
     providers: Mapping[str, Provider]
     force: bool
     system: System  # what the files were read through
+    model: Model
+    projects: tuple[Project, ...]
+    survey: Survey  # the folders around the workspaces, as this computation found them
 
     @property
     def changed(self) -> tuple[FileResult, ...]:
@@ -98,8 +103,8 @@ def compute(
 ) -> Outcome:
     """``projects``: the project files the trust store records (their providers get entries)."""
     projector = projector_on_path(environ)
-    config = bridge_config(model, environ)
-    compiled = plan(model, projector, config, projects)
+    options = bridge_options(model.source, environ)
+    compiled = plan(model, projector, options, projects)
     results: list[FileResult] = []
     problems, warnings = [], list(compiled.warnings)
     desired, hooks = {}, {}
@@ -109,12 +114,13 @@ def compute(
         events = set()
     for client in clients:
         desired[client.id], cannot = client.entries(compiled)
-        hooks[client.id], unheard = client.hook_entries(events, lambda event, block: dispatch_command(projector, event, config, block))
+        hooks[client.id], unheard = client.hook_entries(events, lambda event, block: dispatch_command(projector, event, options, block))
         warnings += cannot + unheard
     providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
     texts: dict[Path, files.Read] = {}  # each file as the targets before this one leave it
     failed: set[Path] = set()  # files with a problem: their other targets are left alone too
-    for target in targets(model, clients, environ, desired, projects, hooks):
+    survey = Survey()
+    for target in targets(model, clients, environ, desired, projects, hooks, survey):
         if target.path in failed or target.follows in failed:
             continue
         if target.kind == "trust":
@@ -129,7 +135,7 @@ def compute(
             results.append(outcome)
             warnings += outcome.notes
             texts[target.path] = files.Read(outcome.after, outcome.bom)
-    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system)
+    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
 
 
 def _trust_entries(target: TargetFile, hook_file: files.Read | None) -> dict[str, Any]:
@@ -183,24 +189,23 @@ def _decide(
         decision = prune(target.shown, current, providers, target.shadows, target.readings)
     else:
         owned = record.owned_in(current) if record else {}
+        adopted = dict(record.adopted) if record else {}
         recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
                      "trust": lambda name, value: False}[target.kind]
-        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force)
+        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states = _prune_local_scopes(target, text, providers)
     notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
     new_record = intent = None
-    if target.is_project:
-        # A linked file may be someone's dotfile: it is emptied, never deleted through the link.
-        if decision.edits and _structurally_empty(target, text) and not target.path.is_symlink():
-            after = None
-    else:
+    if not target.is_project:  # a project file is never deleted: projector did not create it
         created = _created(record, decision, read.text, current)
         if not decision.owned and created:
             after = _undo_creation(target, text, created)
-        new_record = FileRecord(target.client.id, decision.owned, created) if decision.owned else None
+        if after is None and read.text is not None and kept_whole(target.path):
+            after = text  # created by projector, but someone's since: emptied, kept
+        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted) if decision.owned else None
         intent = _intent(target, record, decision, created, current)
     if read.text is None and after == "":
         after = None
@@ -213,16 +218,19 @@ def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, c
     each edited entry held before (it stays ours until the edit lands)."""
     previous = {name: entry_hash(current[name]) for name in decision.edits if current and name in current}
     entries = {**(record.entries if record else {}), **decision.owned}
-    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous)
+    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous, decision.adopted)
 
 
 def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
     """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
-    files. One parse for all of them; again only after an edit."""
+    files in every folder a binding governs. One parse for all of them; again only after an edit."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
-    scoped = documents.parse(target.format, text, target.shown) if target.prune_keys else None
-    for key in target.prune_keys:
+    if not target.workspaces:
+        return text, (), ()
+    scoped = documents.parse(target.format, text, target.shown)
+    containers = {scope[: scope.index(WORKSPACE)] for scope in target.client.local_scopes}
+    for key in target.local_scope_keys({c: scoped.servers(c) for c in containers}):
         where = ".".join(key[:-1])
         local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name, target.readings)
         if local.edits:
@@ -242,24 +250,33 @@ def _created(record: FileRecord | None, decision: Decision, before: str | None, 
     return "file" if before is None else ("key" if current is None else None)
 
 
-def _structurally_empty(target: TargetFile, text: str) -> bool:
-    """Nothing but (an empty) servers key: the file was only ever projector's entries. Keys a
-    client writes into a file it reads (a ``$schema`` pointer, a format version) carry no setting."""
-    value = _settings(target, text)
-    return not value or value == _nest(target.key)
-
-
 def _settings(target: TargetFile, text: str) -> dict[str, Any]:
     """The file's top level, without the keys its clients write by themselves."""
     value = dict(documents.parse(target.format, text, target.shown).servers(()) or {})
     return {k: v for k, v in value.items() if k not in target.file_keys}
 
 
-def _nest(key: tuple[str, ...]) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for step in reversed(key):
-        value = {step: value}
-    return value
+def kept_whole(path: Path) -> bool:
+    """Whether a file projector created must be emptied rather than deleted: a link (someone's
+    dotfile: nothing is deleted through it) or a file git tracks (asked only before a deletion;
+    inside a work tree where git cannot be asked, the answer is yes: kept rather than lost)."""
+    import os
+    import shutil
+    import subprocess
+
+    if path.is_symlink():
+        return True
+    real = Path(os.path.realpath(path))
+    folder = real.parent
+    while not (folder / ".git").exists():
+        if folder.parent == folder:
+            return False
+        folder = folder.parent
+    git = shutil.which("git")
+    if git is None:
+        return True
+    asked = subprocess.run([git, "-C", str(folder), "ls-files", "--error-unmatch", "--", str(real)], capture_output=True, check=False)
+    return asked.returncode == 0
 
 
 def _undo_creation(target: TargetFile, text: str, created: str) -> str | None:

@@ -12,12 +12,16 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 from projector.core import hooks as hook_rules
-from projector.core import locations, yamltext
-from projector.core.errors import ModelError, Problem, display_path
+from projector.core import locations
+from projector.core.errors import ModelError, Problem, did_you_mean, display_path
 from projector.core.resources import validator
 from projector.core.variables import expand_folder
 
@@ -56,6 +60,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class Provider:
+    """A named MCP server: remote (url) or local (command)."""
+
     name: str
     url: str | None  # remote: the MCP endpoint; None for a local provider
     token_env: str | None
@@ -69,6 +75,8 @@ class Provider:
     oauth: bool = False  # remote: it signs users in with OAuth (the client does), not with a token variable
     shared: bool | None = None
     linger: float | None = None
+    listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
+    timeout: float = 120.0  # remote: seconds a request through the bridge may take
 
     @property
     def local(self) -> bool:
@@ -82,6 +90,8 @@ class Provider:
 
 @dataclass(frozen=True)
 class Binding:
+    """A folder and what it says of each provider there."""
+
     path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
     uses: tuple[tuple[str, Settings], ...]  # (provider, what this folder says of it), sorted by provider
     worktrees: bool = False  # every git worktree of the repository is bound too
@@ -93,6 +103,8 @@ class Binding:
 
 @dataclass(frozen=True)
 class Model:
+    """The checked model."""
+
     source: Path
     clients: tuple[str, ...] | None  # None: the clients found on this machine
     providers: tuple[Provider, ...]  # sorted by name
@@ -103,7 +115,16 @@ class Model:
         return next((p for p in self.providers if p.name == name), None)
 
     def bindings_of(self, provider: str) -> tuple[Binding, ...]:
-        return tuple(b for b in self.bindings if b.settings(provider) is not None)
+        return self._bindings_by_provider.get(provider, ())
+
+    @cached_property
+    def _bindings_by_provider(self) -> dict[str, tuple[Binding, ...]]:
+        """One pass over the bindings, not one per provider (50 × 1,000 at scale)."""
+        found: dict[str, list[Binding]] = {}
+        for binding in self.bindings:
+            for name, _ in binding.uses:
+                found.setdefault(name, []).append(binding)
+        return {name: tuple(bindings) for name, bindings in found.items()}
 
 
 # --------------------------------------------------------------------------- locating the model
@@ -117,14 +138,6 @@ model_path = locations.model_path
 
 def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Model:
     return _build(path, validated(path, environ, known_clients), environ)
-
-
-def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
-    """The model's path for bridge entries, when it is not where the bridge looks by default."""
-    if not model.source.is_absolute():
-        return None  # a model made in code, not read from a file
-    plain = {k: v for k, v in environ.items() if k != "PROJECTOR_CONFIG"}  # clients do not pass it on
-    return None if model.source == locations.model_path(None, plain) else str(model.source)
 
 
 def validated(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
@@ -144,9 +157,11 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     A good file is read once with the fast (C) parser; the round-trip parser, which knows where
     every key and value stands, reads it again only when there is a problem to point at.
     """
+    from projector.core import yamltext  # here: a bridge start with a valid cache reads no YAML
+
     yamltext.screen(text, shown)
     quick = _quick_yaml(text)
-    if quick is not None and not _schema_problems(quick, shown, schema) and not semantic(quick):
+    if quick is not None and _conforms(quick, shown, schema) and not semantic(quick):
         return quick
     data = _parse_yaml(text, shown)
     problems = _schema_problems(data, shown, schema)
@@ -158,16 +173,21 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
 
 
 def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path) -> Model:
-    """``load``, answered from ``cache`` while the model file is unchanged (see core.cache).
+    """``load``, answered from ``cache`` while the model file is the same (see core.cache: the
+    file's stat, or failing that its bytes) and the clients it names are still known.
 
-    The bridge starts once per client session; a checked model is kept as plain JSON so a start
-    reads it with the standard library instead of validating YAML again. ``known_clients`` is
-    only called when the model has to be checked.
+    The bridge starts once per client session and a sync follows every edit the shell hook sees;
+    a checked model is kept as plain JSON (a checkout or an editor that rewrites it unchanged
+    costs nothing), so they read it with the standard library instead of parsing and validating
+    YAML again.
     """
     from projector import __version__
     from projector.core.cache import kept, stat_key
 
-    data = kept(cache, [__version__, *stat_key([path])], lambda: validated(path, environ, known_clients()))
+    data = kept(cache, [__version__, *stat_key([path])], lambda: validated(path, environ, known_clients()), contents=[path])
+    named = data.get("clients") if isinstance(data, dict) else None
+    if named and not set(named) <= set(known_clients()):
+        data = validated(path, environ, known_clients())  # a descriptor it names was removed since: that error, at its place
     try:
         return _build(path, data, environ)
     except KeyError:  # checked in another environment, where a variable a binding names was set
@@ -186,6 +206,8 @@ def _read_text(path: Path, shown: str) -> str:
         ) from None
     except OSError as exc:
         raise ModelError(Problem(shown, None, None, f"cannot read the model: {exc}")) from None
+    from projector.core import yamltext
+
     return yamltext.decoded(raw, shown)
 
 
@@ -215,6 +237,8 @@ def _parse_yaml(text: str, shown: str) -> Any:
             Problem(shown, mark.line + 1, mark.column + 1, f"duplicate key {name}: a key may appear once; merge the two")
         ) from None
     except MarkedYAMLError as exc:
+        from projector.core import yamltext
+
         raise ModelError(yamltext.syntax_problem(exc, text, shown)) from None
     if data is None:
         raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))
@@ -265,6 +289,7 @@ _TYPE_WORDS = {
     "array": "a list",
     "string": "a string",
     "integer": "a whole number",
+    "number": "a number",
     "null": "nothing",
     "boolean": "true or false",
 }
@@ -284,6 +309,15 @@ def _kind(value: Any) -> str:
     return "a string"
 
 
+def _conforms(data: Any, shown: str, schema: str) -> bool:
+    """A yes without importing jsonschema where core.quickschema can tell (a bridge start after a
+    model edit); jsonschema otherwise."""
+    from projector.core.quickschema import conforms
+
+    verdict = conforms(data, schema)
+    return verdict if verdict is not None else not _schema_problems(data, shown, schema)
+
+
 def _schema_problems(data: Any, shown: str, schema: str = "model") -> list[Problem]:
     return [_schema_problem(data, shown, error) for error in validator(schema).iter_errors(data)]
 
@@ -295,7 +329,8 @@ def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
         allowed = sorted(error.schema.get("properties", {}))
         extras = sorted(set(instance) - set(allowed))
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-        return problem(data, shown, path + (extras[0],), f"unknown key{hint}; remove it or fix its spelling", key=True)
+        guess = did_you_mean(extras[0], allowed)
+        return problem(data, shown, path + (extras[0],), f"unknown key{guess}{hint}; remove it or fix its spelling", key=True)
     if validator == "required":
         missing = re.search(r"'([^']+)' is a required property", error.message)
         name = missing.group(1) if missing else "a key"
@@ -336,9 +371,8 @@ def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -
     if field == "url":
         return problem(data, shown, path, f"{shown_value} is not an http(s) URL")
     if field == "token_env":
-        return problem(
-            data, shown, path, f"{shown_value} is not a variable name: give the NAME of the variable that holds the token"
-        )
+        pasted = pasted_token(str(value), str(path[-2]) if len(path) > 1 else "")
+        return problem(data, shown, path, pasted or f"{shown_value} is not a variable name: give the NAME of the variable that holds the token")
     return problem(
         data, shown, path, f'{shown_value} is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
     )
@@ -356,7 +390,7 @@ def _quoted(value: Any) -> str:
 expand_path = expand_folder
 
 
-REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default")
+REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "enabled", "shared", "linger")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
 RESERVED = ("worktrees", "providers", "hooks")  # keys of a binding or project file that are not providers
@@ -369,10 +403,16 @@ def _semantic_problems(
     for index, client in enumerate(data.get("clients") or []):
         if client not in known_clients:
             problems.append(
-                problem(data, shown, ("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})')
+                problem(data, shown, ("clients", index),
+                        f'unknown client "{client}"{did_you_mean(client, known_clients)} (known: {", ".join(known_clients)})')
             )
     providers = data["providers"]
     problems += _provider_problems(data, shown, providers)
+    problems += [
+        problem(data, shown, ("providers", name, "token_env"), message)
+        for name, spec in providers.items()
+        if (message := pasted_token(str(spec.get("token_env") or ""), str(name)))
+    ]
     seen_paths: dict[str, str] = {}
     bindings = data.get("bindings") or {}
     defined = defined_hooks([data.get("hooks"), *(b.get("hooks") for b in bindings.values())])
@@ -422,6 +462,30 @@ def hook_problems(data: Any, shown: str, where: tuple[Any, ...], hooks: Mapping[
     return problems
 
 
+_TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "sk_live_", "sk_test_", "xoxb-", "xoxp-",
+                   "glpat-", "AKIA", "eyJ", "Bearer ")
+
+
+def pasted_token(value: str, provider: str) -> str | None:
+    """What to say when ``token_env`` holds what looks like a token itself (a known token prefix,
+    or a long mixed-case string of letters and digits no one names a variable by); None when it
+    reads as a variable's name. The message never repeats the value: it may be a secret."""
+    import math
+
+    long_and_random = (
+        len(value) >= 24
+        and not re.fullmatch(r"[A-Z][A-Z0-9_]*", value)  # UPPER_SNAKE is how variables are named
+        and all(re.search(kind, value) for kind in ("[a-z]", "[A-Z]", "[0-9]"))
+        and -sum(n / len(value) * math.log2(n / len(value)) for n in map(value.count, set(value))) >= 3.5
+    )
+    if not (value.startswith(_TOKEN_PREFIXES) or long_and_random):
+        return None
+    name = re.sub(r"\W", "_", provider).upper() + "_TOKEN"
+    return (f"this looks like a token itself, not the NAME of a variable: keep the token out of this file (export "
+            f"{name}=... in your shell's profile, or your secret manager) and write token_env: {name}; if it is a real "
+            "token, treat it as exposed and replace it")
+
+
 def _provider_problems(data: Any, shown: str, providers: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     for name, provider in providers.items():
@@ -463,7 +527,8 @@ def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping
             continue
         if provider_name not in providers:
             known = ", ".join(sorted(providers)) or "none"
-            problems.append(problem(data, shown, at, f'no provider named "{provider_name}" (providers: {known})', key=True))
+            guess = did_you_mean(provider_name, providers)
+            problems.append(problem(data, shown, at, f'no provider named "{provider_name}"{guess} (providers: {known})', key=True))
             continue
         spec = providers[provider_name]
         local = "command" in spec
@@ -485,7 +550,7 @@ def use_problems(data: Any, shown: str, where: tuple[Any, ...], binding: Mapping
 
 def _unmounted(data: Any, shown: str, path: tuple[Any, ...], kb: str, provider: str, mounted: list[str]) -> Problem:
     mounts = ", ".join(sorted(mounted)) or "nothing"
-    return problem(data, shown, path, f'"{kb}" is not a KB of provider "{provider}" (it mounts: {mounts})')
+    return problem(data, shown, path, f'"{kb}" is not a KB of provider "{provider}"{did_you_mean(kb, mounted)} (it mounts: {mounts})')
 
 
 def _binding_path_problems(
@@ -556,6 +621,8 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         oauth=bool(spec.get("oauth", False)),
         shared=spec.get("shared"),
         linger=spec.get("linger"),
+        listen=bool(spec.get("listen", False)),
+        timeout=float(spec.get("timeout", Provider.timeout)),
     )
 
 

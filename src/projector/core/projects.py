@@ -14,7 +14,10 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 from projector.core import locations
 from projector.core.hooks import Hook, hooks_of
@@ -27,6 +30,8 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class Project:
+    """A trusted project file."""
+
     root: str  # canonical folder the file sits in
     file: str
     providers: tuple[Provider, ...]  # local providers owned by this workspace
@@ -48,9 +53,9 @@ def trust_path(environ: Mapping[str, str]) -> str:
 
 
 def digest(raw: bytes) -> str:
-    import hashlib
+    from projector.core.digest import sha256
 
-    return hashlib.sha256(raw).hexdigest()
+    return sha256(raw)
 
 
 def project_file(folder: str) -> str:
@@ -140,6 +145,21 @@ def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
     """Every project file the store names, as trusted, whether or not its bytes still match: what
     a sync writes entries for (an edit withdraws trust at run time, not the client entries)."""
     return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items()))
+
+
+def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Recorded project files whose trust no longer holds: (file, "changed" or "missing"); one
+    that is no longer a project file at all counts as changed."""
+    found = []
+    for file, record in sorted(_records(environ).items()):
+        try:
+            raw = read(file)
+        except Unreadable:
+            found.append((file, "changed"))
+            continue
+        if raw is None or digest(raw) != record.get("sha256"):
+            found.append((file, "missing" if raw is None else "changed"))
+    return tuple(found)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from projector.core.projects import Project
 
 @dataclass(frozen=True)
 class Placement:
+    """A folder's workspace for one provider."""
+
     root: str | None  # the workspace root (in a git worktree: the worktree's folder); None: none
     binding: Binding | None  # the model's binding that applies
     project: Project | None  # the trusted project file that applies
@@ -29,6 +31,8 @@ class Placement:
 
 @dataclass(frozen=True)
 class Scope:
+    """A remote provider's KB set in a folder, and where it came from."""
+
     kbs: KbSet  # None: every KB; (): none
     binding: Binding | None  # the binding it came from; None: a project file or the default
     dropped: tuple[str, ...] = ()  # bound KBs the provider does not mount

@@ -32,7 +32,7 @@ import sys
 from projector.core import hooks, locations
 from projector.core.folders import contains
 
-USAGE = "usage: projector dispatch [--config FILE] [--block exit-2|json] EVENT"
+USAGE = "usage: projector dispatch [--config FILE] [--state DIR] [--block exit-2|json] EVENT"
 BLOCKS = ("exit-2", "json")
 OUTPUT_LIMIT = 1 << 20  # bytes kept of a hook's stdout and of its stderr
 TABLE_SCHEMA = 1
@@ -68,29 +68,32 @@ def _say(text: str) -> None:
         pass
 
 
-def parse(argv: list[str]) -> tuple[str, str | None, str]:
-    """(event, --config, --block), read by hand as the bridge reads its flags."""
-    config, block, rest, event = None, "exit-2", list(argv), None
+def parse(argv: list[str]) -> tuple[str, str | None, str | None, str]:
+    """(event, --config, --state, --block), read by hand as the bridge reads its flags."""
+    given: dict[str, str] = {"--block": "exit-2"}
+    rest, event = list(argv), None
     while rest:
         word = rest.pop(0)
         name, _, inline = word.partition("=")
-        if name in ("--config", "--block") and (inline or rest):
-            value = inline or rest.pop(0)
-            config, block = (value, block) if name == "--config" else (config, value)
+        if name in ("--config", "--state", "--block") and (inline or rest):
+            given[name] = inline or rest.pop(0)
         elif not word.startswith("-") and event is None:
             event = word
         else:
             raise SystemExit(f"projector dispatch: unexpected {word!r}\n{USAGE}")
+    block = given["--block"]
     if event is None or block not in BLOCKS:
         raise SystemExit(f"projector dispatch: {'an EVENT' if event is None else '--block exit-2 or json'} is needed\n{USAGE}")
-    return event, config, block
+    return event, given.get("--config"), given.get("--state"), block
 
 
 # --------------------------------------------------------------------------- which hooks run
 
 
 def dispatch(argv: list[str], payload: bytes, environ: Mapping[str, str]) -> int:
-    event, config, block = parse(argv)
+    event, config, state, block = parse(argv)
+    if state:  # for a client that clears the environment: the trust store and the hooks' table are there
+        environ = {**environ, "PROJECTOR_STATE": state}
     if event not in hooks.EVENTS:
         _say(f"projector dispatch: unknown event {event!r}; nothing ran (run `projector sync` after an upgrade)")
         return 0

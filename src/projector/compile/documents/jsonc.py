@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from projector.compile.documents.base import (
@@ -56,9 +56,21 @@ class JsonDocument:
         self.strict = strict
         self._bytes = text.encode("utf-8")
         self.blank = not text.strip()
-        self._root = None if self.blank else self._parse()
-        self.value: dict[str, Any] = {} if self._root is None else _value(self._root, source)
-        self._style = self._detect_style()
+        plain = None if self.blank else _plain_json(text)
+        if plain is not None:  # most files: the standard library reads it; the spans wait for an edit
+            self.value: dict[str, Any] = plain
+        else:
+            self._root = None if self.blank else self._parse()
+            self.value = {} if self._root is None else _value(self._root, source)
+
+    @cached_property
+    def _root(self) -> Any:
+        """The top object's node (a file read by ``_plain_json``: parsed when first edited)."""
+        return _parser().parse(self._bytes).root_node.named_children[0]
+
+    @cached_property
+    def _style(self) -> _Style:
+        return self._detect_style()
 
     # ------------------------------------------------------------------ reading
 
@@ -311,6 +323,36 @@ def _items(container: Any) -> list[Any]:
     if container.type == "object":
         return [c for c in container.children if c.type == "pair"]
     return [c for c in container.named_children if c.type != "comment"]
+
+
+def _plain_json(text: str) -> dict[str, Any] | None:
+    """The value of a file that is a standard JSON object (what every JSON reader takes, so the
+    grammar does too); None for anything else (comments, trailing commas, NaN, not an object),
+    which the grammar reads and, where it must, refuses with its place."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or _deeper_than(value, text, MAX_DEPTH):
+        return None
+    return value
+
+
+def _deeper_than(value: Any, text: str, limit: int) -> bool:
+    """Whether objects and arrays nest deeper than ``limit`` (the grammar then names where)."""
+    if text.count("{") + text.count("[") <= limit:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node) if isinstance(child, (dict, list)))
+    return False
 
 
 def _member(obj: Any, name: str) -> Any:
