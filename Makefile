@@ -52,9 +52,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/sync_bench.py
 	$(BIN)/python bench/scale_bench.py
+	$(BIN)/python bench/prompt_bench.py
 	$(BIN)/python bench/bridge_bench.py
 	$(BIN)/python bench/runtime_bench.py
 	$(BIN)/python bench/host_bench.py
+	$(BIN)/python bench/dispatch_bench.py
 
 clean:
 	rm -rf $(VENV) $(SANDBOX)

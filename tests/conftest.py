@@ -3,15 +3,49 @@ folders, and the environment it passes to projector holds nothing else from this
 
 from __future__ import annotations
 
+import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from paths import CORPUS, REFERENCE, TESTS
+from paths import CORPUS, REFERENCE, TESTS, TOOLS
 from syrupy.extensions.amber import AmberSnapshotExtension
+
+
+
+def _relocating() -> set[str]:
+    """The variables that move a client's files, from the descriptors (read without any cache)."""
+    from projector.compile.clients import client, validated
+    from projector.core.resources import data_dir
+
+    return {name for path in data_dir("clients").glob("*.yaml") for name in client(validated(path)).variables()}
+
+
+RELOCATING = _relocating()
+THROWAWAY_VARIABLES = {"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "PROJECTOR_CONFIG", "PROJECTOR_STATE"} | RELOCATING
+
+
+def pytest_configure(config) -> None:
+    """The whole session, collection included, runs with a throw-away HOME: module-level code
+    (a parametrisation that loads the client descriptors, say) runs before any fixture. The npm
+    test tools stay where they are (their cache is found before HOME moves). xdist's workers
+    inherit the controller's environment."""
+    if os.environ.get("PROJECTOR_TEST_HOME"):
+        return
+    sys.path.insert(0, str(TOOLS))
+    import npm_tools
+
+    os.environ.setdefault("PROJECTOR_TEST_TOOLS", str(npm_tools.cache()))
+    home = tempfile.mkdtemp(prefix="projector-test-home-")
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    os.environ["PROJECTOR_TEST_HOME"] = os.environ["HOME"] = home
+    for name in THROWAWAY_VARIABLES:
+        os.environ.pop(name, None)
 
 
 class _SnapshotsFolder(AmberSnapshotExtension):
@@ -28,23 +62,12 @@ def snapshot(snapshot):
     return snapshot.use_extension(_SnapshotsFolder)
 
 
-def _relocating() -> set[str]:
-    """The variables that move a client's files, from the descriptors (read without any cache)."""
-    from projector.compile.clients import client, validated
-    from projector.core.resources import data_dir
-
-    return {name for path in data_dir("clients").glob("*.yaml") for name in client(validated(path)).variables()}
-
-
-RELOCATING = _relocating()
-
-
 @pytest.fixture(autouse=True)
 def _no_real_home(tmp_path_factory, monkeypatch):
     """Belt and braces: even code that reads os.environ sees a throw-away HOME."""
     home = tmp_path_factory.mktemp("outer-home")
     monkeypatch.setenv("HOME", str(home))
-    for name in {"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "PROJECTOR_CONFIG"} | RELOCATING:
+    for name in THROWAWAY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -67,10 +90,12 @@ class Sandbox:
             "LANG": "C.UTF-8",
         }
 
-    def install_projector(self) -> str:
-        """A `projector` on this sandbox's PATH (its path is what bridge entries name)."""
+    def install_projector(self, starts: Path | None = None) -> str:
+        """A `projector` on this sandbox's PATH (its path is what bridge entries name);
+        ``starts``: a file that gets one line per start, its folder and arguments."""
         launcher = self.bin / "projector"
-        launcher.write_text(f"#!/bin/sh\nexec {sys.executable} -m projector \"$@\"\n")
+        record = f"printf '%s\\t%s\\n' \"$(pwd -P)\" \"$*\" >> '{starts}'\n" if starts else ""
+        launcher.write_text(f"#!/bin/sh\n{record}exec {sys.executable} -m projector \"$@\"\n")
         launcher.chmod(launcher.stat().st_mode | stat.S_IEXEC)
         return str(launcher)
 

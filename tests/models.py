@@ -15,3 +15,16 @@ bindings:
   ~/work/a:
     docs: [x]
 """
+
+TWO_CLIENTS = """\
+version: 1
+clients: [claude-code, codex]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+    kbs: [a, b]
+bindings:
+  ~/work/a:
+    docs: [a]
+"""

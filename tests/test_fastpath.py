@@ -1,8 +1,11 @@
 """The fast path of `projector sync`: its fingerprint describes what the last sync saw, so no
 change made during that sync or since (a client rewriting its file, an edit that keeps the
-model's size and mtime) is taken for "nothing to do"; the variables that move a client's files
-come from the client descriptors (through compile.targets.dependencies, the function that lists
-the files) and are kept in the fingerprint, so changing any of them makes the next sync work."""
+model's size and mtime) is taken for "nothing to do", while changes that cannot change the result
+(a client rewriting its file around projector's entries, a file created beside a project file)
+still are; it is decided with the standard library alone. The variables that move a client's
+files come from the client descriptors (through compile.targets.dependencies, the function that
+lists the files) and are kept in the fingerprint, so changing any of them makes the next sync
+work."""
 
 from __future__ import annotations
 
@@ -11,11 +14,14 @@ import marshal
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from models import TWO_CLIENTS  # claude-code and codex; docs bound to ~/work/a
 
 from projector.compile.clients import registry
 from projector.core.locations import VARIABLES
+from projector.fastpath import fingerprint_path
 
 
 def _moved_by(variable: str) -> str:
@@ -51,12 +57,12 @@ def test_changing_a_relocating_variable_makes_the_next_sync_work(sandbox, variab
 
 def test_the_fingerprint_keeps_the_names_it_watches(sandbox):
     sandbox.install_projector()
-    fingerprint = sandbox.home / ".local" / "state" / "projector" / "fingerprint"
     named = sandbox.model("version: 1\nclients: [gemini]\nproviders: {}\n")
+    fingerprint = Path(fingerprint_path(str(named), sandbox.env))
     assert sandbox.run("sync", config=named).returncode == 0
     watched = set(marshal.loads(fingerprint.read_bytes())["variables"])
     assert {"GEMINI_CLI_HOME", "HOME", "PATH"} <= watched and "QWEN_HOME" not in watched, "the clients the model names"
-    found = sandbox.model("version: 1\nproviders: {}\n")
+    found = sandbox.model("version: 1\nproviders: {}\n")  # the same file: the same fingerprint
     assert sandbox.run("sync", config=found).returncode == 0
     assert set(RELOCATING) <= set(marshal.loads(fingerprint.read_bytes())["variables"]), "every client it may find"
 
@@ -146,7 +152,75 @@ def test_after_a_sync_that_wrote_files_the_next_one_takes_the_fast_path(sandbox)
     sandbox.file(".claude.json", CLAUDE_BEFORE)
     wrote = sandbox.run("sync", config=config).stdout
     assert wrote == "updated ~/.claude.json (Claude Code)\ncreated ~/.codex/config.toml (Codex CLI)\n"
-    fingerprint = sandbox.home / ".local" / "state" / "projector" / "fingerprint"
+    fingerprint = fingerprint_path(str(config), sandbox.env)
     recorded = os.stat(fingerprint)
     assert sandbox.run("sync", config=config).returncode == 0
     assert os.stat(fingerprint).st_ino == recorded.st_ino and os.stat(fingerprint).st_mtime_ns == recorded.st_mtime_ns
+
+
+NOTHING = "nothing to do: every client's file already matches the model\n"
+
+
+def _sync(sandbox, config, *args: str) -> tuple[bool, subprocess.CompletedProcess[str]]:
+    """(whether it took the fast path, the run): the full sync imports the compiler."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "projector", "sync", *args, "--config", str(config)],
+                          env=sandbox.env, capture_output=True, text=True, timeout=60, cwd=sandbox.root)
+    assert done.returncode == 0, done.stderr
+    return "projector.compile" not in done.stderr, done
+
+
+def _ready(sandbox):
+    sandbox.install_projector()
+    (sandbox.home / "work" / "a").mkdir(parents=True)
+    config = sandbox.model(TWO_CLIENTS)
+    assert not _sync(sandbox, config)[0]
+    fast, done = _sync(sandbox, config)
+    assert fast and done.stdout == NOTHING
+    return config
+
+
+def _claude_rewrites(sandbox, change) -> None:
+    path = sandbox.home / ".claude.json"
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=4))  # its own layout, as Claude Code writes it
+
+
+def test_claude_rewriting_its_file_around_our_entries_is_still_nothing_to_do(sandbox):
+    config = _ready(sandbox)
+    _claude_rewrites(sandbox, lambda d: d.update(numStartups=7, projects={"/elsewhere": {"mcpServers": {}, "allowedTools": []}}))
+    fast, done = _sync(sandbox, config)
+    assert fast and done.stdout == NOTHING
+    fast, done = _sync(sandbox, config, "--quiet")
+    assert fast and done.stdout == ""
+
+
+def test_a_change_to_our_entries_or_a_shadowing_scope_is_a_full_sync(sandbox):
+    config = _ready(sandbox)
+    _claude_rewrites(sandbox, lambda d: d["mcpServers"]["docs"]["args"].append("--mine"))
+    fast, done = _sync(sandbox, config)
+    assert not fast and "changed by hand" in done.stderr
+    assert _sync(sandbox, config)[0], "the drift is what the last sync saw"
+    below = str(sandbox.home / "work" / "a" / "sub")
+    _claude_rewrites(sandbox, lambda d: d.update(projects={below: {"mcpServers": {"docs": {"type": "http", "url": "https://kb.example.com/mcp"}}}}))
+    assert not _sync(sandbox, config)[0]
+
+
+def test_files_beside_project_files_change_nothing_but_a_project_file_does(sandbox):
+    config = _ready(sandbox)
+    (sandbox.home / "work" / "a" / "notes.txt").write_text("x")
+    assert _sync(sandbox, config)[0]
+    (sandbox.home / "work" / "a" / ".mcp.json").write_text('{"mcpServers": {}}\n')
+    assert not _sync(sandbox, config)[0], "a project file appeared"
+
+
+def test_what_tells_a_client_is_installed_counts_by_its_presence(sandbox):
+    sandbox.install_projector()
+    found = sandbox.model(TWO_CLIENTS.replace("clients: [claude-code, codex]\n", ""))  # the clients found here
+    assert not _sync(sandbox, found)[0] and _sync(sandbox, found)[0]
+    (sandbox.home / ".claude").mkdir()
+    assert not _sync(sandbox, found)[0], "~/.claude appeared: Claude Code is installed now"
+    assert (sandbox.home / ".claude.json").exists()
+    (sandbox.home / ".claude" / "history.jsonl").write_text("{}\n")  # Claude Code at work
+    assert _sync(sandbox, found)[0]
+

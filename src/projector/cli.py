@@ -1,34 +1,84 @@
 """The command line: parse, dispatch to one module per command (commands/), exit with its code.
 
-Nothing here does work; each command's module does, and returns its exit status.
+Nothing here does work; each command's module does, and returns its exit status. Help is
+click's plain layout (words wrapped at the terminal's width, never cut off) with metavars that
+say what a value is.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+from functools import partial
 from typing import Annotated, Optional
 
 import typer
 
-from projector.commands.common import UsageError, err
 from projector.core.errors import ModelError
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=False,  # `projector completion SHELL` prints the script, like `projector hook SHELL`
+    rich_markup_mode=None,
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Compile one MCP model into every AI coding client's own config file.",
 )
 
+COMPLETE = "_PROJECTOR_COMPLETE"
+
+
+class _Command(typer.core.TyperCommand):
+    """typer writes a required argument as {NAME} and every argument's type as <str>; click's
+    own NAME says it all (each argument's help says what it is)."""
+
+    def format_help(self, ctx, formatter) -> None:  # type: ignore[no-untyped-def]
+        super().format_help(ctx, formatter)
+        formatter.buffer[:] = [re.sub(r"\{([A-Z]+)\}| <str>", r"\1", piece) for piece in formatter.buffer]
+
+
+command = partial(app.command, cls=_Command)
+
 ConfigOption = Annotated[
     Optional[str],
-    typer.Option("--config", "-c", help="The model file (default: $PROJECTOR_CONFIG, else ~/.config/projector/projector.yaml)."),
+    typer.Option("--config", "-c", metavar="FILE",
+                 help="The model file (default: $PROJECTOR_CONFIG, else ~/.config/projector/projector.yaml)."),
 ]
+
+
+def _client_ids(incomplete: str) -> list[str]:
+    from projector.core.resources import client_ids
+
+    return [i for i in client_ids() if i.startswith(incomplete)]
+
+
+def _shells(incomplete: str) -> list[str]:
+    return [s for s in ("bash", "zsh", "fish") if s.startswith(incomplete)]
+
+
 ClientOption = Annotated[
     Optional[list[str]],
-    typer.Option("--client", help="Only this client (repeatable). Default: the model's list, else the clients found here."),
+    typer.Option("--client", metavar="ID", autocompletion=_client_ids, help="Only this client (repeatable). Default: the model's list, else the clients found here."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite entries changed by hand and adopt same-name entries.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output (with a schema version).")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from projector import __version__
+
+        print(f"projector {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", is_eager=True, callback=_version, help="Print projector's version and exit.")
+    ] = False,
+) -> None:
+    """Compile one MCP model into every AI coding client's own config file."""
 
 
 def _exit(code: int) -> None:
@@ -37,140 +87,242 @@ def _exit(code: int) -> None:
 
 def _with_clients(run, *args) -> None:
     """Run a command that takes --client; an unknown client is a usage error (exit 2)."""
+    from projector.commands.common import UsageError
+
     try:
         _exit(run(*args))
     except UsageError as error:
         raise typer.BadParameter(str(error), param_hint="--client") from None
 
 
-@app.command()
+@command()
 def diff(
     config: ConfigOption = None,
     client: ClientOption = None,
     force: ForceOption = False,
-    color: Annotated[Optional[bool], typer.Option("--color/--no-color", help="Colour the diff (default: on a terminal).")] = None,
+    stat: Annotated[bool, typer.Option("--stat", help="One line per file: how many lines sync would add and remove.")] = False,
+    color: Annotated[
+        Optional[bool],
+        typer.Option("--color/--no-color", help="Colour the diff (default: on a terminal, unless $NO_COLOR is set or TERM=dumb)."),
+    ] = None,
+    pager: Annotated[
+        Optional[bool],
+        typer.Option("--pager/--no-pager", help="Show the diff through $PAGER, else less -R (default: on a terminal)."),
+    ] = None,
 ) -> None:
-    """Show what `projector sync` would change, as a unified diff per file. Exit 0: nothing to
-    change, 1: changes, 2: an error."""
+    """Show what `projector sync` would change.
+
+    A unified diff per file (or --stat). Exit 0: nothing to change, 1: changes, 2: an error.
+    """
     from projector.commands import diff as command
 
-    _with_clients(command.run, config, client, force, color)
+    _with_clients(command.run, config, client, force, stat, color, pager)
 
 
-@app.command()
+@command()
 def sync(
     config: ConfigOption = None,
     client: ClientOption = None,
     force: ForceOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another running sync.")] = 10.0,
-    hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Run from the shell hook.")] = False,
+    wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="How long to wait for another running sync.")] = 10.0,
+    hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Run from the shell hook (the fast path renews its stamp).")] = False,
 ) -> None:
-    """Write the model into every client's file: only the files whose bytes change. Exit 1
-    when a file could not be read or parsed (it is left untouched; the others are synced)."""
+    """Write the model into every client's file.
+
+    Only the files whose bytes change are written. Exit 1 when a file could not be read or
+    parsed (it is left untouched; the others are synced).
+    """
     from projector.commands import sync as command
 
     _with_clients(command.run, config, client, force, quiet, wait, hook)
 
 
-@app.command()
+@command()
 def status(config: ConfigOption = None, client: ClientOption = None, as_json: JsonOption = False) -> None:
-    """Whether every client's file matches the model. Exit 0: in sync, 1: drift or pending
-    changes, 2: an error."""
+    """Whether every client's file matches the model.
+
+    Exit 0: in sync, 1: drift or pending changes, 2: an error.
+    """
     from projector.commands import status as command
 
     _with_clients(command.run, config, client, as_json)
 
 
-@app.command()
+@command()
 def explain(
-    folder: Annotated[Optional[str], typer.Argument(help="The folder (default: the current one).")] = None,
+    folder: Annotated[Optional[str], typer.Argument(metavar="DIR", help="The folder (default: the current one).")] = None,
     config: ConfigOption = None,
     client: ClientOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """What a folder gets, and why: the binding that applies (and the others around it), each
-    provider's KB set, and each client's entry."""
+    """What a folder gets, and why.
+
+    The binding that applies (and the others around it), each provider's KB set, and each
+    client's entry.
+    """
     from projector.commands import explain as command
 
     _exit(command.run(folder, config, client, as_json))
 
 
-@app.command()
+@command()
 def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
-    """Check projector's set-up: projector on PATH and in the entries, clients and their files,
-    files that do not parse, token variables, tokens a client will not pass on, shadowed entries.
-    Exit 0 healthy, 1 problems found."""
+    """Check projector's set-up, each problem with what to do.
+
+    projector on PATH and in the entries; each bridge entry started the way its client starts
+    it; clients found and skipped; files that do not parse; token variables and the clients
+    that will not pass them on; shadowed entries; pending removals; withdrawn trust. Exit 0
+    healthy, 1 problems found.
+    """
     from projector.commands import doctor as command
 
     _with_clients(command.run, config, client)
 
 
-FolderArgument = Annotated[str, typer.Argument(help="The folder to bind (a path; ~ works).")]
+@command()
+def adopt(
+    client: Annotated[str, typer.Argument(metavar="CLIENT", autocompletion=_client_ids, help="The client whose entry you changed (its id, as --client takes).")],
+    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="The entry's name.")],
+    config: ConfigOption = None,
+) -> None:
+    """Keep a hand edit of an entry as projector's own.
+
+    The entry stays as you wrote it and `status` counts it in sync, until the model changes
+    what projector writes there (then sync updates it).
+    """
+    from projector.commands import adopt as command
+
+    _exit(command.run(client, provider, config))
 
 
-@app.command()
+@command()
+def remove(
+    config: ConfigOption = None,
+    client: ClientOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Also remove entries changed by hand.")] = False,
+) -> None:
+    """Take every projector entry out of every client.
+
+    Each file is left as it was before projector: files and keys projector created go too. The
+    model is kept; a later `projector sync` (or the shell hook) writes the entries again.
+    """
+    from projector.commands import remove as command
+
+    _with_clients(command.run, config, client, force)
+
+
+FolderArgument = Annotated[str, typer.Argument(metavar="FOLDER", help="The folder (a path; ~ works).")]
+
+
+@command()
 def bind(
     folder: FolderArgument,
-    provider: Annotated[str, typer.Option("--provider", help="The provider to bind.")],
-    kb: Annotated[Optional[list[str]], typer.Option("--kb", help="A KB shown there (repeatable).")] = None,
+    provider: Annotated[str, typer.Option("--provider", metavar="NAME", help="The provider to bind.")],
+    kb: Annotated[Optional[list[str]], typer.Option("--kb", metavar="KB", help="A KB shown there (repeatable).")] = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Show no KB there: the session has no tools.")] = False,
     on: Annotated[bool, typer.Option("--on", help="Turn the provider on there (a local server starts there).")] = False,
     off: Annotated[bool, typer.Option("--off", help="Turn the provider off there: no tools, nothing started.")] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Bind FOLDER: in it and below, PROVIDER shows only the given KBs, or is turned on or off.
-    Comments and order in the model are kept."""
+    """Bind FOLDER: the KBs PROVIDER shows there, or on/off.
+
+    In FOLDER and below, PROVIDER shows only the given KBs (--kb, --no-kb), or is turned on or
+    off (--on, --off). Comments and order in the model are kept.
+    """
     from projector.commands import bind as command
 
     _exit(command.bind(folder, provider, kb, no_kb, on, off, config))
 
 
-@app.command()
+@command()
 def unbind(
     folder: FolderArgument,
-    provider: Annotated[Optional[str], typer.Option("--provider", help="Only this provider's part of the binding.")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", help="Only this provider's part of the binding.")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Remove the binding of FOLDER (or only PROVIDER's part of it). Comments are kept."""
+    """Remove the binding of FOLDER (or only PROVIDER's part of it).
+
+    Comments and order in the model are kept.
+    """
     from projector.commands import bind as command
 
     _exit(command.unbind(folder, provider, config))
 
 
-ProjectFolder = Annotated[Optional[str], typer.Argument(help="The workspace folder (default: the current one), or a file your model includes.")]
+ProjectFolder = Annotated[Optional[str], typer.Argument(metavar="DIR", help="The workspace folder (default: the current one).")]
+TrustedPlace = Annotated[Optional[str], typer.Argument(metavar="DIR", help="The workspace folder (default: the current one), or a file your model includes.")]
 
 
-@app.command()
-def trust(folder: ProjectFolder = None, config: ConfigOption = None) -> None:
-    """Let FOLDER's .projector.yaml count: its settings, and the local servers it declares (it
-    can name commands to run, so read it first). Given a file the model includes (a team's
-    layer), let the local servers it declares or sets run. Any later change to the file
-    withdraws this trust until you run `projector trust` again."""
+@command()
+def trust(folder: TrustedPlace = None, config: ConfigOption = None) -> None:
+    """Let DIR's .projector.yaml count.
+
+    Its settings, and the local servers it declares (it can name commands to run, so read it
+    first). Given a file your model includes (a team's layer), let the local servers and hooks
+    it declares or sets run. Any later change to the file withdraws this trust until you run
+    `projector trust` again.
+    """
     from projector.commands import trust as command
 
     _exit(command.trust(folder, config))
 
 
-@app.command()
-def untrust(folder: ProjectFolder = None) -> None:
-    """Stop FOLDER's .projector.yaml (or an included file's local servers) from counting (the file is left as it is)."""
+@command()
+def untrust(folder: TrustedPlace = None, config: ConfigOption = None) -> None:
+    """Stop DIR's .projector.yaml from counting.
+
+    The file is left as it is; `projector sync` removes the entries only it declared. Given a
+    file your model includes, its local servers and hooks stop running.
+    """
     from projector.commands import trust as command
 
-    _exit(command.untrust(folder))
+    _exit(command.untrust(folder, config))
 
 
-@app.command()
-def hook(shell: Annotated[str, typer.Argument(help="bash, zsh or fish")]) -> None:
-    """Print the shell hook: `eval "$(projector hook bash)"`, `eval "$(projector hook zsh)"` or
-    `projector hook fish | source`. It syncs at a prompt only when something that matters changed
-    (the model, a client's file, where projector is on PATH), and starts no process otherwise."""
+@command()
+def edit(config: ConfigOption = None) -> None:
+    """Edit the model in $EDITOR; it is checked on save.
+
+    $VISUAL, else $EDITOR, else vi. A model with a mistake is not saved: you are shown what
+    is wrong and asked to edit it again. No model yet: you start from the commented starter.
+    """
+    from projector.commands import edit as command
+
+    _exit(command.run(config))
+
+
+Shell = Annotated[str, typer.Argument(metavar="SHELL", autocompletion=_shells, help="bash, zsh or fish.")]
+
+
+@command()
+def hook(shell: Shell) -> None:
+    """Print the prompt hook for bash, zsh or fish.
+
+    At a prompt it runs `projector sync` when something that matters changed, and starts no
+    process when nothing did. bash: eval "$(projector hook bash)" in ~/.bashrc; zsh: eval
+    "$(projector hook zsh)" in ~/.zshrc; fish: projector hook fish | source in
+    ~/.config/fish/config.fish.
+    """
     from projector.commands import hook as command
 
     _exit(command.run(shell))
 
 
-@app.command()
+@command()
+def completion(shell: Shell) -> None:
+    """Print the shell completion script.
+
+    bash: eval "$(projector completion bash)" in ~/.bashrc; zsh: eval "$(projector completion
+    zsh)" in ~/.zshrc (after compinit); fish: projector completion fish | source in
+    ~/.config/fish/config.fish.
+    """
+    from projector.commands import hook as command
+
+    _exit(command.completion(shell))
+
+
+@command()
 def init(config: ConfigOption = None) -> None:
     """Write a commented starter model (never over an existing one)."""
     from projector.commands import init as command
@@ -178,31 +330,41 @@ def init(config: ConfigOption = None) -> None:
     _exit(command.run(config))
 
 
-@app.command()
+@command()
 def ps(as_json: JsonOption = False) -> None:
-    """The shared servers running (`shared: true`): workspace, provider, pid, sessions, uptime,
-    resident memory."""
+    """The shared servers running (`shared: true`).
+
+    Workspace, provider, pid, sessions, uptime, resident memory.
+    """
     from projector.commands import ps as command
 
     _exit(command.run(as_json))
 
 
-@app.command()
+@command()
 def stop(
     folder: ProjectFolder = None,
-    provider: Annotated[Optional[str], typer.Option("--provider", help="Only this provider's server.")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", help="Only this provider's server.")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """End the shared servers of FOLDER's workspace now (their sessions are closed; the next
-    session starts a fresh server)."""
+    """End the shared servers of DIR's workspace now.
+
+    Their sessions are closed; the next session starts a fresh server.
+    """
     from projector.commands import stop as command
 
     _exit(command.run(folder, provider, config))
 
 
 def main() -> None:
+    if COMPLETE in os.environ:  # a shell asks for completions (see `projector completion`)
+        from typer.completion import completion_init
+
+        completion_init()
     try:
-        app()
+        app(prog_name="projector")
     except ModelError as error:  # pragma: no cover - commands handle their own
+        from projector.commands.common import err
+
         err(f"error: {error}")
         sys.exit(2)

@@ -1,6 +1,8 @@
 """The `projector` command. Clients spawn `projector mcp` for every session and shell hooks run
-`projector sync` at prompts, so those paths start with nothing but what they need; every other
-command goes to the typer app."""
+`projector sync` at prompts, so those paths start with nothing but what they need: `mcp` goes
+to the bridge, a `sync` with nothing to do stops at the fast path, and `sync`, `status` and
+`diff` command lines that direct.py reads exactly as typer would run without typer. Every
+other command line goes to the typer app."""
 
 from __future__ import annotations
 
@@ -10,15 +12,46 @@ import sys
 def main() -> None:
     command = sys.argv[1:2]
     if command == ["mcp"]:
+        _inspect_on_first_use()
         from projector.runtime.bridge import main as bridge
 
         bridge(sys.argv[2:])
         return
+    if command == ["dispatch"]:
+        from projector.runtime.dispatch import main as dispatch
+
+        dispatch(sys.argv[2:])
     if command == ["sync"]:
         from projector import fastpath
 
         if fastpath.main():
             sys.exit(0)
+    if command in (["sync"], ["status"], ["diff"]):
+        import os
+
+        from projector import direct
+
+        call = direct.parse(sys.argv[1:], os.environ)
+        if call is not None:
+            sys.exit(direct.run(call))
     from projector.cli import main as cli
 
     cli()
+
+
+def _inspect_on_first_use() -> None:
+    """``dataclasses`` imports ``inspect`` (with ast, dis and tokenize: about a fifth of a bridge
+    start) only to write a docstring for a class that has none. Every class on the bridge's path
+    has one, so ``inspect`` is loaded only if something really uses it."""
+    if "inspect" in sys.modules:
+        return
+    import types
+
+    class OnFirstUse(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            del sys.modules["inspect"]
+            import inspect
+
+            return getattr(inspect, name)
+
+    sys.modules["inspect"] = OnFirstUse("inspect")

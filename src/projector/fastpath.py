@@ -1,13 +1,21 @@
 """`projector sync` with nothing to do, decided before anything heavy is imported.
 
-A full sync records a fingerprint of everything its result depends on: the stat of the model
-file, of every client and project file it read (or their absence), of the folders and binaries
-that decide which clients are present, where `projector` is on PATH, the variables that move
-these files (their names come from the client descriptors, through the function that lists the
-files, and are kept in the fingerprint itself: nothing here loads a descriptor), and projector's
-own version. The next plain `sync` recomputes it with `os.stat` alone; when it is equal, there
-is nothing to do and it exits at once. Only the standard library's `os`, `sys` and `marshal`
-are imported here.
+A complete sync records a fingerprint of everything its result depends on, one per model
+(``$XDG_STATE_HOME/projector/models/<model path>/fingerprint``): projector's version, the
+variables that move the files (their names come from the client descriptors, through the
+function that lists the files, and are kept in the fingerprint itself: nothing here loads a
+descriptor), where the binaries are on PATH, the stat of the model, of the trust store, of every
+client file and of every project file (present or not) as the sync saw it, whether each path
+that tells a client is installed exists, and, for each client file, its projector slice: the
+entries under the servers key (and in per-folder scopes) whose names are projector's providers
+or entries. The next plain `sync` compares: equal stats, nothing to do. A client file whose stat
+moved (some clients rewrite their file all the time) is parsed, that one file, with the standard
+library, and when its slice is unchanged there is still nothing to do.
+
+The shell hook keeps its watch list and stamp in the same per-model folder, named from the
+variables the shell itself sees (see shell/), so shells with different models never disturb
+each other. Only the standard library's `os`, `sys` and `marshal` are imported here (`json` or
+`tomllib` when a client file's stat moved).
 """
 
 from __future__ import annotations
@@ -20,11 +28,29 @@ from collections.abc import Iterable, Mapping
 from projector.core import locations
 
 SIMPLE = {"--quiet", "-q", "--hook"}  # options that do not change what a sync computes
+QUIET = {"--quiet", "-q", "--hook"}
 CONFIG = {"--config", "-c"}
+NOTHING_TO_DO = "nothing to do: every client's file already matches the model"
+WORKSPACE = "{workspace}"  # in a descriptor's local scope: any folder key at this step
+
+Stat = list[int] | None
 
 
-def fingerprint_path(environ: Mapping[str, str]) -> str:
-    return os.path.join(locations.state_folder(environ), "fingerprint")
+def model_folder(model: str, environ: Mapping[str, str]) -> str:
+    """Where the fast path and the hook keep what they know of one model."""
+    return os.path.join(locations.state_folder(environ), "models", os.path.abspath(model).lstrip("/"))
+
+
+def hook_folder(environ: Mapping[str, str]) -> str:
+    """The model's folder as the shell hook names it: from $PROJECTOR_CONFIG, else the XDG
+    default, spelled as the shell sees them (no normalising: the hook has only builtins)."""
+    config_home = environ.get("XDG_CONFIG_HOME") or locations.home_text(environ) + "/.config"
+    model = environ.get("PROJECTOR_CONFIG") or config_home + "/projector/projector.yaml"
+    return locations.state_folder(environ) + "/models/" + model.lstrip("/")
+
+
+def fingerprint_path(model: str, environ: Mapping[str, str]) -> str:
+    return os.path.join(model_folder(model, environ), "fingerprint")
 
 
 # --------------------------------------------------------------------------- the shell hook's stamp
@@ -39,7 +65,7 @@ STAMP_MARGIN_NS = 50_000_000
 
 
 def hook_stamp_path(environ: Mapping[str, str]) -> str:
-    return os.path.join(locations.state_folder(environ), "hook-stamp")
+    return os.path.join(hook_folder(environ), "stamp")
 
 
 def unsettled_for(mtime_ns: int) -> int:
@@ -57,21 +83,28 @@ def settled(mtime_ns: int) -> bool:
 
 def stamp_hook(environ: Mapping[str, str], mtime_ns: int) -> None:
     path = hook_stamp_path(environ)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
     os.utime(path, ns=(mtime_ns, mtime_ns))
 
 
-def _restamp(files: Mapping[str, list[int] | None], environ: Mapping[str, str]) -> None:
-    """After the fast path found every file as the last sync saw it: the stamp at their newest mtime."""
+def _restamp(files: Mapping[str, Stat], environ: Mapping[str, str]) -> None:
+    """After the fast path found every file as the last sync left it (stats as they are now):
+    the stamp at their newest mtime, once settled, and only forward (the sync may have put it
+    past folders the hook also compares with it)."""
     newest = max((stat[0] for stat in files.values() if stat), default=0)
-    if settled(newest):
+    try:
+        current = os.stat(hook_stamp_path(environ)).st_mtime_ns
+    except OSError:
+        current = -1
+    if settled(newest) and newest > current:
         try:
             stamp_hook(environ, newest)
         except OSError:
             pass
 
 
-def _stat(path: str) -> list[int] | None:
+def _stat(path: str) -> Stat:
     try:
         info = os.stat(path)
     except OSError:
@@ -81,74 +114,141 @@ def _stat(path: str) -> list[int] | None:
 
 def fingerprint(
     model: str,
-    paths: Iterable[str],
+    files: Iterable[str],
+    present: Iterable[str],
     binaries: Iterable[str],
     variables: Iterable[str],
     environ: Mapping[str, str],
     version: str,
     observed: Mapping | None = None,
+    slices: Mapping[str, dict] | None = None,
 ) -> dict:
-    """``observed``: stats as the sync saw them (path -> (mtime_ns, size, inode, ctime_ns) or None), which
-    win over a stat taken now: a client that rewrote its file since must make the next sync work."""
+    """``observed``: stats as the sync saw them (path -> (mtime_ns, size, inode, ctime_ns) or
+    None), which win over a stat taken now: a client that rewrote its file since must make the
+    next sync look. ``slices``: per client file, what `entries_slice` needs and what it gave."""
     seen = observed or {}
     return {
         "version": version,
         "python": sys.version,
         "model": model,
         "variables": {name: environ.get(name) for name in sorted(set(variables) | set(locations.VARIABLES))},
-        "files": {path: (list(seen[path]) if seen[path] else None) if path in seen else _stat(path) for path in sorted(set(paths))},
+        "files": {path: (list(seen[path]) if seen[path] else None) if path in seen else _stat(path) for path in sorted(set(files))},
+        "present": {path: os.path.lexists(path) for path in sorted(set(present))},
         "binaries": {name: locations.on_path(name, environ) for name in sorted(set(binaries))},
+        "slices": dict(slices or {}),
     }
 
 
-def record(
-    model: str,
-    paths: Iterable[str],
-    binaries: Iterable[str],
-    variables: Iterable[str],
-    environ: Mapping[str, str],
-    version: str,
-    observed: Mapping | None = None,
-) -> None:
+def entries_slice(text: str, format: str, key: list[str], scopes: list[list[str]], names: list[str]) -> str | None:
+    """What a client file says about projector's entries, as canonical JSON: the entries named
+    ``names`` under ``key`` (and whether ``key`` is there), and under each per-folder scope.
+    None when the standard library cannot read the file (JSONC with comments): then a changed
+    stat means a full sync."""
+    import json  # here: only a client file whose stat moved needs it (json brings re)
+
+    try:
+        data = _parsed(text.removeprefix("\ufeff"), format)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    wanted = set(names)
+    servers = _at(data, key)
+    picked: dict[str, object] = {"": {n: v for n, v in servers.items() if n in wanted} if isinstance(servers, dict) else servers}
+    for scope in scopes:
+        step = scope.index(WORKSPACE)
+        folders = _at(data, scope[:step])
+        for folder, value in sorted(folders.items()) if isinstance(folders, dict) else ():
+            inner = _at(value, scope[step + 1 :])
+            chosen = {n: v for n, v in inner.items() if n in wanted} if isinstance(inner, dict) else {}
+            if chosen:
+                picked[f"{'.'.join(scope[:step])}[{folder}]"] = chosen
+    return json.dumps(picked, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _parsed(text: str, format: str) -> object:
+    import json
+
+    if format == "toml":
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(str(error)) from None
+    return json.loads(text) if text.strip() else {}
+
+
+def _at(value: object, key: Iterable[str]) -> object:
+    for step in key:
+        if not isinstance(value, dict) or step not in value:
+            return None
+        value = value[step]
+    return value
+
+
+def record(model: str, fingerprint_data: dict, environ: Mapping[str, str]) -> None:
     """Remember what this sync depended on (called after a sync that left nothing pending)."""
     from pathlib import Path
 
     from projector.core import files
 
-    data = marshal.dumps(fingerprint(model, paths, binaries, variables, environ, version, observed))
-    files.write_bytes(Path(fingerprint_path(environ)), data)
+    files.write_bytes(Path(fingerprint_path(model, environ)), marshal.dumps(fingerprint_data))
 
 
-def forget(environ: Mapping[str, str]) -> None:
+def forget(model: str, environ: Mapping[str, str]) -> None:
     try:
-        os.unlink(fingerprint_path(environ))
+        os.unlink(fingerprint_path(model, environ))
     except OSError:
         pass
 
 
 def nothing_to_do(argv: list[str], environ: Mapping[str, str], version: str) -> bool:
     """For `projector sync [--quiet] [--hook] [--config F]`: whether the last sync's fingerprint
-    still holds."""
+    still holds. From the hook, the hook's stamp then moves forward to what was checked."""
     options = argv[1:]
     config = locations.config_option(options)
     plain = [a for a in options if a not in CONFIG and a != config and not a.startswith("--config=")]
     if not argv or argv[0] != "sync" or any(a not in SIMPLE for a in plain):
         return False
-    model = locations.model_file(config, environ)
+    model = os.path.abspath(locations.model_file(config, environ))
+    hook = "--hook" in plain
+    if hook and not os.path.exists(os.path.join(hook_folder(environ), "watch")):
+        return False  # the hook has nothing to watch yet: a sync writes its list
     try:
-        with open(fingerprint_path(environ), "rb") as handle:
+        with open(fingerprint_path(model, environ), "rb") as handle:
             saved = marshal.load(handle)
-        if saved != fingerprint(model, saved["files"], saved["binaries"], saved["variables"], environ, version):
+        now = fingerprint(model, saved["files"], saved["present"], saved["binaries"], saved["variables"], environ, version)
+        if any(now[part] != saved[part] for part in ("version", "python", "model", "variables", "present", "binaries")):
+            return False
+        if not all(stat == saved["files"][path] or _same_entries(path, saved["files"][path], stat, saved["slices"].get(path))
+                   for path, stat in now["files"].items()):
             return False
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return False
-    if "--hook" in plain:
-        _restamp(saved["files"], environ)
+    if hook:
+        _restamp(now["files"], environ)
     return True
 
 
+def _same_entries(path: str, before: Stat, now: Stat, spec: dict | None) -> bool:
+    """A client file whose stat moved: whether projector's slice of it is what the sync left."""
+    if spec is None or spec["slice"] is None or before is None or now is None:
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return entries_slice(text, spec["format"], spec["key"], spec["scopes"], spec["names"]) == spec["slice"]
+
+
 def main() -> bool:
-    """True when the sync asked for on the command line has nothing to do."""
+    """True when the sync asked for on the command line has nothing to do (said so, unless quiet)."""
     from projector import __version__
 
-    return nothing_to_do(sys.argv[1:], os.environ, __version__)
+    if not nothing_to_do(sys.argv[1:], os.environ, __version__):
+        return False
+    if not QUIET.intersection(sys.argv[2:]):
+        print(NOTHING_TO_DO)
+    return True

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import paths
 import pytest
+from servers import TOKEN, KbServer
 
 TOOLS = paths.TOOLS
 sys.path.insert(0, str(TOOLS))
@@ -23,6 +24,7 @@ from projector.compile import engine  # noqa: E402
 from projector.compile.plan import plan  # noqa: E402
 from projector.compile.system import RealSystem
 from projector.core import model  # noqa: E402
+from projector.core.invocation import bridge_options  # noqa: E402
 
 CLIENTS = ["claude-code", "codex", "copilot", "opencode", "gemini", "qwen", "amp"]
 CORPUS = paths.CORPUS
@@ -84,7 +86,7 @@ class Home:
         written = engine.write(outcome, state)
         assert written.problems == ()
         self.state = written.ledger
-        return list(plan(loaded, engine.projector_on_path(self.environ), model.bridge_config(loaded, self.environ)).servers)
+        return list(plan(loaded, engine.projector_on_path(self.environ), bridge_options(loaded.source, self.environ)).servers)
 
     def read(self, cwd: Path | None = None) -> dict:
         return real.READERS[self.client](self.home, cwd or self.root)
@@ -173,17 +175,8 @@ def test_a_pruned_legacy_project_entry_lets_the_global_entry_through(client, tmp
     shadowed = home.read(project)
     assert shadowed["docs"]["transport"] == "http", "before the sync the project entry wins"
     servers = home.sync(models(home.work)["bridge"])
-    assert not legacy.exists(), "the file held only the legacy entry"
+    assert legacy.exists(), "a project file is never deleted: only the entry goes"
     assert home.read(project)["docs"] == real.planned(servers, client)["docs"]
-
-
-def _kb_server_class():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bridge_conftest", paths.TESTS / "runtime" / "bridge" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # A client that health-checks its servers starts the bridge: the bridge must get the token (Gemini
@@ -191,8 +184,7 @@ def _kb_server_class():
 # and the folder's KBs.
 @pytest.mark.parametrize("client", ["gemini", "qwen"])
 def test_the_client_reaches_the_provider_through_the_bridge(client, tmp_path):
-    bridge = _kb_server_class()
-    server = bridge.KbServer(tmp_path, "stateful", None, "handbook,api-a,api-b")
+    server = KbServer(tmp_path, "stateful", None, "handbook,api-a,api-b")
     try:
         home = Home(tmp_path, client)
         home.sync(f"version: 1\nproviders:\n  docs:\n    url: {server.url}\n    token_env: DOCS_TOKEN\n"
@@ -200,10 +192,50 @@ def test_the_client_reaches_the_provider_through_the_bridge(client, tmp_path):
         trust = home.home / ".gemini" / "trustedFolders.json"  # Gemini connects only in a trusted folder
         trust.parent.mkdir(parents=True, exist_ok=True)
         trust.write_text(json.dumps({str(home.work): "TRUST_FOLDER"}))
-        done = real.run(home.home, home.work, [real._bin(client), "mcp", "list"], extra_env={"DOCS_TOKEN": bridge.TOKEN})
+        done = real.run(home.home, home.work, [real._bin(client), "mcp", "list"], extra_env={"DOCS_TOKEN": TOKEN})
         listing = real._plain(done.stdout + done.stderr)
         assert "docs: " in listing and " - Connected" in listing, listing
         reached = [r for r in server.requests() if r["rpc"] == "initialize"]
-        assert reached and all(r["query"] == "kbs=api-a" and r["auth"] == f"Bearer {bridge.TOKEN}" for r in reached)
+        assert reached and all(r["query"] == "kbs=api-a" and r["auth"] == f"Bearer {TOKEN}" for r in reached)
     finally:
         server.stop()
+
+
+def test_codex_starts_the_bridge_in_its_cleared_environment_and_it_finds_model_and_trust_store(tmp_path):
+    """XDG_CONFIG_HOME and XDG_STATE_HOME away from their defaults; real `codex exec` starts the
+    entry as it starts any stdio server (HOME, PATH and a few more only). A launcher in front of
+    projector adds --check, so the bridge says which model and state folder it found, then exits."""
+    import signal
+    import subprocess
+    import time
+
+    home, xdg_config, xdg_state = tmp_path / "home", tmp_path / "xdg-config", tmp_path / "xdg-state"
+    (home / "work" / "a").mkdir(parents=True)
+    (home / ".codex").mkdir()
+    (xdg_config / "projector").mkdir(parents=True)
+    model_file = xdg_config / "projector" / "projector.yaml"
+    model_file.write_text(f"version: 1\nclients: [codex]\nproviders:\n  docs:\n    url: http://127.0.0.1:9/mcp\nbindings:\n  {home}/work/a:\n    docs: []\n")
+    found = tmp_path / "found.txt"
+    launcher = tmp_path / "bin" / "projector"
+    launcher.parent.mkdir()
+    rename = f"import os; os.rename('{found}.part', '{found}')"  # the PATH holds node and git only
+    launcher.write_text(f'#!/bin/sh\n{sys.executable} -m projector "$@" --check > {found}.part 2>&1\nexec {sys.executable} -c "{rename}"\n')
+    launcher.chmod(0o755)
+    environ = {"HOME": str(home), "PATH": f"{launcher.parent}:{real.tool_path()}", "XDG_CONFIG_HOME": str(xdg_config),
+               "XDG_STATE_HOME": str(xdg_state), "CI": "1", "TERM": "dumb", "NO_COLOR": "1"}
+    synced = subprocess.run([sys.executable, "-m", "projector", "sync"], env=environ, capture_output=True, text=True, timeout=60)
+    assert synced.returncode == 0, synced.stderr
+    with (home / ".codex" / "config.toml").open("a") as config:  # a model that answers nothing: the session still starts its servers
+        config.write('model = "gpt-test"\nmodel_provider = "mock"\n\n[model_providers.mock]\nname = "mock"\n'
+                     'base_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n')
+    codex = subprocess.Popen([str(npm_tools.binary("codex")), "exec", "--skip-git-repo-check", "hello"], cwd=home / "work" / "a", env=environ,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not found.exists() and time.monotonic() < deadline and codex.poll() is None:
+            time.sleep(0.1)
+    finally:
+        os.killpg(codex.pid, signal.SIGKILL)
+        codex.wait()
+    assert found.exists(), "codex did not start the bridge entry"
+    assert found.read_text() == f"model: {model_file}\nstate: {xdg_state / 'projector'}\n"

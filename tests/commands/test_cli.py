@@ -4,18 +4,7 @@ from __future__ import annotations
 
 import json
 
-MODEL = """\
-version: 1
-clients: [claude-code, codex]
-providers:
-  docs:
-    url: https://kb.example.com/mcp
-    token_env: DOCS_TOKEN
-    kbs: [a, b]
-bindings:
-  ~/work/a:
-    docs: [a]
-"""
+from models import TWO_CLIENTS as MODEL
 
 
 def test_diff_then_sync_then_nothing_to_do(sandbox):
@@ -35,7 +24,12 @@ def test_diff_then_sync_then_nothing_to_do(sandbox):
 
     again = sandbox.run("diff", config=config)
     assert (again.returncode, again.stdout) == (0, "")
-    assert sandbox.run("sync", config=config).stdout == ""
+    nothing = "nothing to do: every client's file already matches the model\n"
+    assert sandbox.run("sync", config=config).stdout == nothing, "said by the fast path"
+    (sandbox.home / ".claude.json").touch()  # a changed stat: the full sync has its say
+    assert sandbox.run("sync", config=config).stdout == nothing
+    assert sandbox.run("sync", "--force", config=config).stdout == nothing, "said by the full sync"
+    assert sandbox.run("sync", "--quiet", config=config).stdout == ""
 
 
 def test_quiet_sync_prints_only_warnings(sandbox):
@@ -51,7 +45,7 @@ def test_client_option_narrows_and_rejects_unknown_ids(sandbox):
     assert sandbox.run("sync", "--client", "codex", config=config).stdout.startswith("created ~/.codex/config.toml")
     assert not (sandbox.home / ".claude.json").exists()
     bad = sandbox.run("sync", "--client", "claude", config=config)
-    assert bad.returncode == 2 and "unknown client 'claude'" in bad.stderr
+    assert bad.returncode == 2 and "unknown client 'claude' (did you mean \"claude-code\"?)" in bad.stderr
 
 
 def test_model_error_is_exit_2_with_location(sandbox):
@@ -169,3 +163,37 @@ def test_a_client_is_one_data_file(sandbox):
     sandbox.env["ACME_HOME"] = str(sandbox.root / "acme")  # its own relocating variable: the next sync follows it
     assert sandbox.run("sync").returncode == 0
     assert (sandbox.root / "acme" / "agent.json").exists()
+
+
+CODEX_KEEPS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ")
+
+
+def test_entries_work_in_codex_cleared_environment_with_xdg_folders_moved(sandbox):
+    """XDG_CONFIG_HOME and XDG_STATE_HOME away from their defaults: Codex starts the bridge
+    without them, so the entry itself must say where the model and the trust store are."""
+    import subprocess
+    import tomllib
+
+    sandbox.install_projector()
+    sandbox.env.update(XDG_CONFIG_HOME=str(sandbox.root / "xdg-config"), XDG_STATE_HOME=str(sandbox.root / "xdg-state"))
+    model = sandbox.root / "xdg-config" / "projector" / "projector.yaml"
+    model.parent.mkdir(parents=True)
+    model.write_text(MODEL.replace("clients: [claude-code, codex]", "clients: [codex]").replace("docs: [a]", "docs: []"))
+    workspace = sandbox.home / "work" / "a"
+    sandbox.file("work/a/.projector.yaml", "providers:\n  notes: {command: ./notes}\n")
+    (workspace / "notes").write_text("#!/bin/sh\necho started-in-the-workspace\n")
+    (workspace / "notes").chmod(0o755)
+    assert sandbox.run("trust", str(workspace)).returncode == 0
+    assert sandbox.run("sync").returncode == 0
+    servers = tomllib.loads((sandbox.home / ".codex" / "config.toml").read_text())["mcp_servers"]
+    cleared = {name: sandbox.env[name] for name in CODEX_KEEPS if name in sandbox.env}
+
+    def start(name: str) -> subprocess.CompletedProcess[str]:
+        entry = servers[name]
+        return subprocess.run([entry["command"], *entry["args"]], env=cleared, cwd=workspace, timeout=30,
+                              input='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n', capture_output=True, text=True)
+
+    docs = start("docs")
+    assert '"serverInfo":{"name":"projector"' in docs.stdout, docs.stderr
+    notes = start("notes")
+    assert notes.stdout == "started-in-the-workspace\n", notes.stderr

@@ -145,10 +145,10 @@ def test_a_client_write_during_a_sync_is_noticed_at_the_next_prompt(sandbox, she
     assert "[mcp_servers.docs]" in codex.read_text(), "the hook did not notice the client's write"
 
 
-def test_after_a_sync_run_by_hand_one_prompt_runs_the_fast_path_and_the_next_none(sandbox):
-    """A sync run by hand leaves the hook's stamp older than the files it wrote: the next prompt
-    runs `projector sync --hook`, whose fast path finds nothing to do and moves the stamp on, so
-    the prompts after it start no process (they ran one at every prompt until a hook sync)."""
+def test_after_a_sync_run_by_hand_the_prompts_start_no_process(sandbox):
+    """A sync run by hand of the model the shell names writes the hook's watch list and stamp
+    too, so the prompts after it start no process (they ran one at every prompt until a hook
+    sync, before the stamp moved on)."""
     _shim(sandbox)
     model = sandbox.model(MODEL)
     _run(sandbox, "bash", ["_projector_hook"])
@@ -156,4 +156,73 @@ def test_after_a_sync_run_by_hand_one_prompt_runs_the_fast_path_and_the_next_non
     done = _run(sandbox, "bash", ["projector sync --quiet", "sleep 0.2", "_projector_hook", "_projector_hook", "_projector_hook"])
     assert done.returncode == 0, done.stderr
     log = (sandbox.root / "sync.log").read_text().splitlines()
-    assert [line for line in log if line.startswith("sync")] == ["sync --quiet --hook", "sync --quiet", "sync --quiet --hook"]
+    assert [line for line in log if line.startswith("sync")] == ["sync --quiet --hook", "sync --quiet"]
+OTHER = MODEL.replace("kb.example.com", "other.example.com")
+
+
+def test_each_model_has_its_own_watch_list(sandbox):
+    """A shell with another PROJECTOR_CONFIG syncs its model; the first shell still notices an
+    edit of its own model at its next prompt."""
+    _shim(sandbox)
+    mine = sandbox.model(MODEL)
+    theirs = sandbox.model(OTHER, "theirs.yaml")
+    _run(sandbox, "bash", ["_projector_hook"])
+    _run(sandbox, "bash", [f"export PROJECTOR_CONFIG={theirs}", "_projector_hook"])
+    assert _syncs(sandbox) == 2 and "other.example.com" in (sandbox.home / ".codex" / "config.toml").read_text()
+    mine.write_text(MODEL.replace("kb.example.com", "kb3.example.com"))
+    _run(sandbox, "bash", ["_projector_hook"])
+    assert _syncs(sandbox) == 3, "the edit of the first shell's model is noticed"
+    assert "kb3.example.com" in (sandbox.home / ".codex" / "config.toml").read_text()
+
+
+@pytest.mark.parametrize("shell", sorted(SHELLS))
+def test_a_shell_that_changes_projector_config_syncs_the_new_model(sandbox, shell):
+    _shim(sandbox)
+    sandbox.model(MODEL)
+    theirs = sandbox.model(OTHER, "theirs.yaml")
+    switch = f"set -gx PROJECTOR_CONFIG {theirs}" if shell == "fish" else f"export PROJECTOR_CONFIG={theirs}"
+    done = _run(sandbox, shell, ["_projector_hook", "_projector_hook", switch, "_projector_hook", "_projector_hook"])
+    assert done.returncode == 0, done.stderr
+    assert _syncs(sandbox) == 2, "one sync per model, none at the prompts in between"
+    assert "other.example.com" in (sandbox.home / ".codex" / "config.toml").read_text()
+
+
+BOUND = MODEL + "bindings:\n  ~/work/a:\n    docs: []\n"
+
+
+@pytest.mark.parametrize("shell", sorted(SHELLS))
+def test_a_file_created_in_a_bound_folder_starts_nothing_but_a_project_file_syncs(sandbox, shell):
+    _shim(sandbox)
+    repository = sandbox.home / "work" / "a"
+    (repository / ".codex").mkdir(parents=True)
+    sandbox.model(BOUND)
+    _run(sandbox, shell, ["_projector_hook"])
+    # On a busy machine the stamp may wait for the files the sync wrote to settle: one fast-path
+    # run at the next prompt moves it on (see fastpath); counted from after that.
+    _run(sandbox, shell, ["sleep 0.2", "_projector_hook"])
+    settled = _syncs(sandbox)
+    (repository / "notes.txt").write_text("a file that matters to no client\n")
+    (repository / ".codex" / "history.jsonl").write_text("{}\n")
+    _run(sandbox, shell, ["_projector_hook", "_projector_hook"])
+    assert _syncs(sandbox) == settled, "no process for files that are not project files"
+    (repository / ".codex" / "config.toml").write_text('[mcp_servers.docs]\nurl = "https://kb.example.com/mcp"\n')
+    _run(sandbox, shell, ["_projector_hook", "_projector_hook"])
+    assert _syncs(sandbox) == settled + 1, "a project file appeared: one sync"
+    assert "mcp_servers" not in (repository / ".codex" / "config.toml").read_text(), "it pruned the shadowing entry"
+
+
+def test_absent_project_files_are_watched_through_the_first_folder_of_their_path_that_exists(tmp_path):
+    """One short line per existing folder, naming what would have to appear in it: a thousand
+    bound folders that do not exist yet cost one line, not ten thousand names."""
+    from projector.commands.sync import hook_watch
+    from projector.compile.targets import Dependencies
+
+    (tmp_path / "a" / ".github").mkdir(parents=True)
+    absent = ("a/.mcp.json", "a/.github/mcp.json", "a/.codex/config.toml", "b/.mcp.json", "b/.codex/config.toml", "c/.mcp.json")
+    needs = Dependencies((), tuple(str(tmp_path / p) for p in absent), (), ("projector",), ())
+    assert hook_watch(needs, {}, "/bin/projector").splitlines() == [
+        f"%{tmp_path}\tb\tc",
+        f"%{tmp_path / 'a'}\t.codex\t.mcp.json",
+        f"%{tmp_path / 'a' / '.github'}\tmcp.json",
+        "@/bin/projector",
+    ]

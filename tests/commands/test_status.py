@@ -47,11 +47,12 @@ def test_errors_are_exit_2(sandbox):
 
 
 def test_a_running_sync_makes_another_wait_then_give_up_clearly(sandbox):
-    from filelock import FileLock
+    import fcntl
 
     lock = sandbox.home / ".local" / "state" / "projector" / "sync.lock"
     lock.parent.mkdir(parents=True)
-    with FileLock(str(lock)):
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
         result = sandbox.run("sync", "--wait", "0.2", config=sandbox.model(MODEL))
     assert result.returncode == 2
     assert result.stderr == "error: another projector sync is running (it holds ~/.local/state/projector/sync.lock); nothing was written, try again\n"

@@ -202,3 +202,35 @@ def test_no_code_names_a_client():
              for path in sorted(source.rglob("*")) if path.suffix in (".py", ".sh", ".fish", ".yaml", ".json")
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert found == []
+
+
+def test_compiled_descriptors_are_kept_while_their_bytes_are_the_same(tmp_path, monkeypatch):
+    """Kept by content: a checkout that rewrites a descriptor unchanged (new inode, times) compiles
+    nothing, a change of its bytes compiles it anew."""
+    import os
+
+    from projector.compile import clients
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    mine = tmp_path / "config" / "projector" / "clients" / "mine.yaml"
+    mine.parent.mkdir(parents=True)
+    text = (clients_folder() / "kiro.yaml").read_text().replace("id: kiro", "id: mine").replace("name: Kiro", "name: Mine")
+    mine.write_text(text)
+    checked = []
+    original = clients.validated
+    monkeypatch.setattr(clients, "validated", lambda path, *text: checked.append(path.name) or original(path, *text))
+
+    def fresh() -> dict:
+        clients.registry.cache_clear()
+        return clients.registry()
+
+    assert fresh()["mine"].name == "Mine" and len(checked) == len(clients.registry())
+    checked.clear()
+    replacement = mine.with_suffix(".new")
+    replacement.write_text(text)
+    os.utime(replacement, (1, 1))
+    replacement.replace(mine)  # the same bytes in a new file
+    assert fresh()["mine"].name == "Mine" and checked == []
+    mine.write_text(text.replace("name: Mine", "name: Mine Too"))
+    assert fresh()["mine"].name == "Mine Too" and "mine.yaml" in checked
+    clients.registry.cache_clear()

@@ -72,7 +72,6 @@ def _sync_in_child(environ: dict[str, str], config: Path, prepare=None) -> int:
 
 def _warm() -> None:
     """Everything a sync imports lazily, imported (and cached) before the forks."""
-    import filelock  # noqa: F401
     import jinja2  # noqa: F401
     import jsonschema  # noqa: F401
     import ruamel.yaml  # noqa: F401

@@ -11,10 +11,11 @@ import pytest
 
 from projector.compile import clients, engine, ledger
 from projector.compile.system import RealSystem
+from projector.core.resources import client_ids
 from projector.core.model import Binding, Model, Provider
 
 FIXTURES = paths.FIXTURES / "existing"
-CLIENT_IDS = sorted(clients.registry())
+CLIENT_IDS = sorted(client_ids())  # file names: nothing is loaded (or cached) at collection
 
 DOCS = Provider("docs", "https://kb.example.com/mcp/routed", "DOCS_TOKEN", ("handbook", "api-a"), None)
 WEB = Provider("web", "https://web.example.com/mcp", "WEB_TOKEN", None, None)
@@ -202,7 +203,8 @@ def test_a_hand_edited_entry_is_drift_kept_until_forced(tmp_path):
     path = home.path("codex")
     path.write_text(path.read_text().replace('env_vars = ["DOCS_TOKEN"]', 'env_vars = ["DOCS_TOKEN", "MINE"]'))
     outcome = home.sync(model(DOCS, WEB), ["codex"])
-    assert outcome.warnings == ('~/.codex/config.toml: entry "docs" was changed by hand since projector wrote it; kept (--force overwrites)',)
+    assert outcome.warnings == ('~/.codex/config.toml: entry "docs" was changed by hand since projector wrote it; kept '
+                                '(`projector adopt codex docs` keeps it for good, --force overwrites)',)
     assert '"MINE"' in path.read_text() and "[mcp_servers.web]" in path.read_text()
     home.sync(model(DOCS, WEB), ["codex"], force=True)
     assert '"MINE"' not in path.read_text()

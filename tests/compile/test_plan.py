@@ -83,18 +83,25 @@ def test_an_empty_kb_set_never_becomes_a_url():
 
 
 def test_a_model_away_from_the_default_place_is_named_in_the_bridge_entry():
-    result = plan(model(provider(), bindings=[BOUND]), "/bin/projector", "/home/me/models/projector.yaml")
-    assert result.servers[0][1].args == ("mcp", "--provider", "docs", "--config", "/home/me/models/projector.yaml")
+    options = ("--config", "/home/me/models/projector.yaml", "--state", "/srv/state/projector")
+    result = plan(model(provider(), bindings=[BOUND]), "/bin/projector", options)
+    assert result.servers[0][1].args == ("mcp", "--provider", "docs", *options)
 
 
-def test_bridge_config_is_only_for_a_model_elsewhere(tmp_path):
-    from projector.core.model import bridge_config
+def test_bridge_options_are_judged_against_a_cleared_environment(tmp_path):
+    """Codex starts the bridge with HOME but without XDG_* or PROJECTOR_*: whatever those moved
+    must be on the entry's command line."""
+    from projector.core.invocation import bridge_options
 
+    home = str(tmp_path)
     default = tmp_path / ".config" / "projector" / "projector.yaml"
-    env = {"HOME": str(tmp_path), "PROJECTOR_CONFIG": str(tmp_path / "m.yaml")}
-    assert bridge_config(Model(default, None, (), ()), env) is None
-    assert bridge_config(Model(tmp_path / "m.yaml", None, (), ()), env) == str(tmp_path / "m.yaml")  # the shell's variable is not the client's
-    assert bridge_config(Model(Path("m.yaml"), None, (), ()), env) is None
+    assert bridge_options(default, {"HOME": home}) == ()
+    assert bridge_options(default, {"HOME": home, "XDG_CONFIG_HOME": f"{home}/.config", "XDG_STATE_HOME": f"{home}/.local/state"}) == ()
+    moved = tmp_path / "xdg" / "projector" / "projector.yaml"
+    assert bridge_options(moved, {"HOME": home, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}) == ("--config", str(moved))
+    assert bridge_options(default, {"HOME": home, "XDG_STATE_HOME": "/srv/state"}) == ("--state", "/srv/state/projector")
+    assert bridge_options(tmp_path / "m.yaml", {"HOME": home, "PROJECTOR_CONFIG": str(tmp_path / "m.yaml")}) == ("--config", str(tmp_path / "m.yaml"))
+    assert bridge_options(Path("m.yaml"), {"HOME": home}) == ()  # a model made in code
 
 
 def local(name="lint", env=(), enabled=True):

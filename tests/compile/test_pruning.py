@@ -57,11 +57,16 @@ def test_legacy_entries_go_other_entries_stay_byte_for_byte(sandbox, relative):
         (".codex/config.toml", '[mcp_servers.docs]\nurl = "https://kb.example.com/mcp?kbs=a"\n'),
     ],
 )
-def test_a_file_left_structurally_empty_is_deleted(sandbox, relative, text):
+def test_a_file_left_without_entries_is_kept(sandbox, relative, text):
+    """projector never creates a project file, so it never deletes one: the user may have written
+    it, git may track it."""
     path = _write(sandbox, relative, text)
-    assert sandbox.run("sync", config=sandbox.model(MODEL)).returncode == 0
-    assert not path.exists()
-    assert path.parent.exists(), "folders stay"
+    result = sandbox.run("sync", config=sandbox.model(MODEL))
+    assert result.returncode == 0, result.stderr
+    assert path.exists()
+    assert f"updated ~/work/a/{relative} (" in result.stdout
+    assert result.stdout.rstrip().endswith("removed docs, which shadowed projector's global entry; the file stays")
+    assert sandbox.run("diff", config=sandbox.model(MODEL)).returncode == 0, "a second sync changes nothing"
 
 
 def test_codex_project_entry_is_pruned_and_the_rest_kept(sandbox):
@@ -89,6 +94,21 @@ def test_claude_local_scope_is_pruned(sandbox):
     assert "docs" in after["mcpServers"]  # the global entry is there
 
 
+def test_claude_local_scope_below_a_bound_folder_is_pruned_too(sandbox):
+    """/w/sub is governed by /w's binding: its per-folder entry would shadow the bridge there."""
+    sub, beside = str(sandbox.home / "work" / "a" / "sub"), str(sandbox.home / "work" / "ab")
+    claude = {"projects": {sub: {"mcpServers": {"docs": LEGACY_HTTP}}, beside: {"mcpServers": {"docs": LEGACY_HTTP}}}}
+    path = sandbox.file(".claude.json", json.dumps(claude, indent=2) + "\n")
+    config = sandbox.model(MODEL)
+    status = sandbox.run("status", "--json", config=config)
+    entries = {f["path"]: f["entries"] for f in json.loads(status.stdout)["files"]}["~/.claude.json"]
+    assert entries[f"projects.{sub}: docs"] == "remove"
+    assert sandbox.run("sync", config=config).returncode == 0
+    after = json.loads(path.read_text())["projects"]
+    assert after[sub] == {"mcpServers": {}}
+    assert after[beside] == {"mcpServers": {"docs": LEGACY_HTTP}}, "/w/ab is not below /w/a"
+
+
 def test_nothing_is_created_inside_a_workspace_and_other_folders_are_not_touched(sandbox):
     sandbox.file("work/a/README", "x")
     unbound = sandbox.file("elsewhere/.mcp.json", json.dumps({"mcpServers": {"docs": LEGACY_HTTP}}) + "\n")
@@ -107,10 +127,25 @@ def test_a_linked_project_file_is_emptied_not_deleted(sandbox):
     assert link.is_symlink() and json.loads(real.read_text()) == {"mcpServers": {}}
 
 
-def test_a_schema_pointer_alone_does_not_keep_a_file(sandbox):
-    path = _write(sandbox, "opencode.json", json.dumps({"$schema": "https://opencode.ai/config.json", "mcp": {"docs": LEGACY_HTTP}}) + "\n")
-    sandbox.run("sync", config=sandbox.model(MODEL))
-    assert not path.exists()
+def test_a_git_tracked_project_file_loses_the_entry_not_the_file(sandbox):
+    """The reported case: a hand-written, committed .mcp.json whose only entry looks like an old
+    projector entry. diff shows what sync will do; sync removes the entry and keeps the file."""
+    import subprocess
+
+    repository = sandbox.home / "work" / "a"
+    path = _write(sandbox, ".mcp.json", json.dumps({"mcpServers": {"docs": LEGACY_HTTP}}, indent=2) + "\n")
+    git = ["git", "-C", str(repository), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", ".mcp.json"], check=True)
+    subprocess.run([*git, "commit", "-qm", "mcp"], check=True)
+    config = sandbox.model(MODEL)
+    shown = sandbox.run("diff", "--no-color", config=config)
+    assert shown.returncode == 1
+    assert "--- ~/work/a/.mcp.json\n+++ ~/work/a/.mcp.json\n" in shown.stdout and "+++ /dev/null" not in shown.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout
+    assert status == " M .mcp.json\n"
+    assert json.loads(path.read_text()) == {"mcpServers": {}}
 
 
 NEW_CLIENTS_MODEL = MODEL.replace("[claude-code, codex, opencode, crush, kiro, copilot]", "[gemini, qwen, cursor, vscode, zed, antigravity, amp]")
@@ -140,7 +175,7 @@ def test_the_project_files_of_the_new_clients_are_pruned_too(sandbox, relative):
     assert sandbox.run("diff", config=sandbox.model(NEW_CLIENTS_MODEL)).returncode == 0, "a second sync changes nothing"
 
 
-def test_a_project_file_left_with_only_what_its_client_adds_is_deleted(sandbox):
+def test_a_project_file_left_with_only_what_its_client_adds_is_kept(sandbox):
     path = _write(sandbox, ".qwen/settings.json", '{\n  "mcpServers": {"docs": {"httpUrl": "https://kb.example.com/mcp"}},\n  "$version": 4\n}\n')
     assert sandbox.run("sync", config=sandbox.model(NEW_CLIENTS_MODEL)).returncode == 0
-    assert not path.exists(), '"$version" is Qwen\'s own marker, no setting'
+    assert json.loads(path.read_text()) == {"mcpServers": {}, "$version": 4}, "projector did not create it: it stays"

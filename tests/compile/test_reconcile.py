@@ -7,6 +7,7 @@ from dataclasses import replace
 from projector.compile.clients import Reading
 from projector.compile.ledger import entry_hash
 from projector.compile.reconcile import reconcile as reconcile_as
+from projector.compile.reconcile import recognisable
 from projector.core.model import Provider
 
 DOCS = Provider("docs", "https://kb.example.com/mcp", "T", None, None)
@@ -19,7 +20,7 @@ READING = Reading(url_keys=("url",), command_key="command", args_key="args", com
 
 
 def reconcile(where, current, desired, owned, providers, force=False, reading=READING):
-    return reconcile_as(where, current, desired, owned, providers, reading, force)
+    return reconcile_as(where, current, desired, owned, lambda name, value: recognisable(value, providers[name], (reading,)), reading, force)
 
 
 def test_absent_entry_is_added_and_owned():

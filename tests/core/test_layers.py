@@ -151,23 +151,54 @@ def test_globs_are_read_in_order_and_a_file_reached_twice_counts_once(files):
     assert str(files.root / "conf.d") in loaded.watched, "a file added to the folder is a new layer"
 
 
-def test_a_hook_section_would_merge_by_the_providers_rule():
-    """The rule is one function over any NAMED section: what issue 16's `hooks` needs (a name,
-    key by key, remove, override for what the item is)."""
-    from projector.core import layers
+TEAM_HOOKS = """\
+version: 1
+hooks:
+  fmt: {event: PostToolUse, matcher: Edit, command: ruff format .}
+  old: {event: Stop, command: notify}
+bindings:
+  ~/src/api:
+    hooks:
+      guard: {event: PreToolUse, matcher: Bash, command: ./guard.sh}
+"""
 
-    read = lambda data, name: layers.Read(name, name, name, "", data)  # noqa: E731
-    reads = [read({"hooks": {"fmt": {"command": "a", "events": ["x"]}, "old": {"command": "o"}}}, "team"),
-             read({"hooks": {"fmt": {"events": ["y"]}, "old": {"remove": True}}}, "me")]
-    saved = dict(layers.NAMED)
-    layers.NAMED["hooks"] = ("command",)
-    try:
-        merged = layers.merge(reads, {})
-    finally:
-        layers.NAMED.clear()
-        layers.NAMED.update(saved)
-    assert merged.data["hooks"] == {"fmt": {"command": "a", "events": ["y"]}} and not merged.findings
-    assert merged.origins.find(("hooks", "fmt", "events", 0)) == (1, ("hooks", "fmt", "events", 0))
+
+def test_an_included_layers_hooks_merge_by_name_key_by_key(files):
+    from projector.core.hooks import Hook
+
+    files.write("team.yaml", TEAM_HOOKS)
+    files.write("me.yaml", "version: 1\ninclude: [team.yaml]\nhooks:\n  fmt: {timeout: 30}\n  old: {remove: true}\n"
+                           "  mine: {event: Stop, command: say done}\nbindings:\n  ~/src/api:\n    hooks:\n      guard: {enabled: false}\n"
+                           "      own: {event: PreToolUse, command: ./own.sh}\n")
+    loaded = files.load()
+    assert loaded.hooks == (Hook("fmt", "PostToolUse", "Edit", "ruff format .", 30.0), Hook("mine", "Stop", None, "say done"))
+    guard, own = loaded.bindings[0].hooks
+    assert guard == Hook("guard", "PreToolUse", "Bash", "./guard.sh", enabled=False) and own.command == "./own.sh"
+    assert loaded.layers[0].hooks == ("fmt", "guard") and loaded.layers[1].hooks == (), "what each included layer says of hooks"
+
+
+def test_a_hooks_command_from_another_layer_changes_only_with_override(files):
+    files.write("team.yaml", TEAM_HOOKS)
+    files.write("me.yaml", "version: 1\ninclude: [team.yaml]\nhooks:\n  fmt: {command: black .}\n")
+    assert files.error() == ("me.yaml:4:18: hooks.fmt.command: changes what team.yaml:3:44 gives (ruff format .); "
+                             "a layer may change the command another layer gave only where it says override: true")
+    files.write("me.yaml", "version: 1\ninclude: [team.yaml]\nhooks:\n  fmt: {command: black ., override: true}\n")
+    assert files.load().hooks[0].command == "black ."
+    files.write("me.yaml", "version: 1\ninclude: [team.yaml]\nhooks:\n  new: {enabled: false}\n")
+    assert files.error().startswith('me.yaml:4:8: hooks.new: missing "event": a hook here is a definition')
+
+
+def test_an_included_layers_hooks_run_only_while_it_is_trusted(files):
+    team = files.write("team.yaml", TEAM_HOOKS)
+    files.write("me.yaml", "version: 1\ninclude: [team.yaml]\nhooks:\n  mine: {event: Stop, command: say done}\n")
+    loaded = files.load()
+    assert "team.yaml is not trusted, so the hooks it declares or sets (fmt, guard, old) do not run" in loaded.hook_blocked("guard")
+    assert loaded.hook_blocked("mine") is None, "the model's own file needs no trust"
+    assert any("team.yaml is not trusted" in w for w in __import__("projector.compile.plan", fromlist=["plan"]).plan(loaded, None).warnings)
+    projects.trust_layer(str(team), team.read_bytes(), files.environ)
+    assert files.load().hook_blocked("fmt") is None
+    team.write_text(team.read_text() + "# pulled\n")
+    assert "team.yaml changed since it was trusted" in files.load().hook_blocked("fmt")
 
 
 def test_an_included_layers_local_server_runs_only_while_it_is_trusted(files):

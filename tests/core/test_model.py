@@ -62,7 +62,7 @@ BAD = [
                  'projector.yaml:6:5: providers.docs.oauth: give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both',
                  id="oauth-and-token"),
     pytest.param("version: 1\nproviders:\n  docs:\n    urll: https://x\n",
-                 "projector.yaml:4:5: providers.docs.urll: unknown key (allowed: args, command, cwd, default, description, enabled, env, kbs, linger, oauth, override, remove, shared, token_env, url); remove it or fix its spelling",
+                 "projector.yaml:4:5: providers.docs.urll: unknown key (did you mean \"url\"?) (allowed: args, command, cwd, default, description, enabled, env, kbs, linger, listen, oauth, override, remove, shared, timeout, token_env, url); remove it or fix its spelling",
                  id="unknown-key"),
     pytest.param("version: 1\nproviders:\n  docs:\n    token_env: T\n",
                  'projector.yaml:3:3: providers.docs: give either "url" (a remote provider) or "command" (a local one)', id="missing-url"),
@@ -86,13 +86,13 @@ BAD = [
     pytest.param("version: 2\nproviders: {}\n",
                  "projector.yaml:1:10: version: unsupported version 2: this projector reads version 1", id="version"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [api-a]\nbindings:\n  ~/work/a:\n    docs: [api-z]\n",
-                 'projector.yaml:8:12: bindings.~/work/a.docs[0]: "api-z" is not a KB of provider "docs" (it mounts: api-a)',
+                 'projector.yaml:8:12: bindings.~/work/a.docs[0]: "api-z" is not a KB of provider "docs" (did you mean "api-a"?) (it mounts: api-a)',
                  id="unknown-kb"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [a, b]\n    default: [c]\n",
                  'projector.yaml:6:15: providers.docs.default[0]: "c" is not a KB of provider "docs" (it mounts: a, b)',
                  id="unknown-default-kb"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  ~/work/a:\n    doc: [x]\n",
-                 'projector.yaml:7:5: bindings.~/work/a.doc: no provider named "doc" (providers: docs)', id="unknown-provider"),
+                 'projector.yaml:7:5: bindings.~/work/a.doc: no provider named "doc" (did you mean "docs"?) (providers: docs)', id="unknown-provider"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  work/a:\n    docs: [x]\n",
                  "projector.yaml:6:3: bindings.work/a: a binding is a folder given as an absolute path or one under ~, or a repository binding: a name with repo: <its git remote>",
                  id="relative-path"),
@@ -116,7 +116,7 @@ BAD = [
                  'projector.yaml:5:14: providers.docs.kbs[1]: "b,c" is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)',
                  id="comma-in-kb"),
     pytest.param("version: 1\nclients: [claude]\nproviders: {}\n",
-                 'projector.yaml:2:11: clients[0]: unknown client "claude" (known: claude-code, codex, opencode, crush, kiro, copilot)',
+                 'projector.yaml:2:11: clients[0]: unknown client "claude" (did you mean "claude-code"?) (known: claude-code, codex, opencode, crush, kiro, copilot)',
                  id="unknown-client"),
     pytest.param("", "projector.yaml: the model is empty: run `projector init` to write a starter", id="empty"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    shared: true\n",
@@ -141,7 +141,21 @@ BAD = [
     pytest.param("version: 1\nproviders:\n  lint:\n    command: lint-mcp\n    env: {KEY: '${not a name}'}\n",
                  'projector.yaml:5:16: providers.lint.env.KEY: "${not a name}": each ${ starts a reference ${NAME} or '
                  '${NAME:-default}, where NAME is a variable name (letters, digits and "_")', id="env-reference-not-a-name"),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [handbook]\nbindings:\n  ~/w:\n    docs: [handbok]\n",
+                 'projector.yaml:8:12: bindings.~/w.docs[0]: "handbok" is not a KB of provider "docs" (did you mean "handbook"?) (it mounts: handbook)',
+                 id="did-you-mean-kb"),
+    *(pytest.param(f"version: 1\nproviders:\n  my-docs:\n    url: https://x\n    token_env: {token}\n",
+                   "projector.yaml:5:16: providers.my-docs.token_env: this looks like a token itself, not the NAME of a variable: keep "
+                   "the token out of this file (export MY_DOCS_TOKEN=... in your shell's profile, or your secret manager) and write "
+                   "token_env: MY_DOCS_TOKEN; if it is a real token, treat it as exposed and replace it", id=f"pasted-token-{kind}")
+      for kind, token in [("github", "ghp_" + "aB3dE5fG7h" * 4), ("openai", "sk-proj-" + "aB3dE5fG7h" * 4), ("random", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z")]),
 ]
+
+
+@pytest.mark.parametrize("name", ["DOCS_TOKEN", "GITHUB_PERSONAL_ACCESS_TOKEN_FOR_THE_CI_MACHINE_V2", "docs_token", "SK_TOKEN"])
+def test_token_env_names_that_are_variable_names_are_accepted(tmp_path, name):
+    loaded = load(tmp_path, f"version: 1\nproviders:\n  docs:\n    url: https://x\n    token_env: {name}\n")
+    assert loaded.providers[0].token_env == name
 
 
 @pytest.mark.parametrize(("text", "message"), BAD)
@@ -214,3 +228,81 @@ def test_explain_names_the_binding_it_resolves_with_when_a_symlink_came_later(sa
     (sandbox.home / "link").symlink_to(sandbox.home / "w")
     lines = sandbox.run("explain", str(sandbox.home / "w"), config=config).stdout.splitlines()
     assert lines[1] == "binding: ~/w" and lines[3].startswith("provider docs: a — bound (~/w)"), lines
+
+
+HOOKS = """\
+version: 1
+providers: {}
+hooks:
+  format: {event: PostToolUse, matcher: "Edit|Write", command: "ruff format .", timeout: 30}
+  quiet: {event: Stop, command: "notify", enabled: false}
+bindings:
+  ~/work/a:
+    hooks:
+      format: {enabled: false}
+      quiet: {enabled: true}
+      guard: {event: PreToolUse, matcher: Bash, command: ./tools/guard.sh, env: {MODE: strict}, env_files: [.env]}
+"""
+
+
+def test_hooks_in_the_model_and_in_a_binding(tmp_path):
+    from projector.core.hooks import Hook
+
+    loaded = load(tmp_path, HOOKS)
+    assert loaded.hooks == (Hook("format", "PostToolUse", "Edit|Write", "ruff format .", 30.0),
+                            Hook("quiet", "Stop", None, "notify", None, False))
+    binding = loaded.bindings[0]
+    assert [h.name for h in binding.hooks] == ["format", "quiet", "guard"]
+    assert binding.hooks[0] == Hook("format", enabled=False) and binding.hooks[2].env == (("MODE", "strict"),)
+    assert binding.uses == (), '"hooks" is no provider'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("hooks:\n  a: {event: PreTool, command: x}\n", '4:14: hooks.a.event: unknown event "PreTool" (events: PreToolUse, '),
+        ("hooks:\n  a: {event: Stop, matcher: x, command: y}\n", "4:20: hooks.a.matcher: Stop hooks take no matcher"),
+        ("hooks:\n  a: {event: PreToolUse, matcher: 'a(', command: y}\n", '4:35: hooks.a.matcher: "a(" is not a regular expression'),
+        ("hooks:\n  a: {event: PreToolUse}\n", '4:6: hooks.a: missing "command"'),
+        ("hooks:\n  a: {event: PreToolUse, command: x, timeout: 0}\n", "4:47: hooks.a.timeout: 0 is less than or equal to the minimum of 0"),
+        ("hooks:\n  a: {event: PreToolUse, command: x, when: now}\n", "4:38: hooks.a.when: unknown key (allowed: command, description, "),
+        ("bindings:\n  ~/w:\n    hooks:\n      b: {enabled: false}\n", '6:7: bindings.~/w.hooks.b: no hook named "b" to turn on or off'),
+        ("bindings:\n  ~/w:\n    hooks:\n      b: {timeout: 3}\n", '6:11: bindings.~/w.hooks.b.timeout: "timeout" needs a command here'),
+        ("bindings:\n  ~/w:\n    hooks:\n      b: {}\n", "6:10: bindings.~/w.hooks.b: an empty hook: give it a command"),
+        ("providers:\n  hooks: {command: x}\n", '3:3: providers.hooks: "hooks" is a reserved word in bindings'),
+    ],
+)
+def test_a_wrong_hook_is_named_at_its_place(tmp_path, text, message):
+    head = "version: 1\n" + ("" if text.startswith("providers") else "providers: {}\n")
+    with pytest.raises(ModelError) as raised:
+        load(tmp_path, head + text)
+    assert f"projector.yaml:{message}" in str(raised.value)
+
+
+def test_the_checked_model_is_kept_while_its_text_and_the_known_clients_are_the_same(tmp_path, monkeypatch):
+    path, cache = tmp_path / "projector.yaml", tmp_path / "state" / "model-cache.json"
+    path.write_text(GOOD)
+    environ = {"HOME": "/home/me", "WORK": "/srv/work"}
+    from projector.core import layers
+
+    checked = []
+    original = layers.checked  # a model is checked with its layers (core.layers), whatever calls it
+    monkeypatch.setattr(layers, "checked", lambda *args: checked.append(1) or original(*args))
+    first = model.cached(path, environ, lambda: CLIENTS, cache)
+    replacement = tmp_path / "new.yaml"
+    replacement.write_text(GOOD)
+    replacement.replace(path)  # the same text in a new file: an editor's save, a checkout
+    assert model.cached(path, environ, lambda: CLIENTS, cache) == first and len(checked) == 1
+    path.write_text(GOOD.replace("[api-a, handbook]", "[api-a]"))
+    assert model.cached(path, environ, lambda: CLIENTS, cache).bindings[0].settings("docs").kbs == ("api-a",)
+    assert len(checked) == 2
+
+
+def test_a_client_the_model_names_that_is_gone_is_reported_though_the_model_is_unchanged(tmp_path):
+    """A user's own descriptor removed: the kept model was checked against a list that named it."""
+    path, cache = tmp_path / "projector.yaml", tmp_path / "state" / "model-cache.json"
+    path.write_text(GOOD.replace("[codex, claude-code]", "[codex, mine]"))
+    environ = {"HOME": "/home/me", "WORK": "/srv/work"}
+    assert model.cached(path, environ, lambda: CLIENTS + ("mine",), cache).clients == ("codex", "mine")
+    with pytest.raises(ModelError, match='unknown client "mine"'):
+        model.cached(path, environ, lambda: CLIENTS, cache)

@@ -65,3 +65,33 @@ def test_bind_on_and_off_writes_settings_and_keeps_the_others(sandbox):
     assert "    docs: {kbs: [api-a], enabled: false}" in config.read_text()
     refused = sandbox.run("bind", "~/work/a", "--provider", "lint", "--kb", "x", config=config)
     assert refused.returncode == 1 and '"lint" is a local provider: it has no KBs; use --on or --off' in refused.stderr
+
+
+def test_a_refused_edit_names_what_is_wrong_not_a_line_that_was_never_written(sandbox):
+    config = sandbox.model(MODEL)
+    bad = sandbox.run("bind", "~/x", "--provider", "docs", "--kb", "zzz", config=config)
+    assert bad.returncode == 1
+    assert bad.stderr == (
+        f"error: {config}: this bind would make the model invalid:\n"
+        '  bindings.~/x.docs[0]: "zzz" is not a KB of provider "docs" (it mounts: api-a, api-b, handbook)\n'
+        "nothing was changed\n"
+    )
+    assert config.read_text() == MODEL
+
+
+def test_a_model_wrong_before_the_edit_is_shown_with_its_own_lines(sandbox):
+    config = sandbox.model(MODEL.replace("docs: []", "docs: [nope]"))
+    bad = sandbox.run("bind", "~/x", "--provider", "docs", "--kb", "api-a", config=config)
+    assert bad.returncode == 1
+    assert bad.stderr.startswith(f'error: {config}:14:12: bindings.~/work/b.docs[0]: "nope" is not a KB of provider "docs"')
+    assert bad.stderr.endswith("has mistakes of its own: fix them first (`projector edit`); nothing was changed\n")
+
+
+def test_binding_a_folder_that_does_not_exist_warns(sandbox):
+    config = sandbox.model(MODEL)
+    (sandbox.home / "work" / "c").mkdir(parents=True)
+    there = sandbox.run("bind", "~/work/c", "--provider", "docs", "--kb", "api-a", config=config)
+    assert (there.returncode, there.stderr) == (0, "")
+    missing = sandbox.run("bind", "~/work/typo", "--provider", "docs", "--kb", "api-a", config=config)
+    assert missing.returncode == 0
+    assert missing.stderr == "warning: ~/work/typo does not exist (yet): the binding applies once it does; check the spelling\n"

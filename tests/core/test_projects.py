@@ -48,10 +48,13 @@ def test_trust_then_sync_writes_the_declared_provider_and_untrust_takes_it_away(
     assert entries["docs"]["args"][:3] == ["mcp", "--provider", "docs"]  # bound by the project file: the bridge
 
     (workspace / ".projector.yaml").write_text(PROJECT + "# edited\n")  # trust withdrawn, entries kept
-    assert sandbox.run("sync", config=config).stdout == ""
+    assert sandbox.run("sync", config=config).stdout == "nothing to do: every client's file already matches the model\n"
     assert sorted(_entries(sandbox)) == ["docs", "notes"]
 
-    assert sandbox.run("untrust", str(workspace), config=None).returncode == 0
+    untrusted = sandbox.run("untrust", str(workspace), config=config)  # --config, as every command takes
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert untrusted.stdout.splitlines()[1] == ("run `projector sync` (the shell hook does it at the next prompt) to remove "
+                                                "the entries only it declared: notes")
     assert sandbox.run("sync", config=config).stdout == "updated ~/.claude.json (Claude Code)\n"
     assert sorted(_entries(sandbox)) == ["docs"]
     again = sandbox.run("untrust", str(workspace))
@@ -126,3 +129,22 @@ def test_project_files_that_are_not_regular_files_neither_hang_nor_fill_memory(s
         refused = sandbox.run("trust", str(folder), config=config)
         assert refused.returncode == 2
         assert refused.stderr == f"error: {projects.project_file(str(folder)).replace(str(sandbox.home), '~')} is not trusted: it is not a regular file\n"
+
+
+def test_a_project_files_hooks_are_checked_when_it_is_trusted(sandbox):
+    config = sandbox.model("version: 1\nproviders: {}\nhooks:\n  fmt: {event: PostToolUse, command: fmt}\n")
+    sandbox.file("work/h/.projector.yaml", "hooks:\n  fmt: {enabled: false}\n  ghost: {enabled: true}\n")
+    refused = sandbox.run("trust", str(sandbox.home / "work/h"), config=config)
+    assert refused.returncode == 1
+    assert '~/work/h/.projector.yaml:3:3: hooks.ghost: no hook named "ghost" to turn on or off (hooks: fmt)' in refused.stderr
+    sandbox.file("work/h/.projector.yaml", "hooks:\n  fmt: {enabled: false}\n  own: {event: SessionStart, command: hello}\n")
+    trusted = sandbox.run("trust", str(sandbox.home / "work/h"), config=config)
+    assert trusted.returncode == 0, trusted.stderr
+    assert "  hook fmt: turned off\n  hook own: on SessionStart runs hello\n" in trusted.stdout
+
+
+def test_the_dispatcher_reads_project_files_as_far_as_trust_does():
+    from projector.core import projects
+    from projector.runtime import dispatch
+
+    assert dispatch.PROJECT_FILE_LIMIT == projects.MAX_BYTES

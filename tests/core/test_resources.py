@@ -11,6 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from test_model import BAD
+
+from projector.core import model
 from projector.core.resources import data_dir, schema, validator
 
 SCHEMAS = sorted(path.name[: -len(".schema.json")] for path in data_dir("schemas").glob("*.schema.json"))
@@ -64,3 +67,42 @@ def test_dollar_inside_a_class_or_escaped_is_a_character():
     assert _pattern_errors("model", r"^[$]\$$", "$$") == []
     assert _pattern_errors("model", r"^[$]\$$", "$$\n") != []
     assert re.search(r"^a$", "a\n"), "Python's own $ matches before a final newline (why the rule exists)"
+
+
+def _errors(validator, instance) -> list:
+    """What the model's messages are made of (a keyword's value only where it is not a subschema,
+    whose references now stand written out)."""
+    found = [(e.message, list(e.absolute_path), e.validator, repr(e.validator_value) if e.validator in ("type", "const", "pattern") else "",
+              repr(e.instance),
+              sorted((e.schema.get("properties") or {}) if isinstance(e.schema, dict) else {}), "propertyNames" in e.schema_path)
+             for e in validator.iter_errors(instance)]
+    return sorted(found)
+
+
+@pytest.mark.parametrize("name", ["model", "project", "client"])
+def test_the_schemas_with_references_in_place_give_jsonschema_s_own_errors(name):
+    """The validator checks the schemas with their $refs put in place (faster at scale): every
+    error is the one jsonschema gives for the schema as written, with its references looked up."""
+    import jsonschema
+    from referencing import Registry, Resource
+    from ruamel.yaml import YAML
+
+    from projector.core.resources import _pattern
+
+    registry = Registry().with_resources((schema(s)["$id"], Resource.from_contents(schema(s))) for s in ("model", "project", "client"))
+    strict = jsonschema.validators.extend(jsonschema.Draft202012Validator, validators={"pattern": _pattern})
+    as_written = strict(schema(name), registry=registry)
+    instances = [model._quick_yaml(text) for text, _ in (p.values for p in BAD)]
+    instances += [YAML(typ="safe").load(path.read_text()) for path in sorted(data_dir("clients").glob("*.yaml"))]
+    instances += [{"id": 1, "format": "xml", "global": {"dirs": "~"}, "templates": {"ftp": 1}, "entry": {"url_keys": "u"}}]
+    instances += [
+        {"version": 1, "providers": {"a": {"url": 1, "token_env": "1x", "kbs": "x", "default": [1, 1], "env": {"1": 2}}},
+         "bindings": {"/w": {"a": [1], "b": {"kbs": "z", "env": [], "bogus": 1}, "my.x": [], "worktrees": "yes"}, "/v": None}},
+        {"version": 1, "providers": {"l": {"command": "", "args": [1], "enabled": "no", "cwd": 3}}, "bindings": {"/w": {"l": {"direnv": 1}}}},
+        {"providers": {}, "extra": True}, [], "text", None,
+        {"providers": {"local": {"command": "x", "url": "y"}}, "docs": [], "worktrees": 1, "other": {"kbs": ["a,b"]}},
+        {"providers": {"p": {"command": 1, "env": {"A": None, "B-": "x"}}}, "p": {"enabled": 2}},
+    ]
+    assert sum(bool(_errors(as_written, i)) for i in instances) > 10
+    for instance in instances:
+        assert _errors(validator(name), instance) == _errors(as_written, instance)

@@ -7,7 +7,9 @@ It behaves like the real routed endpoint (reference/cartographer.md §2):
 - ``Authorization: Bearer <token>`` is required (401 otherwise);
 - ``--mode stateful`` (session ids, DELETE 200; ``--idle`` makes sessions expire → real 404s)
   or ``--mode stateless`` (JSON answers, no session, GET/DELETE 405);
-- every HTTP request is recorded as one JSON line in ``--record``.
+- every HTTP request is recorded as one JSON line in ``--record``;
+- ``--session-roots`` adds a tool that asks the client for its roots on the session's own
+  channel (the standalone GET stream), as ``ctx.session.list_roots()`` does.
 
     python routed_kb.py --port P --kbs a,b,c --token T --mode stateful --record requests.jsonl
 """
@@ -20,11 +22,11 @@ from typing import Annotated, Any, Literal
 
 import uvicorn
 from mcp.server import MCPServer
-from mcp.server.mcpserver import ListRoots, Resolve
+from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.types import ListRootsResult
 
 
-def kb_server(kbs: tuple[str, ...]) -> MCPServer:
+def kb_server(kbs: tuple[str, ...], session_roots: bool = False) -> MCPServer:
     server = MCPServer("routed-kb", instructions=f"knowledge bases: {', '.join(kbs)}")
 
     if len(kbs) >= 2:
@@ -55,16 +57,25 @@ def kb_server(kbs: tuple[str, ...]) -> MCPServer:
         """Asks the client for its roots (a server→client request inside the call's stream)."""
         return str(found.roots[0].uri) if found.roots else "none"
 
+    if session_roots:
+
+        @server.tool()
+        async def session_roots(ctx: Context) -> str:
+            """Asks the client for its roots outside this call's stream (the GET stream)."""
+            found = await ctx.session.list_roots()
+            return str(found.roots[0].uri) if found.roots else "none"
+
     return server
 
 
 class Routed:
-    def __init__(self, mounted: tuple[str, ...], token: str, mode: str, idle: float | None, record: str):
+    def __init__(self, mounted: tuple[str, ...], token: str, mode: str, idle: float | None, record: str, session_roots: bool = False):
         self.mounted = mounted
         self.token = token
         self.mode = mode
         self.idle = idle
         self.record = record
+        self.session_roots = session_roots
         self.apps: dict[tuple[str, ...], Any] = {}
         self.stack = contextlib.AsyncExitStack()
 
@@ -81,7 +92,7 @@ class Routed:
 
     async def app_for(self, kbs: tuple[str, ...]) -> Any:
         if kbs not in self.apps:
-            app = kb_server(kbs).streamable_http_app(
+            app = kb_server(kbs, self.session_roots).streamable_http_app(
                 stateless_http=self.mode == "stateless",
                 json_response=self.mode == "stateless",
                 session_idle_timeout=self.idle,
@@ -169,9 +180,12 @@ def main() -> None:
     parser.add_argument("--mode", choices=["stateful", "stateless"], default="stateful")
     parser.add_argument("--idle", type=float, default=None, help="session idle timeout (seconds)")
     parser.add_argument("--record", required=True)
+    parser.add_argument("--session-roots", action="store_true", help="add the session_roots tool")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https with this certificate and key")
     options = parser.parse_args()
-    routed = Routed(tuple(options.kbs.split(",")), options.token, options.mode, options.idle, options.record)
-    uvicorn.run(routed, host="127.0.0.1", port=options.port, log_level="warning", lifespan="on")
+    routed = Routed(tuple(options.kbs.split(",")), options.token, options.mode, options.idle, options.record, options.session_roots)
+    tls = {"ssl_certfile": options.tls[0], "ssl_keyfile": options.tls[1]} if options.tls else {}
+    uvicorn.run(routed, host="127.0.0.1", port=options.port, log_level="warning", lifespan="on", **tls)
 
 
 if __name__ == "__main__":

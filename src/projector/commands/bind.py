@@ -19,32 +19,58 @@ def bind(folder: str, provider: str, kb: list[str] | None, no_kb: bool, on: bool
 
     kbs = list(kb or []) if (kb or no_kb) else None
     enabled = on if (on or off) else None
-    return edit_model(config, lambda text, shown: modeledit.bind(text, shown, folder, provider, kbs, os.environ, enabled))
+    done = edit_model(config, "bind", lambda text, shown: modeledit.bind(text, shown, folder, provider, kbs, os.environ, enabled))
+    if done == 0:
+        _warn_if_absent(folder)
+    return done
 
 
 def unbind(folder: str, provider: str | None, config: str | None) -> int:
     from projector.core import modeledit
 
-    return edit_model(config, lambda text, shown: modeledit.unbind(text, shown, folder, provider, os.environ))
+    return edit_model(config, "unbind", lambda text, shown: modeledit.unbind(text, shown, folder, provider, os.environ))
 
 
-def edit_model(config: str | None, edit: Callable[[str, str], str]) -> int:
-    """Edit the model's text, check the result like a hand edit, write it (compare-and-swap)."""
+def edit_model(config: str | None, verb: str, edit: Callable[[str, str], str]) -> int:
+    """Edit the model's text, check the result like a hand edit, write it (compare-and-swap).
+    A check that fails names what is wrong, never a line of the edited text: that text was not
+    written, so its lines are nowhere the user can look."""
     path = model.model_path(config, os.environ)
     shown = display_path(path)
+    known = tuple(client_registry.registry())
     try:
         text = path.read_text(encoding="utf-8")
         edited = edit(text, shown)
-        model.checked_text(edited, shown, os.environ, tuple(client_registry.registry()))
-        files.write_text(path, edited, expected=text)
     except FileNotFoundError:
         err(f"error: {shown}: no model here: run `projector init` first")
         return 2
     except ProjectorError as error:
-        err(f"error: {error}")
+        err(f"error: {error}\nnothing was changed")
         return 1
+    try:
+        model.checked_text(edited, shown, os.environ, known)
+    except ProjectorError as error:
+        try:
+            model.checked_text(text, shown, os.environ, known)
+        except ProjectorError as already:
+            err(f"error: {already}\n{shown} has mistakes of its own: fix them first (`projector edit`); nothing was changed")
+            return 1
+        reasons = "\n".join(f"  {problem.message}" for problem in error.problems)
+        err(f"error: {shown}: this {verb} would make the model invalid:\n{reasons}\nnothing was changed")
+        return 1
+    try:
+        files.write_text(path, edited, expected=text)
     except files.ChangedMeanwhile:
         err(f"error: {shown} changed while projector edited it; nothing was written, try again")
         return 1
-    print(f"updated {shown}: run `projector sync` to apply it")
+    print(f"updated {shown}: run `projector sync` to apply it (the shell hook does it at the next prompt)")
     return 0
+
+
+def _warn_if_absent(folder: str) -> None:
+    try:
+        expanded = model.expand_path(folder, os.environ)
+    except KeyError:
+        return
+    if not os.path.isdir(expanded):
+        err(f"warning: {display_path(expanded)} does not exist (yet): the binding applies once it does; check the spelling")

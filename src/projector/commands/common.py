@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import DryRunSystem, RealSystem, System
-from projector.core import model, projects
+from projector.core import files, model, projects
+from projector.core.errors import did_you_mean, display_path
 from projector.core.locations import state_dir
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from projector.core.layers import Provenance
 
@@ -20,8 +23,8 @@ class UsageError(Exception):
     """A command line that names something unknown (exit 2)."""
 
 
-def err(text: str) -> None:
-    print(text, file=sys.stderr)
+def err(text: str, end: str = "\n") -> None:
+    print(text, file=sys.stderr, end=end, flush=True)
 
 
 def load_model(config: str | None) -> model.Model:
@@ -40,7 +43,7 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     loaded = loaded or load_model(config)
     unknown = [c for c in only or () if c not in known]
     if unknown:
-        raise UsageError(f"unknown client {unknown[0]!r} (known: {', '.join(known)})")
+        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
     ids = tuple(only) if only else loaded.clients
     chosen = client_registry.selected(ids, environ)
     state = ledger.load(ledger.ledger_path(environ))
@@ -51,20 +54,39 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
 
 def layer_report(loaded: model.Model, provenance: Provenance | None = None) -> list[dict]:
     """The model's layers in order (its own file last): each file, its sha256, the include that
-    brought it in, the local servers it declares or sets and whether they may run."""
-    from projector.core.errors import display_path
-
+    brought it in, the local servers and hooks it declares or sets and whether they may run."""
     return [
         {
             "file": display_path(layer.path),
             "sha256": layer.sha256,
             "included_by": provenance.included_by(index) if provenance else None,
             "local": list(layer.local),
-            "trusted": None if layer.included_by is None or not layer.local else layer.distrust is None,
+            "hooks": list(layer.hooks),
+            "trusted": None if layer.included_by is None or not (layer.local or layer.hooks) else layer.distrust is None,
             "notice": layer.distrust,
         }
         for index, layer in enumerate(loaded.layers)
     ]
+
+
+def sync_lock(environ: Mapping[str, str]) -> Path:
+    return state_dir(environ) / "sync.lock"
+
+
+def carry_out(work: Callable[[], tuple[engine.Outcome, ledger.Ledger]], wait: float) -> tuple[engine.Outcome, engine.Written]:
+    """Under the sync lock: ``work`` computes an outcome through the real system (and gives the
+    ledger it started from); it is written, the ledger with it (engine.write). files.Busy when
+    another sync holds the lock longer than ``wait`` seconds."""
+    with files.exclusive(sync_lock(os.environ), wait):
+        outcome, state = work()
+        written = engine.write(outcome, state, ledger.ledger_path(os.environ))
+    return outcome, written
+
+
+def busy(consequence: str) -> int:
+    """Another sync holds the lock: say so (exit 2)."""
+    err(f"error: another projector sync is running (it holds {display_path(sync_lock(os.environ))}); {consequence}, try again")
+    return 2
 
 
 def report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:

@@ -1,21 +1,31 @@
-"""`projector doctor`: what is wrong with projector's set-up, each with what to do."""
+"""`projector doctor`: what is wrong with projector's set-up, each with what to do.
+
+Each line is ok, a note (worth knowing, nothing broken: what the next sync will remove, the
+clients left out) or a PROBLEM (exit 1). Every bridge entry is started the way its client starts
+it (the client's environment rules come from its descriptor: some clear the environment) with
+``--check``, which finds the model and the state folder as a session would and starts nothing.
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping
 from typing import Any
 
 from projector.commands.common import compute, err, load_model
+from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
 from projector.compile.plan import local_references
 from projector.core.errors import ProjectorError, display_path
-from projector.core.locations import home, on_path
+from projector.core.invocation import BRIDGE
+from projector.core.locations import home, on_path, state_folder
 from projector.core.model import Model
-from projector.core.projects import recorded
+from projector.core.projects import recorded, withdrawn
 
 SCHEMA = 1
+LABELS = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
 
 
 def run(config: str | None, client: list[str] | None) -> int:
@@ -25,19 +35,20 @@ def run(config: str | None, client: list[str] | None) -> int:
     except ProjectorError as error:
         err(f"error: {error}")
         return 1
-    report = doctor(loaded, outcome, [r.client for r in outcome.results if not r.target.is_project], os.environ)
+    chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
+    report = doctor(loaded, outcome, chosen, os.environ, explicit=bool(client))
     for item in report["checks"]:
-        print(("ok       " if item["ok"] else "PROBLEM  ") + item["message"])
+        print(LABELS[item["level"]] + item["message"])
     return 0 if report["healthy"] else 1
 
 
-def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:
-    """Every check, each with ok/problem and a message a person can act on."""
+def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str], explicit: bool = False) -> dict[str, Any]:
+    """Every check, each ok, a note or a problem, with a message a person can act on."""
     here = home(environ)
     checks: list[dict[str, Any]] = []
 
-    def check(ok: bool, message: str) -> None:
-        checks.append({"ok": ok, "message": message})
+    def check(ok: bool, message: str, level: str | None = None) -> None:
+        checks.append({"ok": ok, "level": level or ("ok" if ok else "problem"), "message": message})
 
     found = engine.projector_on_path(environ)
     check(found is not None, f"projector on PATH: {found}" if found else "projector is not on PATH: bound providers get plain HTTP entries")
@@ -46,6 +57,9 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         check(True, f"{client.name}: {display_path(path, here)}" + ("" if path and path.exists() else " (not there yet)"))
         for note in client.notes:
             check(True, f"{client.name}: {note}")
+    if not explicit:
+        for message in _skipped(model, clients):
+            check(True, message, "note")
     for problem in outcome.problems:
         check(False, f"does not parse or cannot be read: {problem}")
     for layer in model.layers[:-1]:
@@ -57,8 +71,11 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if provider.local:
             for ok, message in _local_checks(model, projects, provider, environ):
                 check(ok, message)
+    for ok, message in _hook_checks(model, projects, environ):
+        check(ok, message)
+    starts = _Starts(str(model.source), os.path.abspath(state_folder(environ)), environ)
     for result in outcome.results:
-        if result.target.is_project:
+        if result.target.is_project or result.target.kind != "servers":
             continue
         document_entries = _entries(result)
         reading = result.client.reading
@@ -74,10 +91,94 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             needed = local_references(model, projects, provider.name) if provider.local else (provider.token_env,)
             for variable in (v for v in needed if v and result.client.stdio_env != "inherit" and v not in reading.passed(value)):
                 check(False, _not_passed(result.shown, result.client, variable, name))
+            for message in starts.problems(result, name, value):
+                check(False, message)
+        started = starts.started.get(result.client.id)
+        if started:
+            entries = f"{started} bridge entr{'y' if started == 1 else 'ies'}"
+            check(True, f"{result.client.name}: {entries} started as it starts them: each finds the model and the trust store")
     for warning in outcome.warnings:
         if "shadows the global entry" in warning:
             check(False, warning)
+    for message in _pending_removals(outcome):
+        check(True, message, "note")
+    for file, why in withdrawn(environ):
+        folder = display_path(os.path.dirname(file), here)
+        if why == "missing":
+            check(False, f"{display_path(file, here)} is trusted but gone: `projector untrust {folder}` forgets it")
+        else:
+            check(False, f"{display_path(file, here)} changed since it was trusted: its workspace ignores it (its servers have no "
+                         f"tools there) until you review it and run `projector trust {folder}`")
     return {"schema": SCHEMA, "healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+class _Starts:
+    """Bridge entries started the way their clients start them (each distinct start once)."""
+
+    def __init__(self, model: str, state: str, environ: Mapping[str, str]):
+        self.model, self.state, self.environ = model, state, environ
+        self.seen: dict[tuple, tuple[int, str, str]] = {}
+        self.started: dict[str, int] = {}
+
+    def problems(self, result: engine.FileResult, name: str, value: Mapping[str, Any]) -> list[str]:
+        command, args = result.client.reading.command_of(value) or ("", [])
+        if [str(a) for a in args[:1]] != [BRIDGE]:
+            return []
+        environment = result.client.server_environment(value, self.environ)
+        key = (command, tuple(map(str, args)), tuple(sorted(environment.items())))
+        if key not in self.seen:
+            self.seen[key] = _start(command, [str(a) for a in args], environment, str(home(self.environ)))
+        code, out, error = self.seen[key]
+        how = f"{result.shown}: entry {name}, started as {result.client.name} starts it,"
+        if code != 0:
+            last = (error.strip().splitlines() or [f"exit status {code}"])[-1].split("]: ", 1)[-1]
+            return [f"{how} fails ({last}): run `projector sync`"]
+        said = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+        problems = []
+        if said.get("model") != self.model:
+            problems.append(f"{how} reads the model {said.get('model')}, not {self.model}: run `projector sync`")
+        if said.get("state") != self.state:
+            problems.append(f"{how} looks for trusted project files in {said.get('state')}, not {self.state}: run `projector sync`")
+        if not problems:
+            self.started[result.client.id] = self.started.get(result.client.id, 0) + 1
+        return problems
+
+
+def _start(command: str, args: list[str], environment: dict[str, str], folder: str) -> tuple[int, str, str]:
+    try:
+        done = subprocess.run([command, *args, "--check"], env=environment, cwd=folder, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=30, check=False)
+    except OSError as error:
+        return 127, "", f"cannot start {command}: {error.strerror}"
+    except subprocess.TimeoutExpired:
+        return 124, "", "did not answer within 30 s"
+    return done.returncode, done.stdout, done.stderr
+
+
+def _skipped(model: Model, clients: list[Client]) -> list[str]:
+    """The clients projector knows but writes nothing for, and why (one line)."""
+    chosen = {c.id for c in clients}
+    skipped = sorted(c.name for c in client_registry.registry().values() if c.id not in chosen)
+    if not skipped:
+        return []
+    if model.clients is not None:
+        return [f"skipped, not in the model's clients: {', '.join(skipped)}"]
+    return [f"skipped, not installed here (none of the folders or programs that tell it is): {', '.join(skipped)}; "
+            "name one under clients: in the model to write its file anyway"]
+
+
+def _pending_removals(outcome: engine.Outcome) -> list[str]:
+    """What the next sync takes away: entries, and files projector created."""
+    notes = []
+    for result in outcome.results:
+        removed = [name for name, state in result.states if state == "remove"]
+        if result.target.is_project and removed:
+            notes.append(f"{result.shown}: sync will remove {', '.join(removed)} (it shadows projector's global entry); the file stays")
+        elif removed:
+            notes.append(f"{result.shown}: sync will remove {', '.join(removed)}")
+        if result.before is not None and result.after is None:
+            notes.append(f"{result.shown}: sync will delete this file (projector created it and nothing else is in it)")
+    return notes
 
 
 def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
@@ -91,6 +192,37 @@ def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping
         checks.append((False, f"{command} (local provider {provider.name}) is not on PATH here; if a workspace's env_files "
                               "or direnv add it, `projector explain DIR` shows whether it is found there"))
     return checks
+
+
+SHELL_WORDS = {"cd", "exit", "exec", "export", "set", "unset", ":", ".", "source", "eval", "return", "shift", "trap", "wait", "read",
+               "if", "for", "while", "case", "until", "!", "{", "(", "[[", "alias", "command", "type", "ulimit", "umask"}
+
+
+def _hook_checks(model: Model, projects: tuple, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
+    """Hooks whose command's program is not on PATH here (nor, for a path, there): the client
+    would run them and get "command not found" at every event."""
+    import shlex
+
+    places = [(None, "the model", model.hooks)] + [(b.path, f"binding {display_path(b.path)}", b.hooks) for b in model.bindings]
+    places += [(p.root, f"project file {display_path(p.file)}", p.hooks) for p in projects]
+    found = []
+    for root, source, said in places:
+        for hook in (h for h in said if h.command):
+            try:
+                words = [w for w in shlex.split(hook.command) if "=" not in w.partition("/")[0]]  # without VAR=value
+            except ValueError:
+                continue
+            program = words[0] if words else ""
+            if not program or program in SHELL_WORDS:
+                continue
+            if "/" in program:
+                path = program if os.path.isabs(program) else (os.path.join(root, program) if root else None)
+                if path is not None and not os.access(path, os.X_OK):
+                    found.append((False, f"hook {hook.name} ({source}) runs {program}, which is not an executable file there"))
+            elif on_path(program, environ) is None:
+                found.append((False, f"hook {hook.name} ({source}) runs {program}, which is not on PATH here; if its env_files or "
+                                     "direnv add it, the hook finds it in its workspace"))
+    return found
 
 
 def _entries(result: engine.FileResult) -> dict[str, Any]:

@@ -12,11 +12,12 @@ from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
 from projector.compile.plan import HttpServer, StdioServer, plan
-from projector.core import scope
+from projector.core import hooks, scope
 from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home
+from projector.core.invocation import bridge_options
 from projector.core.layers import Provenance
-from projector.core.model import Binding, Model, bridge_config
+from projector.core.model import Binding, Model
 from projector.core.projects import around, recorded
 
 SCHEMA = 1
@@ -48,7 +49,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     )[::-1]
     every = recorded(environ)
     nearby = around(canonical, environ)
-    compiled = plan(model, engine.projector_on_path(environ), bridge_config(model, environ), every)
+    compiled = plan(model, engine.projector_on_path(environ), bridge_options(model.source, environ), every)
     servers = dict(compiled.servers)
     origin = Provenance(model, environ)
     providers = []
@@ -84,6 +85,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "project_files": [shown(p.file) for p in nearby.trusted],
         "notices": list(nearby.notices),
         "providers": providers,
+        **_hooks(model, nearby.trusted, canonical, shown, origin),
         "clients": {c.id: entries[c.id][0] for c in clients},
         "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
     }
@@ -110,6 +112,31 @@ def _origins(origin: Provenance, name: str, binding: Binding | None) -> dict[str
     if key is not None:
         found.update({f"here: {setting}": place for setting, place in origin.keys(("bindings", key, name)).items()})
     return found
+
+
+def _hooks(model: Model, trusted: tuple, folder: str, shown: Any, origin: Provenance) -> dict[str, Any]:
+    """The hooks that reach ``folder``, where each was defined (the layer's file:line) and turned
+    on or off, whether an untrusted layer stops it, and where they run (as the dispatcher
+    decides: core.hooks)."""
+    top = f"model {shown(model.source)}"
+    bindings = [(scope.canonical(b.path), b.worktrees, f"binding {shown(b.path)}", b.hooks) for b in model.bindings]
+    in_model = {top: ("hooks",)} | {f"binding {shown(b.path)}": ("bindings", key, "hooks")
+                                    for b in model.bindings if (key := origin.binding_key(b)) is not None}
+    projects = [(p.root, f"project file {shown(p.file)}", p.hooks) for p in trusted]
+    here = hooks.places(bindings, projects, folder)
+    applied = hooks.applying(model.hooks, top, here)
+    return {
+        "hooks": [
+            {"name": a.hook.name, "event": a.hook.event, "matcher": a.hook.matcher, "command": a.hook.command,
+             "timeout": a.hook.timeout or hooks.DEFAULT_TIMEOUT, "runs": a.hook.enabled is not False and not model.hook_blocked(a.hook.name),
+             "defined": a.defined,
+             "from": origin.where(in_model[a.defined] + (a.hook.name,), key=True) if a.defined in in_model else None,
+             "blocked": model.hook_blocked(a.hook.name),
+             "switched": [{"by": source, "enabled": enabled} for source, enabled in a.switched]}
+            for a in applied
+        ],
+        "hooks_run_in": shown(hooks.workspace_root(here, folder)),
+    }
 
 
 def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict,

@@ -1,4 +1,4 @@
-"""`projector hook SHELL`: the prompt hook for bash, zsh or fish."""
+"""`projector hook SHELL` (the prompt hook) and `projector completion SHELL` (tab completion)."""
 
 from __future__ import annotations
 
@@ -16,4 +16,19 @@ def run(shell: str) -> int:
         err(f"error: no hook for {shell!r} (shells: {', '.join(SHELLS)})")
         return 2
     sys.stdout.write((SNIPPETS / SHELLS[shell]).read_text(encoding="utf-8"))
+    return 0
+
+
+def completion(shell: str) -> int:
+    """typer's completion script for ``shell``; a completion asks `projector` itself (with
+    _PROJECTOR_COMPLETE set) for the words that fit, so it knows every command and option."""
+    if shell not in SHELLS:
+        err(f"error: no completion for {shell!r} (shells: {', '.join(SHELLS)})")
+        return 2
+    from typer.completion import completion_init, get_completion_script
+
+    from projector.cli import COMPLETE
+
+    completion_init()
+    print(get_completion_script(prog_name="projector", complete_var=COMPLETE, shell=shell))
     return 0

@@ -6,12 +6,16 @@ import json
 import os
 
 from projector.commands.common import compute, err, layer_report, load_model, report_warnings
+from projector.core import model
 from projector.core.errors import ProjectorError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from projector.core.layers import Provenance
 
 
 def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
     from projector.compile.report import status_lines, status_report
-    from projector.core.layers import Provenance
 
     try:
         loaded = load_model(config)
@@ -24,10 +28,20 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
         return 2
     report = status_report(outcome)
     if as_json:
-        report["layers"] = layer_report(loaded, Provenance(loaded, os.environ) if len(loaded.layers) > 1 else None)
+        report["layers"] = layer_report(loaded, _provenance(loaded))
         print(json.dumps(report, indent=2))
     else:
         for line in status_lines(report):
             print(line)
         report_warnings(outcome)
     return 2 if outcome.problems else (0 if report["in_sync"] else 1)
+
+
+def _provenance(loaded: model.Model) -> Provenance | None:
+    """Where the layers came from, for a model that has more than its own file (core.layers is
+    imported only then)."""
+    if len(loaded.layers) < 2:
+        return None
+    from projector.core.layers import Provenance
+
+    return Provenance(loaded, os.environ)

@@ -4,106 +4,145 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
+from pathlib import Path
 
 from projector import fastpath
-from projector.commands.common import compute, err, load_model, report_warnings
+from projector.commands.common import busy, carry_out, compute, err, load_model, report_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import stat_of
+from projector.compile.targets import Dependencies, dependencies
 from projector.core import files, model, projects
-from projector.core.errors import ProjectorError, display_path
+from projector.core.errors import ProjectorError
 from projector.core.locations import state_dir
 
+LEGACY = ("fingerprint", "hook-watch", "hook-stamp")  # 0.2.0 kept one of each, shared by every model
 
-def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool) -> int:
+
+def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool = False) -> int:
+    """``hook``: run by the shell hook, which only the fast path (fastpath.py) tells apart; a full
+    sync is the same either way."""
     from projector.compile.report import change_line
 
     environ = os.environ
-    lock = state_dir(environ) / "sync.lock"
     # Before anything is read, on the files' clock (see fastpath), to the second: a filesystem may keep no finer time.
     started = (time.time_ns() - fastpath.STAMP_MARGIN_NS) // 1_000_000_000 * 1_000_000_000
     # What the model and the trust store were before this sync read them: an edit made while it
     # runs must show in the fingerprint, or the next sync would think it already done.
-    inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ)), projects.trust_path(environ))}
+    inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ).absolute()), projects.trust_path(environ))}
     try:
-        with files.exclusive(lock, wait):
-            loaded = load_model(config)
-            outcome, state = compute(config, client, force, dry_run=False, loaded=loaded)
-            written = engine.write(outcome, state, ledger.ledger_path(environ))
+        outcome, written = carry_out(lambda: compute(config, client, force, dry_run=False), wait)
     except files.Busy:
-        err(f"error: another projector sync is running (it holds {display_path(lock)}); nothing was written, try again")
-        return 2
+        return busy("nothing was written")
     except ProjectorError as error:
         err(f"error: {error}")
-        remember(config, complete=False, hook=hook, observed=inputs, started=started)
+        remember(config, complete=False, observed=inputs, started=started)
         return 2
     complete = not (outcome.problems or written.problems or client or force)
-    observed = {**inputs, **_layers_as_seen(loaded), **outcome.system.observed}
-    remember(config, complete=complete, hook=hook, observed=observed, started=started, loaded=loaded)
+    from projector.core.layers import as_seen
+
+    layers = as_seen(outcome.model, stat_of, [0, -1, 0, 0]) if len(outcome.model.layers) > 1 else {}  # as they were read
+    remember(config, complete=complete, observed={**inputs, **layers, **outcome.system.observed}, started=started,
+             outcome=outcome, results=written.results)
     if not quiet:
-        for result in written.results:
-            if result.changed:
-                print(change_line(result))
+        changed = [result for result in written.results if result.changed]
+        for result in changed:
+            print(change_line(result))
+        if not changed and not (outcome.problems or written.problems):
+            print(fastpath.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
 
 
-def _layers_as_seen(loaded: model.Model) -> dict[str, list[int] | None]:
-    """The stat of each file the model includes, where it still holds the bytes this sync read
-    (its hash), else one that matches no file: a `git pull` during the sync makes the next one work."""
-    from projector.core.layers import digest_of
-
-    seen: dict[str, list[int] | None] = {}
-    for layer in loaded.layers[:-1]:  # the model's own file: `inputs`, taken before it was read
-        before = stat_of(layer.path)
-        unchanged = digest_of(layer.path) == layer.sha256 and stat_of(layer.path) == before
-        seen[layer.path] = before if unchanged else [0, -1, 0, 0]
-    return seen
-
-
-def remember(config: str | None, complete: bool, hook: bool, observed: dict, started: int, loaded: model.Model | None = None) -> None:
+def remember(config: str | None, complete: bool, observed: dict, started: int, outcome: engine.Outcome | None = None,
+             results: tuple = ()) -> None:
     """After a sync: the fast path's fingerprint (a complete, clean sync only), from the stats
-    this sync saw (``observed``), and, for the shell hook, the files to watch and the stamp they
-    are compared with (``started``: when the sync began, on the files' clock). ``loaded``: the
-    model the sync used."""
+    and the text this sync saw (``observed``, ``results``); and, when the sync was of the model
+    the environment names (as the shell hook's is), the hook's watch list and the stamp it
+    compares files with (``started``: when the sync began, on the files' clock). ``outcome``:
+    the sync's computation (its model and what it found of the folders), absent when it failed."""
     from projector import __version__
-    from projector.compile.targets import Dependencies, dependencies
     from projector.core.locations import VARIABLES
 
     environ = os.environ
-    model_file = str(model.model_path(config, environ))
+    model_file = str(model.model_path(config, environ).absolute())
     try:
-        loaded = loaded or load_model(config)
-        found = dependencies(loaded, list(client_registry.registry().values()), environ, projects.recorded(environ))
+        if outcome is None:
+            loaded, recorded, survey = load_model(config), projects.recorded(environ), None
+        else:
+            loaded, recorded, survey = outcome.model, outcome.projects, outcome.survey
+        needs = dependencies(loaded, list(client_registry.registry().values()), environ, recorded, survey)
     except ProjectorError:
-        found = Dependencies([model_file], ["projector"], list(VARIABLES))
+        needs = Dependencies((model_file,), (), (), ("projector",), VARIABLES)
     if complete:
-        paths = found.paths + [str(ledger.ledger_path(environ))]
-        fastpath.record(model_file, paths, found.binaries, found.variables, environ, __version__, observed)
+        providers = tuple(outcome.providers) if outcome else ()
+        slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
+        files_read = (*needs.files, *needs.project_files, str(ledger.ledger_path(environ)))
+        data = fastpath.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
+                                    observed, slices)
+        fastpath.record(model_file, data, environ)
     else:
-        fastpath.forget(environ)
-    if hook:
-        present = lambda p: observed[p] is not None if p in observed else os.path.exists(p)  # noqa: E731 - as seen
-        watch = "".join(("+" if present(p) else "-") + p + "\n" for p in sorted(set(found.paths)))
-        watch += "".join(_watched_variable(name, environ.get(name)) for name in found.variables if name != "PATH")  # PATH: the @ line
-        watch += f"@{engine.projector_on_path(environ) or ''}\n"  # where projector was on PATH
-        files.write_text(state_dir(environ) / "hook-watch", watch)
-        fastpath.stamp_hook(environ, _stamp(found.paths, observed, started))  # last: what the hook compares files with
+        fastpath.forget(model_file, environ)
+    if config is None:
+        watch = hook_watch(needs, environ, engine.projector_on_path(environ), observed)
+        files.write_text(Path(fastpath.hook_folder(environ)) / "watch", watch)
+        compared = [*needs.files, *needs.project_files, *(line[1:].split("\t")[0] for line in watch.splitlines() if line[:1] == "%")]
+        fastpath.stamp_hook(environ, _stamp(compared, observed, started))  # last: what the hook compares files with
+    for name in LEGACY:
+        (state_dir(environ) / name).unlink(missing_ok=True)
+
+
+def _slice(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
+    """What the fast path needs to tell, from a client file alone, that projector's entries in it
+    are as this sync left them."""
+    names = sorted({result.client.entry_name(p) for p in providers} | set(result.record.entries if result.record else ()))
+    scopes = [list(scope) for scope in result.client.local_scopes]
+    spec = {"format": result.target.format, "key": list(result.target.key), "scopes": scopes, "names": names}
+    return spec | {"slice": fastpath.entries_slice(result.after or "", spec["format"], spec["key"], scopes, names)}
+
+
+def hook_watch(needs: Dependencies, environ: Mapping[str, str], projector: str | None, observed: Mapping[str, object] | None = None) -> str:
+    """The hook's watch list, one check per line, each decided by shell builtins alone:
+    ``+FILE`` must exist and be no newer than the stamp; ``^PATH`` must exist; ``-PATH`` must not;
+    ``%FOLDER<TAB>NAME...``: what must not appear in FOLDER (an absent project file, or the first
+    missing folder on its way there), looked for only when FOLDER changed since the stamp, so a
+    file created beside them costs a few tests and starts nothing, and a thousand bound folders
+    that do not exist yet are one short line; ``=NAME=value`` / ``!NAME``: a variable set so / unset;
+    ``@PATH``: where projector was on PATH."""
+    seen = observed or {}
+    present = lambda p: seen[p] is not None if p in seen else os.path.lexists(p)  # noqa: E731 - as this sync saw it
+    lines = [("+" if present(p) else "-") + p for p in needs.files]
+    lines += [("^" if os.path.lexists(p) else "-") + p for p in needs.present]
+    absent: dict[str, set[str]] = {}
+    for path in needs.project_files:
+        if present(path):
+            lines.append("+" + path)
+            continue
+        child, folder = path, os.path.dirname(path)
+        while not os.path.isdir(folder) and folder != "/":
+            child, folder = folder, os.path.dirname(folder)
+        absent.setdefault(folder, set()).add(os.path.basename(child))  # the first of its path missing there
+    lines += ["%" + folder + "\t" + "\t".join(sorted(names)) for folder, names in sorted(absent.items())]
+    lines += [_watched_variable(name, environ.get(name)) for name in needs.variables if name != "PATH"]  # PATH: the @ line
+    return "".join(line + "\n" for line in lines if line) + f"@{projector or ''}\n"
 
 
 def _watched_variable(name: str, value: str | None) -> str:
     """A hook-watch line for a variable: ``=NAME=value`` while set, ``!NAME`` while unset. A value
-    a line cannot hold is left out (the fast path still compares it, at the next sync)."""
+    a line cannot hold (a newline; a tab, which splits the hook's lines) is left out (the fast
+    path still compares it, at the next sync)."""
     if value is None:
-        return f"!{name}\n"
-    return f"={name}={value}\n" if "\n" not in value and "\0" not in value else ""
+        return f"!{name}"
+    return f"={name}={value}" if not {"\n", "\t", "\0"} & set(value) else ""
 
 
 def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False) -> int:
     """The hook's stamp (see fastpath): the newest watched mtime when every file is as this sync
     saw it (or, one it did not read, unchanged since it began) and that mtime has settled; else
     when the sync began, so a change made while it ran is newer. Files this sync just wrote
-    settle within a few hundredths of a second: waiting for that spares the next prompt a run."""
+    settle within a few hundredths of a second: waiting for that spares the next prompt a run.
+    The folders the hook looks into for absent project files count as paths it did not read."""
     newest = 0
     for path in set(paths):
         now = stat_of(path)

@@ -2,12 +2,15 @@
 
 A descriptor says everything projector knows of a client, both ways:
 - where its file is (per platform), which variables move it, in which format, under which key;
-- how an entry is spelled (two small jinja2 templates that render JSON) and how one is read
-  back (``entry``: its URL keys, command shape, how it passes variables, keys the client adds);
+- how an entry is spelled (two small jinja2 templates that render JSON, compiled into programs
+  a sync runs without jinja2: compile/template.py) and how one is read back (``entry``: its
+  URL keys, command shape, how it passes variables, keys the client adds);
 - what the client can take (``remote``), how a stdio server gets its environment (``stdio_env``),
   and what a person should know of it (``notes``).
-Nothing here knows a client by name. A quirk that data cannot say would be one named function
-in one place that a descriptor refers to by name; no client needs one yet.
+- where it reads user-level hooks, which events it has and how it blocks (``hooks``), and how
+  projector's one group per event is spelled (the ``hook`` template).
+Nothing here knows a client by name. A quirk that data cannot say is one named function in
+compile/quirks.py that a descriptor refers to by name.
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ import posixpath
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from projector.compile import template
 from projector.compile.plan import HttpServer, Plan, Server, StdioServer, for_client
 from projector.core.variables import folder_or_none
 
 _VARIABLE = re.compile(r"\$\{?(\w+)\}?")
+SECRET_LOOKING = re.compile(r"TOKEN|SECRET|KEY|AUTH|PASSWORD|CREDENTIAL", re.IGNORECASE)  # what a sanitizing client drops
 
 
 def platform() -> str:
@@ -104,6 +109,23 @@ class ProjectFile:
 
 
 @dataclass(frozen=True)
+class HookFile:
+    """Where a client reads user-level command hooks, and how projector's group is spelled."""
+
+    dirs: tuple[str, ...]  # this platform's; empty: the client's own folders
+    file: str
+    format: str
+    key: tuple[str, ...]  # event -> list of groups
+    events: tuple[tuple[str, str], ...]  # projector's event -> the client's name for it
+    block: str  # how the dispatcher blocks in this client: exit-2 | json
+    trust_function: str | None = None  # compile/quirks.py: entries the client needs before it runs them
+    trust_key: tuple[str, ...] = ()  # where those go in its global file
+
+    def native(self, event: str) -> str | None:
+        return dict(self.events).get(event)
+
+
+@dataclass(frozen=True)
 class Client:
     id: str
     name: str
@@ -115,6 +137,7 @@ class Client:
     servers_key: tuple[str, ...]
     env_reference: str | None
     stdio_env: str  # inherit | listed | sanitized
+    stdio_env_kept: tuple[str, ...] | None  # a client that clears the environment: what it keeps (None: not known to clear it)
     remote: str  # token | no-token | none
     lowercase_names: bool
     templates: tuple[tuple[str, str], ...]  # (transport, jinja2 source)
@@ -125,6 +148,8 @@ class Client:
     detect_paths: tuple[str, ...]
     detect_binaries: tuple[str, ...]
     notes: tuple[str, ...]  # what doctor says of this client
+    hooks: HookFile | None = None  # None: projector writes no hooks for it
+    programs: Mapping[str, template.Program | None] = field(default_factory=dict, compare=False, hash=False)  # by template
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
         environ = self._environ(environ)
@@ -142,6 +167,32 @@ class Client:
         for path in files:
             found.update({k: v for k, v in dotenv_values(path).items() if k in missing and v and k not in found})
         return {**found, **environ}
+
+    def hook_file(self, environ: Mapping[str, str]) -> Path | None:
+        """The file this client reads its user-level hooks from (None: it has none projector writes)."""
+        if self.hooks is None:
+            return None
+        if not self.hooks.dirs:
+            folder = self.folder(environ)
+        else:
+            environ = self._environ(environ)
+            folder = next((p for p in (expand(d, environ) for d in self.hooks.dirs) if p is not None), None)
+        return folder / self.hooks.file if folder is not None else None
+
+    def hook_entries(self, events: set[str], command_for: Callable[[str, str], str]) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """This client's hook groups (by its name of each event) for projector's ``events``; and
+        why an event has none here. ``command_for(event, block)``: the dispatcher's command line."""
+        if self.hooks is None:
+            return {}, ((f"{self.name} gets no hooks from projector: its hook files are not known here ({', '.join(sorted(events))} "
+                         "hooks do not run there)"),) if events else ()
+        entries, warnings = {}, []
+        for event in sorted(events):
+            native = self.hooks.native(event)
+            if native is None:
+                warnings.append(f"{self.name} has no {event} hooks: the {event} hooks of the model do not run there")
+            else:
+                entries[native] = self._rendered("hook", {"command": command_for(event, self.hooks.block)})
+        return entries, tuple(warnings)
 
     def global_file(self, environ: Mapping[str, str]) -> Path | None:
         """The file this client reads its user-level servers from: the first that exists."""
@@ -171,20 +222,35 @@ class Client:
         transport = "stdio" if isinstance(server, StdioServer) else "http"
         context: dict[str, Any]
         if isinstance(server, StdioServer):
-            context = {"command": server.command, "args": list(server.args), "pass_env": list(server.pass_env)}
+            context = {"command": server.command, "args": list(server.args), "pass_env": list(server.pass_env), "name": name}
         else:
             assert isinstance(server, HttpServer)
-            context = {"url": server.url, "token_env": server.token_env}
-        source = dict(self.templates).get(transport)
-        if source is None:
+            context = {"url": server.url, "token_env": server.token_env, "name": name}
+        if transport not in dict(self.templates):
             raise RuntimeError(f"clients/{self.id}.yaml: {self.name} takes no {transport} entries")
-        text = _template(self.id, transport, source).render(
-            env_ref=self.env_ref, env_refs=self.env_refs, name=name, **context
-        )
+        return self._rendered(transport, context)
+
+    def _rendered(self, transport: str, context: Mapping[str, Any]) -> dict[str, Any]:
+        """The template of ``transport`` rendered with ``context``, as a plain (ordered) value: by
+        its compiled program where it has one, else by jinja2."""
+        program = self.programs.get(transport)
+        if program is not None:
+            text = template.run(program, context, {"env_ref": self.env_ref, "env_refs": self.env_refs})
+        else:
+            text = self.jinja2_text(transport, context)
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise RuntimeError(f"clients/{self.id}.yaml: the {transport} template renders invalid JSON: {exc}\n{text}") from None
+
+    def jinja2_text(self, transport: str, context: Mapping[str, Any]) -> str:
+        """The template rendered by jinja2 (what a program stands for)."""
+        source = dict(self.templates)[transport]
+        return _template(self.id, transport, source).render(env_ref=self.env_ref, env_refs=self.env_refs, **context)
+
+    def compiled(self) -> dict[str, template.Program | None]:
+        """Each template's program (jinja2's parser reads it)."""
+        return {transport: template.compile(source, transport) for transport, source in self.templates}
 
     def can_pass(self, variable: str) -> bool:
         """Whether a stdio entry of this client can hand ``variable`` to its server: what its
@@ -194,8 +260,29 @@ class Client:
         except RuntimeError:  # its template needs a reference the client has no syntax for
             return False
 
-    def local_scope_keys(self, workspace: str) -> tuple[tuple[str, ...], ...]:
-        return tuple(tuple(workspace if step == "{workspace}" else step for step in s) for s in self.local_scopes)
+    def server_environment(self, entry: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+        """The environment this client gives the stdio server of ``entry`` when it starts from
+        ``environ``: what it keeps of its own (all of it; what a clearing client keeps; all but
+        the secret-looking names), then what the entry passes (by name, or by value with the
+        client's references expanded)."""
+        if self.stdio_env_kept is not None:
+            result = {name: environ[name] for name in self.stdio_env_kept if name in environ}
+        elif self.stdio_env == "sanitized":
+            result = {name: value for name, value in environ.items() if not SECRET_LOOKING.search(name)}
+        else:
+            result = dict(environ)
+        listed = entry.get(self.reading.env_key) if self.reading.env_key else None
+        if isinstance(listed, Mapping):
+            result.update((str(name), self._expanded(str(value), environ)) for name, value in listed.items())
+        else:
+            result.update((name, environ[name]) for name in self.reading.passed(entry) if name in environ)
+        return result
+
+    def _expanded(self, value: str, environ: Mapping[str, str]) -> str:
+        if self.env_reference is None:
+            return value  # no expansion in this client: the value is literal
+        pattern = re.escape(self.env_reference).replace("NAME", r"(\w+)")
+        return re.sub(pattern, lambda match: environ.get(match.group(1), ""), value)
 
     def env_ref(self, name: str) -> str:
         if self.env_reference is None:
@@ -226,31 +313,45 @@ def _template(client_id: str, transport: str, source: str) -> Any:
 
 @cache
 def registry() -> dict[str, Client]:
-    """Every descriptor (projector's clients/ and the user's own), by id, validated (checked once
-    per version of them)."""
+    """Every descriptor (projector's clients/ and the user's own), by id, validated and its
+    templates compiled (once per content of the files)."""
     from projector.core.resources import descriptor_files
 
-    return {data["id"]: client(data) for data in _checked_descriptors(descriptor_files())}
+    return {item["data"]["id"]: client(item["data"], item["programs"]) for item in _compiled_descriptors(descriptor_files())}
 
 
-def _checked_descriptors(files: list[Path]) -> list[dict[str, Any]]:
-    """The descriptors' data, kept while the files are unchanged (core.cache): every `projector
-    sync` needs them, and YAML plus JSON Schema cost more than the sync."""
+def _compiled_descriptors(files: list[Path]) -> list[dict[str, Any]]:
+    """The descriptors' data and programs, kept while the files' bytes are the same (core.cache):
+    every `projector sync` needs them, and YAML, JSON Schema and jinja2 cost more than the sync.
+    Keyed by content, not stat: a checkout that rewrites the files unchanged keeps them."""
     from projector import __version__
-    from projector.core.cache import kept, stat_key
+    from projector.core.cache import kept
     from projector.core.locations import state_folder
 
+    texts = [[str(path), path.read_text(encoding="utf-8")] for path in files]  # as JSON gives them back
+
+    def compute() -> list[dict[str, Any]]:
+        found = []
+        for path, text in texts:
+            data = validated(Path(path), text)
+            found.append({"data": data, "programs": client(data).compiled()})
+        return found
+
     cache = Path(state_folder(os.environ)) / "clients-cache.json"
-    return kept(cache, [__version__, *stat_key(files)], lambda: [validated(path) for path in files])
+    return kept(cache, [__version__, _CACHED_FORM, texts], compute)
 
 
-def validated(path: Path) -> dict[str, Any]:
-    """A descriptor's data, checked against the schema; RuntimeError names the file and key."""
+_CACHED_FORM = "data+programs"  # what each cached descriptor holds: a cache of another form is not read
+
+
+def validated(path: Path, text: str | None = None) -> dict[str, Any]:
+    """A descriptor's data (``text``: the file's, when already read), checked against the schema;
+    RuntimeError names the file and key."""
     from ruamel.yaml import YAML
 
     from projector.core.resources import validator
 
-    data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8") if text is None else text)
     errors = sorted(validator("client").iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path)
@@ -265,8 +366,24 @@ def _per_platform(value: Any) -> tuple[str, ...]:
     return tuple(value.get(platform()) or () if isinstance(value, Mapping) else value or ())
 
 
-def client(data: Mapping[str, Any]) -> Client:
-    """A Client from a descriptor's (validated) data."""
+def _hook_file(data: Mapping[str, Any] | None) -> HookFile | None:
+    if data is None:
+        return None
+    trust = data.get("trust") or {}
+    return HookFile(
+        dirs=_per_platform(data.get("dirs")),
+        file=data["file"],
+        format=data.get("format", "json"),
+        key=tuple(data.get("key") or ("hooks",)),
+        events=tuple(data["events"].items()),
+        block=data.get("block", "exit-2"),
+        trust_function=trust.get("function"),
+        trust_key=tuple(trust.get("key") or ()),
+    )
+
+
+def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | None] | None = None) -> Client:
+    """A Client from a descriptor's (validated) data, and its templates' programs when compiled."""
     detect = data.get("detect") or {}
     entry = data.get("entry") or {}
     command = entry.get("command") or {}
@@ -284,6 +401,7 @@ def client(data: Mapping[str, Any]) -> Client:
         stdio_env=data["stdio_env"],
         remote=data.get("remote", "token"),
         lowercase_names=data.get("entry_names") == "lowercase",
+        stdio_env_kept=tuple(data["stdio_env_kept"]) if "stdio_env_kept" in data else None,
         templates=tuple(sorted(data["templates"].items())),
         reading=Reading(
             url_keys=tuple(entry.get("url_keys") or ("url",)),
@@ -302,6 +420,8 @@ def client(data: Mapping[str, Any]) -> Client:
         detect_paths=_per_platform(detect.get("paths")),
         detect_binaries=tuple(detect.get("binaries") or ()),
         notes=tuple(data.get("notes") or ()),
+        hooks=_hook_file(data.get("hooks")),
+        programs=programs or {},
     )
 
 

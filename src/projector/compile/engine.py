@@ -1,35 +1,40 @@
 """The compiler: one computation, shown by ``diff`` and ``status`` and carried out by ``sync``.
 
-    projector.yaml ─load─▶ Model ─plan─▶ servers ─render per client─▶ desired entries
-    targets: each client's global file, and the project files of every bound workspace
+    projector.yaml ─load─▶ Model ─plan─▶ servers, hook events ─render per client─▶ desired entries
+    targets: each client's global file, its hook file (and the trust entries that follow its
+    groups), and the project files of every bound workspace
     target file ─read─▶ Document ─reconcile (global) / prune (project)─▶ edits ─▶ new text
 
 ``compute`` reads and decides; nothing is written until ``write`` carries out its result. Both
 go through a System (compile.system): the real one for ``sync``, a dry run for ``diff`` and
 ``status``, so the three are one code path. A target that cannot be read or parsed gets a
 problem and is left untouched; the others go on. Pruning is not a second mechanism: a project
-file is a target whose desired entries are none.
+file is a target whose desired entries are none (and it is never deleted: projector did not
+create it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from projector.compile import documents
+from projector.compile import documents, quirks
 from projector.compile.clients import Client
+from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
-from projector.compile.plan import plan
-from projector.compile.reconcile import Decision, prune, reconcile
+from projector.compile.plan import dispatch_command, hook_events, plan
+from projector.compile.reconcile import Decision, prune, recognisable, reconcile
 from projector.compile.system import System
-from projector.compile.targets import TargetFile, targets
+from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
+from projector.core.invocation import bridge_options, runs_dispatch
 from projector.core.locations import on_path
-from projector.core.model import Model, Provider, bridge_config
+from projector.core.model import Model, Provider
 from projector.core.projects import Project
+from projector.fastpath import WORKSPACE
 
 RETRIES = 20  # times a file may change under us before we give up on it for this sync
 
@@ -70,6 +75,9 @@ class Outcome:
     providers: Mapping[str, Provider]
     force: bool
     system: System  # what the files were read through
+    model: Model
+    projects: tuple[Project, ...]
+    survey: Survey  # the folders around the workspaces, as this computation found them
 
     @property
     def changed(self) -> tuple[FileResult, ...]:
@@ -94,29 +102,67 @@ def compute(
     projects: tuple[Project, ...] = (),
 ) -> Outcome:
     """``projects``: the project files the trust store records (their providers get entries)."""
-    compiled = plan(model, projector_on_path(environ), bridge_config(model, environ), projects)
-    results, problems, warnings = [], [], list(compiled.warnings)
-    desired = {}
+    projector = projector_on_path(environ)
+    options = bridge_options(model.source, environ)
+    compiled = plan(model, projector, options, projects)
+    results: list[FileResult] = []
+    problems, warnings = [], list(compiled.warnings)
+    desired, hooks = {}, {}
+    events = hook_events(model, projects)
+    if events and not projector:
+        warnings.append(f"hooks run through projector, which is not on PATH: no hook entries were written ({', '.join(sorted(events))})")
+        events = set()
     for client in clients:
         desired[client.id], cannot = client.entries(compiled)
-        warnings += cannot
+        hooks[client.id], unheard = client.hook_entries(events, lambda event, block: dispatch_command(projector, event, options, block))
+        warnings += cannot + unheard
     providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
-    for target in targets(model, clients, environ, desired, projects):
-        outcome = evaluate(target, ledger.record(target.path), providers, force, system)
+    texts: dict[Path, files.Read] = {}  # each file as the targets before this one leave it
+    failed: set[Path] = set()  # files with a problem: their other targets are left alone too
+    survey = Survey()
+    for target in targets(model, clients, environ, desired, projects, hooks, survey):
+        if target.path in failed or target.follows in failed:
+            continue
+        if target.kind == "trust":
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows)))
+        if target.kind != "servers" and not target.desired and ledger.record(target.ledger_key) is None:
+            continue  # no hooks for this client, and none of projector's there: the file is not even read
+        outcome = evaluate(target, ledger.record(target.ledger_key), providers, force, system, texts.get(target.path))
         if isinstance(outcome, Problem):
             problems.append(outcome)
+            failed.add(target.path)
         else:
             results.append(outcome)
             warnings += outcome.notes
-    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system)
+            texts[target.path] = files.Read(outcome.after, outcome.bom)
+    return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
+
+
+def _trust_entries(target: TargetFile, hook_file: files.Read | None) -> dict[str, Any]:
+    """The entries the client needs for projector's groups in its hook file as the sync leaves it
+    (None: the sync did not look at it, having no hooks there)."""
+    spec = target.client.hooks
+    assert spec is not None and spec.trust_function and target.follows is not None
+    if hook_file is None or hook_file.text is None:
+        return {}
+    lists = documents.parse(spec.format, hook_file.text, str(target.follows)).servers(spec.key) or {}
+    return quirks.TRUST[spec.trust_function](str(target.follows), lists, _ours)
+
+
+def _ours(group: Any) -> bool:
+    """A hook group projector writes: its handlers run ``projector dispatch``."""
+    handlers = group.get("hooks") if isinstance(group, Mapping) else None
+    return isinstance(handlers, list) and bool(handlers) and all(isinstance(h, Mapping) and runs_dispatch(h.get("command")) for h in handlers)
 
 
 def evaluate(
-    target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System
+    target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System,
+    read: files.Read | None = None,
 ) -> FileResult | Problem:
-    """Read one target and decide its new text; a Problem when it cannot be read or parsed."""
+    """Read one target (``read``: its file as an earlier target of it leaves it) and decide its
+    new text; a Problem when it cannot be read or parsed."""
     try:
-        return _decide(target, record, providers, force, system)
+        return _decide(target, record, providers, force, system, read)
     except DocumentError as error:
         return error.problems[0]
     except UnicodeDecodeError:
@@ -130,30 +176,36 @@ def evaluate(
                        "left untouched (please report it)")
 
 
-def _decide(target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System) -> FileResult:
-    read = system.read(target.path)
-    document = documents.parse(target.format, read.text or "", target.shown)
+def _decide(
+    target: TargetFile, record: FileRecord | None, providers: Mapping[str, Provider], force: bool, system: System, read: files.Read | None
+) -> FileResult:
+    read = read or system.read(target.path)
+    parsed = documents.parse(target.format, read.text or "", target.shown)
+    document = HookGroups(parsed, _ours) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
+    reading = target.client.reading
     if target.is_project:
         decision = prune(target.shown, current, providers, target.shadows, target.readings)
     else:
         owned = record.owned_in(current) if record else {}
-        decision = reconcile(target.shown, current, target.desired, owned, providers, target.client.reading, force)
+        adopted = dict(record.adopted) if record else {}
+        recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
+                     "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
+                     "trust": lambda name, value: False}[target.kind]
+        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states = _prune_local_scopes(target, text, providers)
     notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
     new_record = intent = None
-    if target.is_project:
-        # A linked file may be someone's dotfile: it is emptied, never deleted through the link.
-        if decision.edits and _structurally_empty(target, text) and not target.path.is_symlink():
-            after = None
-    else:
+    if not target.is_project:  # a project file is never deleted: projector did not create it
         created = _created(record, decision, read.text, current)
         if not decision.owned and created:
             after = _undo_creation(target, text, created)
-        new_record = FileRecord(target.client.id, decision.owned, created) if decision.owned else None
+        if after is None and read.text is not None and kept_whole(target.path):
+            after = text  # created by projector, but someone's since: emptied, kept
+        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted) if decision.owned else None
         intent = _intent(target, record, decision, created, current)
     if read.text is None and after == "":
         after = None
@@ -166,16 +218,19 @@ def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, c
     each edited entry held before (it stays ours until the edit lands)."""
     previous = {name: entry_hash(current[name]) for name in decision.edits if current and name in current}
     entries = {**(record.entries if record else {}), **decision.owned}
-    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous)
+    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous, decision.adopted)
 
 
 def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
     """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
-    files. One parse for all of them; again only after an edit."""
+    files in every folder a binding governs. One parse for all of them; again only after an edit."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
-    scoped = documents.parse(target.format, text, target.shown) if target.prune_keys else None
-    for key in target.prune_keys:
+    if not target.workspaces:
+        return text, (), ()
+    scoped = documents.parse(target.format, text, target.shown)
+    containers = {scope[: scope.index(WORKSPACE)] for scope in target.client.local_scopes}
+    for key in target.local_scope_keys({c: scoped.servers(c) for c in containers}):
         where = ".".join(key[:-1])
         local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name, target.readings)
         if local.edits:
@@ -195,24 +250,33 @@ def _created(record: FileRecord | None, decision: Decision, before: str | None, 
     return "file" if before is None else ("key" if current is None else None)
 
 
-def _structurally_empty(target: TargetFile, text: str) -> bool:
-    """Nothing but (an empty) servers key: the file was only ever projector's entries. Keys a
-    client writes into a file it reads (a ``$schema`` pointer, a format version) carry no setting."""
-    value = _settings(target, text)
-    return not value or value == _nest(target.key)
-
-
 def _settings(target: TargetFile, text: str) -> dict[str, Any]:
     """The file's top level, without the keys its clients write by themselves."""
     value = dict(documents.parse(target.format, text, target.shown).servers(()) or {})
     return {k: v for k, v in value.items() if k not in target.file_keys}
 
 
-def _nest(key: tuple[str, ...]) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for step in reversed(key):
-        value = {step: value}
-    return value
+def kept_whole(path: Path) -> bool:
+    """Whether a file projector created must be emptied rather than deleted: a link (someone's
+    dotfile: nothing is deleted through it) or a file git tracks (asked only before a deletion;
+    inside a work tree where git cannot be asked, the answer is yes: kept rather than lost)."""
+    import os
+    import shutil
+    import subprocess
+
+    if path.is_symlink():
+        return True
+    real = Path(os.path.realpath(path))
+    folder = real.parent
+    while not (folder / ".git").exists():
+        if folder.parent == folder:
+            return False
+        folder = folder.parent
+    git = shutil.which("git")
+    if git is None:
+        return True
+    asked = subprocess.run([git, "-C", str(folder), "ls-files", "--error-unmatch", "--", str(real)], capture_output=True, check=False)
+    return asked.returncode == 0
 
 
 def _undo_creation(target: TargetFile, text: str, created: str) -> str | None:
@@ -252,7 +316,7 @@ def write(outcome: Outcome, ledger: Ledger, ledger_file: Path | None = None) -> 
             continue
         results.append(final)
         if not final.target.is_project:
-            records[str(final.path)] = final.record
+            records[final.target.ledger_key] = final.record
     final_ledger = ledger.with_records(records)
     kept.save(final_ledger)
     return Written(final_ledger, tuple(results), tuple(problems))
@@ -268,7 +332,7 @@ class _Kept:
 
     def intend(self, results: list[FileResult]) -> None:
         """Before files are written: their intents on record (one ledger write for all)."""
-        self.save(self.on_disk.with_records({str(r.path): r.intent for r in results if r.intent is not None}))
+        self.save(self.on_disk.with_records({r.target.ledger_key: r.intent for r in results if r.intent is not None}))
 
     def save(self, ledger: Ledger) -> None:
         if self.file is not None and ledger != self.on_disk:
@@ -292,7 +356,7 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept
             return result
         except files.ChangedMeanwhile:
             time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # let the client finish
-            again = evaluate(result.target, ledger.record(result.path), outcome.providers, outcome.force, outcome.system)
+            again = evaluate(result.target, ledger.record(result.target.ledger_key), outcome.providers, outcome.force, outcome.system)
             if isinstance(again, Problem):
                 return again
             result = again

@@ -20,10 +20,10 @@ SCHEMA = 1
 
 def entry_hash(value: Any) -> str:
     """A hash of an entry's meaning: key order and formatting do not count."""
-    import hashlib  # here: the bridge imports this module for state_dir and starts on every session
+    from projector.core.digest import sha256
 
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    return sha256(canonical.encode("utf-8"))[:32]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,9 @@ class FileRecord:
     # file held before the edit. A sync killed before its final ledger write leaves this behind,
     # so an entry stays ours whether the kill came before or after its file was written.
     previous: Mapping[str, str] = field(default_factory=dict)
+    # Entries whose hand edit the user adopted (`projector adopt`): name -> hash of the entry
+    # projector wanted when it was adopted (while it wants the same, the edit stays).
+    adopted: Mapping[str, str] = field(default_factory=dict)
 
     def owned_in(self, current: Mapping[str, Any] | None) -> dict[str, str]:
         """The entries ours in the file as it is: an entry still holding what an unfinished sync
@@ -68,6 +71,7 @@ class Ledger:
         files = {
             path: {"client": r.client, "entries": dict(sorted(r.entries.items())), "created": r.created}
             | ({"previous": dict(sorted(r.previous.items()))} if r.previous else {})
+            | ({"adopted": dict(sorted(r.adopted.items()))} if r.adopted else {})
             for path, r in sorted(self.files.items())
         }
         return json.dumps({"schema": SCHEMA, "files": files}, indent=2) + "\n"
@@ -91,7 +95,8 @@ def load(path: Path) -> Ledger:
         raise RuntimeError(f"{path}: ledger schema {data.get('schema')!r} is not one this projector reads")
     return Ledger(
         {
-            path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"), previous=dict(r.get("previous") or {}))
+            path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"), previous=dict(r.get("previous") or {}),
+                             adopted=dict(r.get("adopted") or {}))
             for path, r in data["files"].items()
         }
     )

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from projector.core.invocation import bridge_args
+from projector.core import hooks
+from projector.core.invocation import bridge_args, dispatch_args
 from projector.core.model import Model, Provider
 from projector.core.projects import Project
 from projector.core.scope import with_kbs
@@ -64,13 +65,13 @@ def local_references(model: Model, projects: tuple[Project, ...], name: str) -> 
     return references([value for env in envs for _, value in env if value is not None])
 
 
-def plan(model: Model, projector_path: str | None, config: str | None = None, projects: tuple[Project, ...] = ()) -> Plan:
-    """``config``: the model's path when the bridge cannot find it by itself (it is not at the
-    default place; clients start the bridge without the shell's PROJECTOR_CONFIG).
+def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = (), projects: tuple[Project, ...] = ()) -> Plan:
+    """``options``: what the bridge must be told to find the model and the state folder when a
+    client starts it with a cleared environment (core.invocation.bridge_options).
     ``projects``: the trusted project files (what they declare and what they bind)."""
     servers: list[tuple[str, Server]] = []
     warnings: list[str] = [layer.distrust for layer in model.layers if layer.distrust]
-    args_for = lambda name: bridge_args(name, config)  # noqa: E731
+    args_for = lambda name: bridge_args(name, options)  # noqa: E731
     declared = {p.name for project in projects for p in project.providers if model.provider(p.name) is None}
     for name in sorted(declared | {p.name for p in model.providers if p.local}):
         if projector_path:
@@ -125,3 +126,15 @@ def for_client(compiled: Plan, remote: str, client: str) -> tuple[tuple[tuple[st
         else:
             warnings.append(f'{client} gets no entry for provider "{name}": it cannot take its HTTP entry, and the bridge cannot stand in: {bridge}')
     return tuple(servers), tuple(warnings)
+
+
+def hook_events(model: Model, projects: tuple[Project, ...] = ()) -> set[str]:
+    """The events some workspace has a hook for: each gets one dispatcher entry per client."""
+    return hooks.events_used(model.hooks, [b.hooks for b in model.bindings] + [p.hooks for p in projects])
+
+
+def dispatch_command(projector_path: str, event: str, options: tuple[str, ...], block: str) -> str:
+    """The dispatcher's shell command line for ``event`` (clients run hook commands through a shell)."""
+    import shlex
+
+    return shlex.join([projector_path, *dispatch_args(event, options, block)])

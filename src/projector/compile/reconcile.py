@@ -3,16 +3,18 @@
 - An entry projector wrote and nobody changed follows the model: replaced, or removed with its
   provider.
 - An entry projector wrote that was changed by hand is drift: reported and kept (``--force``
-  overwrites).
+  overwrites). `projector adopt` makes the hand edit projector's own: kept, and in sync, while
+  the model wants the entry it wanted when the edit was adopted.
 - A same-name entry projector did not write is adopted only when it has a shape projector or its
-  predecessor wrote: the provider's URL (any query), or ``<path>/projector mcp --provider <name>``.
-  Anything else is the user's: left alone, with a warning.
+  predecessor wrote (``recognise``): for a server, the provider's URL (any query), or
+  ``<path>/projector mcp --provider <name>``; for a hook group, one that runs ``projector
+  dispatch``. Anything else is the user's: left alone, with a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from projector.compile.clients import Reading, without_query
@@ -26,7 +28,8 @@ class Decision:
     edits: dict[str, Any | None]  # name -> new value, or None to remove
     owned: dict[str, str]  # name -> hash of what the file holds for us afterwards
     notes: tuple[str, ...]
-    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | drift | foreign
+    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | drift | foreign | adopted
+    adopted: dict[str, str] = field(default_factory=dict)  # name -> hash of the entry projector would write, when adopted
 
 
 def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
@@ -53,29 +56,41 @@ def reconcile(
     current: Mapping[str, Any] | None,
     desired: Mapping[str, Any],
     owned: Mapping[str, str],
-    providers: Mapping[str, Provider],
+    recognise: Callable[[str, Any], bool],
     reading: Reading,
     force: bool = False,
+    adopted: Mapping[str, str] | None = None,
+    client: str = "CLIENT",
 ) -> Decision:
-    """``reading``: how the file's client reads an entry back."""
+    """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
+    its predecessor) writes; ``reading``: how the file's client reads an entry back.
+    ``adopted``: entries whose hand edit the user adopted (`projector adopt`), by name, with the
+    hash of the entry projector wanted then: kept as they are while it wants the same."""
     current = current or {}
+    adopted = adopted or {}
     edits: dict[str, Any | None] = {}
     kept: dict[str, str] = {}
+    still_adopted: dict[str, str] = {}
     notes: list[str] = []
     states: dict[str, str] = {}
     for name, value in desired.items():
         present = current.get(name)
+        unchanged = name in owned and _unchanged(reading, present, owned[name])
         if name not in current:
             edits[name], states[name] = value, "add"
         elif reading.normal(present) == reading.normal(value):
             states[name] = "in-sync"
-        elif name in owned and (_unchanged(reading, present, owned[name]) or force):
+        elif unchanged and adopted.get(name) == entry_hash(reading.normal(value)) and not force:
+            kept[name], still_adopted[name], states[name] = owned[name], adopted[name], "adopted"
+            continue
+        elif unchanged or (name in owned and force):
             edits[name], states[name] = value, "update"
         elif name in owned:
-            notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept (--force overwrites)')
+            notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept '
+                         f"(`projector adopt {client} {name}` keeps it for good, --force overwrites)")
             kept[name], states[name] = owned[name], "drift"
             continue
-        elif recognisable(present, providers[name], (reading,)) or force:
+        elif recognise(name, present) or force:
             edits[name], states[name] = value, "update"
         else:
             notes.append(f'{where}: entry "{name}" was not written by projector; left as it is (rename or remove it to let projector manage it)')
@@ -90,7 +105,7 @@ def reconcile(
         else:
             notes.append(f'{where}: entry "{name}" of a removed provider was changed by hand; kept (--force removes it)')
             kept[name], states[name] = digest, "drift"
-    return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())))
+    return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())), adopted=still_adopted)
 
 
 def prune(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
@@ -12,9 +11,12 @@ STATUS_SCHEMA = 1
 
 _COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
 _RESET = "\033[0m"
+STAT_BAR = 40  # widest +/- bar of diff --stat
 
 
 def unified_diff(result: FileResult, colour: bool) -> str:
+    import difflib  # here: only diff shows one
+
     before = (result.before or "").splitlines(keepends=True)
     after = (result.after or "").splitlines(keepends=True)
     lines = difflib.unified_diff(
@@ -35,6 +37,29 @@ def unified_diff(result: FileResult, colour: bool) -> str:
     return "".join(out)
 
 
+def diff_stat(results: list[FileResult]) -> str:
+    """One line per file with the lines added and removed, and a total (``git diff --stat``)."""
+    if not results:
+        return ""
+    import difflib  # here: only diff shows one
+
+    counts = []
+    for result in results:
+        before = (result.before or "").splitlines()
+        after = (result.after or "").splitlines()
+        lines = list(difflib.unified_diff(before, after, lineterm="", n=0))[2:]
+        counts.append((result.shown, sum(1 for line in lines if line[:1] == "+"), sum(1 for line in lines if line[:1] == "-")))
+    width = max(len(shown) for shown, _, _ in counts)
+    most = max(added + removed for _, added, removed in counts)
+    scale = min(1.0, STAT_BAR / most) if most else 1.0
+    bar = lambda n: max(1, round(n * scale)) if n else 0  # noqa: E731 - as git: a change never shows as none
+    out = [f" {shown:<{width}} | {added + removed:>{len(str(most))}} {'+' * bar(added)}{'-' * bar(removed)}\n" for shown, added, removed in counts]
+    added, removed = sum(c[1] for c in counts), sum(c[2] for c in counts)
+    files = f"{len(counts)} file{'s' if len(counts) != 1 else ''} changed"
+    out.append(f" {files}, {added} insertion{'s' if added != 1 else ''}(+), {removed} deletion{'s' if removed != 1 else ''}(-)\n")
+    return "".join(out)
+
+
 def change_line(result: FileResult) -> str:
     if result.before is None:
         verb = "created"
@@ -42,7 +67,11 @@ def change_line(result: FileResult) -> str:
         verb = "removed"
     else:
         verb = "updated"
-    return f"{verb} {result.shown} ({result.target.shadows})"
+    line = f"{verb} {result.shown} ({result.target.shadows})"
+    pruned = [name for name, state in result.states if state == "remove"]
+    if result.target.is_project and pruned:
+        line += f": removed {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; the file stays"
+    return line
 
 
 def status_report(outcome: Outcome) -> dict[str, Any]:
@@ -73,7 +102,7 @@ def status_report(outcome: Outcome) -> dict[str, Any]:
 def status_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for file in report["files"]:
-        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign")]
+        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign", "adopted")]
         if file["pending"] and not changes:
             changes = ["removes what projector created"]
         state = "pending: " + ", ".join(changes) if file["pending"] or file["drift"] else "in sync"
@@ -94,6 +123,7 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
     lines += [f"notice: {notice}" for notice in report.get("notices", [])]
     for provider in report["providers"]:
         lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
+    lines += _hook_lines(report, layered)
     for client, entries in report["clients"].items():
         lines.append(f"{client}:")
         lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
@@ -102,7 +132,7 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
 
 def _layer_words(layer: dict[str, Any]) -> str:
     words = layer["file"] + (f" (included at {layer['included_by']})" if layer["included_by"] else "")
-    return words + (" [its local servers do not run: not trusted with these bytes]" if layer["trusted"] is False else "")
+    return words + (" [its local servers and hooks do not run: not trusted with these bytes]" if layer["trusted"] is False else "")
 
 
 def _binding_words(binding: dict[str, Any], layered: bool) -> str:
@@ -120,6 +150,20 @@ def _from_lines(provider: dict[str, Any]) -> list[str]:
         file, _, line = place.rpartition(":")
         by_file.setdefault(file, []).append(f"{key} {line}")
     return [f"  from: {'; '.join(f'{file}: ' + ', '.join(keys) for file, keys in by_file.items())}"] if by_file else []
+
+
+def _hook_lines(report: dict[str, Any], layered: bool = False) -> list[str]:
+    lines = []
+    for hook in report["hooks"]:
+        on = f"{hook['event']}" + (f" ({hook['matcher']})" if hook["matcher"] else "")
+        state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
+        where = f" ({hook['from']})" if layered and hook.get("from") else ""
+        lines.append(f"hook {hook['name']}: on {on} {state} — from {hook['defined']}{where}")
+        lines += [f"  blocked: {hook['blocked']}"] if hook.get("blocked") else []
+        lines += [f"  turned {'on' if s['enabled'] else 'off'} by {s['by']}" for s in hook["switched"]]
+    if any(hook["runs"] for hook in report["hooks"]):
+        lines.append(f"hooks run in: {report['hooks_run_in']}")
+    return lines
 
 
 def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:

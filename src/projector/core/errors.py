@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,8 +16,18 @@ def display_path(path: Path | str, home: Path | None = None) -> str:
     return text
 
 
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean "x"?)' for the choice closest to a mistyped ``word``; "" when none is close."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
 @dataclass(frozen=True)
 class Problem:
+    """One thing wrong in a file, and where."""
+
     file: str
     line: int | None  # 1-based; None when the problem has no place in the file
     column: int | None

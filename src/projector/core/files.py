@@ -12,11 +12,11 @@ is written through to its target and stays a link; a read-only file is left alon
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import errno
 import os
 import stat
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,7 +95,7 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False, lo
         if not mode & 0o222:  # checked by mode bits: root may write anything, the user said no
             raise OSError("is read-only (make it writable to let projector edit it)")
     _remove_leftovers(target, 0.0 if locked else STALE)
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMPORARY)
+    descriptor, temporary = _new_temporary(target)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -123,6 +123,17 @@ def write_bytes(path: Path, data: bytes, expected: str | None | bool = False, lo
 
 
 TEMPORARY = ".projector-tmp"
+
+
+def _new_temporary(target: Path) -> tuple[int, str]:
+    """A new file beside ``target`` that no one else has, open for writing (tempfile.mkstemp's
+    contract, without importing tempfile, shutil, random and the compression modules it pulls in)."""
+    while True:
+        name = os.path.join(target.parent, f".{target.name}.{os.urandom(6).hex()}{TEMPORARY}")
+        try:
+            return os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), name
+        except FileExistsError:
+            continue
 
 
 STALE = 600.0  # seconds after which a temporary file without the lock is a killed writer's
@@ -182,6 +193,8 @@ def _exchange(first: str, second: Path) -> bool:
     result = renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(str(second)), _RENAME_EXCHANGE)
     if result == 0:
         return True
+    import ctypes
+
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
         return False
@@ -191,6 +204,8 @@ def _exchange(first: str, second: Path) -> bool:
 def _libc():
     global _LIBC
     if _LIBC is None:
+        import ctypes  # here: only a write that swaps needs it
+
         _LIBC = ctypes.CDLL(None, use_errno=True)
     return _LIBC
 
@@ -223,24 +238,30 @@ def _sync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-def exclusive(path: Path, timeout: float):
+@contextlib.contextmanager
+def exclusive(path: Path, timeout: float) -> Iterator[None]:
     """A lock file projector's writers take turns on (one for a whole sync, one for the trust
-    store); Busy when another holds it longer than ``timeout``."""
-    import contextlib
+    store); Busy when another holds it longer than ``timeout``. An flock(2) on the file, as
+    filelock takes it (a projector of an older version waits for this one, and the other way
+    round); the file stays, so every waiter locks the same inode."""
+    import fcntl
+    import time
 
-    import filelock
-
-    @contextlib.contextmanager
-    def held():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(str(path), timeout=timeout)
-        try:
-            lock.acquire()
-        except filelock.Timeout:
-            raise Busy(str(path)) from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Busy(str(path)) from None
+                time.sleep(0.05)
         try:
             yield
         finally:
-            lock.release()
-
-    return held()
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+    finally:
+        os.close(descriptor)

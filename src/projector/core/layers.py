@@ -8,16 +8,17 @@ that includes itself, directly or through others, is an error.
 
 Merge rules (also in the README, "For teams", and in schemas/model.schema.json):
 
-- a top-level mapping of named items (``NAMED``: ``providers``, and ``hooks`` by the same rule)
-  merges by name, key by key: a key a later layer gives replaces the earlier value, except
-  ``env``, which merges by variable. What an item *is* (``PROTECTED``: a provider's ``url``,
-  ``token_env`` or ``command``) may be changed by another layer only where it says
+- a top-level mapping of named items (``NAMED``: ``providers`` and ``hooks``) merges by name,
+  key by key: a key a later layer gives replaces the earlier value, except ``env``, which
+  merges by variable. What an item *is* (``NAMED``'s keys: a provider's ``url``, ``token_env``
+  or ``command``, a hook's ``command``) may be changed by another layer only where it says
   ``override: true`` (a change of kind, url <-> command, then replaces the item whole).
-  ``remove: true`` removes an inherited item; a removed provider leaves every binding merged so
-  far too;
+  ``remove: true`` removes an inherited item; a removed provider or hook leaves every binding
+  merged so far too;
 - ``bindings`` merge by folder (``~`` and ``$VAR`` expanded), a binding by repository by its
   name; per provider, settings merge key by key (a KB list stands for ``kbs``), ``env`` by
-  variable; ``remove: true`` removes an inherited binding;
+  variable; a binding's ``hooks`` by name, key by key; ``remove: true`` removes an inherited
+  binding;
 - any other top-level value (``clients``, ``roots``) is replaced whole by a later layer.
 
 The merge knows no YAML positions: a problem is a ``Finding`` (a layer, a path in it, what is
@@ -41,7 +42,7 @@ from projector.core import model, yamltext
 from projector.core.errors import ModelError, Problem, display_path
 from projector.core.variables import expand_folder
 
-NAMED: dict[str, tuple[str, ...]] = {"providers": ("url", "token_env", "command")}  # section -> the keys that say what an item is
+NAMED: dict[str, tuple[str, ...]] = {"providers": ("url", "token_env", "command"), "hooks": ("command",)}  # section -> the keys that say what an item is
 IGNORED = ("version", "include")  # each layer's own
 BINDING_KEYS = ("worktrees", "repo")  # keys of a binding that are not providers
 MAX_NESTING = 16  # includes within includes; a team needs two or three
@@ -163,22 +164,33 @@ def _targets(layer: Read, index: int, item: Any, environ: Mapping[str, str], gat
 
 def digest(text: str) -> str:
     """A layer's sha256 (of its bytes: the text is UTF-8), as the trust store records it."""
-    import hashlib
+    from projector.core.digest import sha256
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8"))
 
 
 def digest_of(path: str) -> str | None:
     """The sha256 of the file at ``path`` now; None when it cannot be read."""
-    import hashlib
-
+    from projector.core.digest import sha256
     from projector.core.reading import Unreadable, read_regular
 
     try:
-        raw = read_regular(path, 64 * 1024 * 1024)
+        raw = read_regular(path, model.MAX_BYTES)
     except Unreadable:
         return None
-    return None if raw is None else hashlib.sha256(raw).hexdigest()
+    return None if raw is None else sha256(raw)
+
+
+def as_seen(loaded: model.Model, stat: Callable[[str], Any], unseen: Any) -> dict[str, Any]:
+    """``stat(path)`` of each file the model includes, where it still holds the bytes the model
+    was checked with; else ``unseen``, which matches no file: a change made since they were read
+    (a `git pull` during a sync) is seen by the next run, which compares these stats."""
+    seen: dict[str, Any] = {}
+    for layer in loaded.layers[:-1]:  # the model's own file: its caller stats it before it is read
+        before = stat(layer.path)
+        unchanged = digest_of(layer.path) == layer.sha256 and stat(layer.path) == before
+        seen[layer.path] = before if unchanged else unseen
+    return seen
 
 
 # --------------------------------------------------------------------------- where merged values came from
@@ -224,13 +236,15 @@ class Origins:
         return found[0], tuple(found[1]) + tuple(path[depth:])
 
     def layers(self, path: tuple[Any, ...]) -> set[int]:
-        """Every layer that gave a part of the value at ``path``."""
-        node = self._root
+        """Every layer that gave a part of the value at ``path`` (a value given whole with what
+        holds it, a binding's hooks, counts for the layer that gave the whole)."""
+        node, inherited = self._root, None
         for step in path:
             node = node[1].get(step)
             if node is None:
-                return set()
-        found: set[int] = set()
+                return {inherited[0]} if inherited else set()
+            inherited = node[0] or inherited
+        found: set[int] = {inherited[0]} if inherited else set()
         stack = [node]
         while stack:
             current = stack.pop()
@@ -245,6 +259,8 @@ class Origins:
 
 @dataclass
 class Merged:
+    """The layers' data merged, where each part came from, and what is wrong with the merge."""
+
     data: dict[str, Any]
     origins: Origins
     findings: list[Finding]
@@ -285,10 +301,12 @@ def _merge_named(merged: Merged, reads: list[Read], index: int, section: str, it
             else:
                 del into[name]
                 merged.origins.drop(at)
-                if section == "providers":
-                    for folder, binding in merged.data["bindings"].items():
-                        if binding.pop(name, None) is not None:
-                            merged.origins.drop(("bindings", folder, name))
+                for folder, binding in merged.data["bindings"].items():
+                    if section == "providers" and binding.pop(name, None) is not None:
+                        merged.origins.drop(("bindings", folder, name))
+                    if section == "hooks" and name in (binding.get("hooks") or {}):
+                        binding["hooks"] = {hook: said for hook, said in binding["hooks"].items() if hook != name}
+                        merged.origins.drop(("bindings", folder, "hooks", name))
             continue
         override = bool(spec.get("override"))
         current = into.get(name)
@@ -394,7 +412,23 @@ def _merge_bindings(merged: Merged, reads: list[Read], index: int, items: Mappin
                 current[name] = value
                 merged.origins.replace(path, (index, local))
                 continue
-            current[name] = _merged_use(merged, current[name], value, path, index, local)
+            merge_value = _merged_hooks if name == "hooks" else _merged_use
+            current[name] = merge_value(merged, current[name], value, path, index, local)
+
+
+def _merged_hooks(merged: Merged, old: Mapping[str, Any], hooks: Mapping[str, Any] | None, path: tuple[Any, ...], index: int,
+                  local: tuple[Any, ...]) -> dict[str, Any]:
+    """A binding's hooks laid over those an earlier layer gave the same binding: by name, key by key."""
+    result = dict(old)
+    for name, spec in (hooks or {}).items():
+        if name in result:
+            result[name] = dict(result[name])
+        else:
+            result[name] = {}
+            merged.origins.replace(path + (name,), (index, local + (name,)))
+        for key, value in spec.items():
+            _set(merged, result[name], key, value, path + (name, key), (index, local + (name, key)))
+    return result
 
 
 def _merged_use(merged: Merged, old: Any, value: Any, path: tuple[Any, ...], index: int, local: tuple[Any, ...]) -> dict[str, Any]:
@@ -413,12 +447,28 @@ def _merged_use(merged: Merged, old: Any, value: Any, path: tuple[Any, ...], ind
 def local_layers(merged: Merged) -> dict[int, list[str]]:
     """For each layer, the local providers (servers it can start) it defines or gives settings
     to: they run only while that layer is trusted (the model's own file needs no trust)."""
-    found: dict[int, set[str]] = {}
     providers = merged.data.get("providers") or {}
-    for name in (n for n, spec in providers.items() if "command" in spec):
-        touching = merged.origins.layers(("providers", name))
-        for folder in merged.data["bindings"]:
-            touching |= merged.origins.layers(("bindings", folder, name))
+    return _touching(merged, [n for n, spec in providers.items() if "command" in spec], ("providers",), ())
+
+
+def hook_layers(merged: Merged) -> dict[int, list[str]]:
+    """For each layer, the hooks (commands run on the clients' events) it defines, turns on or
+    off, or gives settings to, at the top level or in a binding: as local servers, they run only
+    while that layer is trusted."""
+    bindings = merged.data["bindings"].values()
+    names = {*(merged.data.get("hooks") or {}), *(name for binding in bindings for name in binding.get("hooks") or {})}
+    return _touching(merged, sorted(names), ("hooks",), ("hooks",))
+
+
+def _touching(merged: Merged, names: list[str], top: tuple[str, ...], within: tuple[str, ...]) -> dict[int, list[str]]:
+    """For each layer, which of ``names`` it gave a part of, at ``top`` or at ``within`` a binding."""
+    found: dict[int, set[str]] = {}
+    for name in names:
+        touching = merged.origins.layers(top + (name,)) if name in (merged.data.get(top[0]) or {}) else set()
+        for folder, binding in merged.data["bindings"].items():
+            holder = binding.get(within[0]) if within else binding
+            if isinstance(holder, Mapping) and name in holder:
+                touching |= merged.origins.layers(("bindings", folder, *within, name))
         for index in touching:
             found.setdefault(index, set()).add(name)
     return {index: sorted(names) for index, names in found.items()}
@@ -431,7 +481,7 @@ def parse_layer(text: str, shown: str) -> Any:
     """One layer's data, screened and checked by the schema (the semantic pass checks the layers merged)."""
     yamltext.screen(text, shown)
     quick = model._quick_yaml(text)
-    if quick is not None and not model._schema_problems(quick, shown):
+    if quick is not None and model._conforms(quick, shown, "model"):
         return quick
     data = model._parse_yaml(text, shown)
     problems = model._schema_problems(data, shown)
@@ -469,7 +519,7 @@ def checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ..
         order = {read.shown: index for index, read in enumerate(gathered.reads)}
         raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
     index_of = {id(read): index for index, read in enumerate(gathered.reads)}
-    local = local_layers(merged)
+    local, hooks = local_layers(merged), hook_layers(merged)
     return {
         "root": str(path),
         "files": [[file, text, stats.get(file)] for file, text in gathered.files],
@@ -477,6 +527,7 @@ def checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ..
         "variables": sorted(gathered.variables.items()),
         "data": merged.data,
         "layers": [{"path": read.path, "sha256": digest(read.text), "local": local.get(index, []) if read.by else [],
+                    "hooks": hooks.get(index, []) if read.by else [],
                     "by": [index_of[id(read.by[0])], read.by[1]] if read.by else None} for index, read in enumerate(gathered.reads)],
         "clones": clones(merged.data, environ),
     }

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 # What moves projector's own files (the model, its state), and its lookups on PATH. The variables
 # that move a client's files come from its descriptor (compile.clients.Client.variables).
-VARIABLES = ("HOME", "PATH", "PROJECTOR_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+VARIABLES = ("HOME", "PATH", "PROJECTOR_CONFIG", "PROJECTOR_STATE", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 
 
 def home_text(environ: Mapping[str, str]) -> str:
@@ -43,7 +43,10 @@ def clients_folder(environ: Mapping[str, str]) -> str:
 
 
 def state_folder(environ: Mapping[str, str]) -> str:
-    """``$XDG_STATE_HOME/projector`` (``~/.local/state/projector`` by default)."""
+    """``$PROJECTOR_STATE``, else ``$XDG_STATE_HOME/projector`` (``~/.local/state/projector`` by
+    default). A bridge entry's ``--state DIR`` reaches the bridge as PROJECTOR_STATE."""
+    if environ.get("PROJECTOR_STATE"):
+        return environ["PROJECTOR_STATE"]
     if environ.get("XDG_STATE_HOME"):
         return os.path.join(environ["XDG_STATE_HOME"], "projector")
     return os.path.join(home_text(environ), ".local", "state", "projector")

@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import os
 import re
+from collections import namedtuple
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
-from projector.core import locations, yamltext
-from projector.core.errors import ModelError, Problem, display_path
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from projector.core.layers import Places
+
+from projector.core import hooks as hook_rules
+from projector.core import locations
+from projector.core.errors import ModelError, Problem, did_you_mean, display_path
 from projector.core.reading import Unreadable, read_regular
 from projector.core.resources import validator
 from projector.core.variables import expand_folder
-
-if TYPE_CHECKING:
-    from projector.core.layers import Places
 
 KbSet = tuple[str, ...] | None
 """Which knowledge bases a session sees: None = all (no ``kbs`` parameter), () = none."""
@@ -59,6 +64,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class Provider:
+    """A named MCP server: remote (url) or local (command)."""
+
     name: str
     url: str | None  # remote: the MCP endpoint; None for a local provider
     token_env: str | None
@@ -72,6 +79,8 @@ class Provider:
     oauth: bool = False  # remote: it signs users in with OAuth (the client does), not with a token variable
     shared: bool | None = None
     linger: float | None = None
+    listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
+    timeout: float = 120.0  # remote: seconds a request through the bridge may take
 
     @property
     def local(self) -> bool:
@@ -85,52 +94,49 @@ class Provider:
 
 @dataclass(frozen=True)
 class Binding:
+    """A folder and what it says of each provider there."""
+
     path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
     uses: tuple[tuple[str, Settings], ...]  # (provider, what this folder says of it), sorted by provider
     worktrees: bool = False  # every git worktree of the repository is bound too
+    hooks: tuple[hook_rules.Hook, ...] = ()  # what this folder says of hooks (core.hooks)
     repo: str | None = None  # a clone of the repository binding of this name (Model.repos)
 
     def settings(self, provider: str) -> Settings | None:
         return dict(self.uses).get(provider)
 
 
-# Clone, Repo and Layer are NamedTuples, as immutable as a frozen dataclass: the bridge imports
-# this module at every start, and a dataclass costs ~3.7M instructions to define, a NamedTuple ~0.8M.
+# Clone, Repo and Layer are named tuples, as immutable as a frozen dataclass: the bridge imports
+# this module at every start, and a dataclass costs ~3.7M instructions to define, a named tuple
+# ~0.8M (collections.namedtuple: typing.NamedTuple would import typing).
 
+Clone = namedtuple("Clone", "path remote root")
+"""A clone of a repository binding's repository found on this machine, and why it matched:
+``path`` canonical; ``remote`` the remote that matched, its name and URL as .git/config writes
+it; ``root`` the root it was found under (None: a folder bound by path)."""
 
-class Clone(NamedTuple):
-    """A clone of a repository binding's repository found on this machine, and why it matched."""
+Repo = namedtuple("Repo", "name repo uses clones hooks", defaults=((),))
+"""A binding by git remote (``repo: github.com/acme/api``): each clone found is bound. ``name``
+its key in the model; ``repo`` the remote, normalised (core.repos); ``uses`` and ``hooks`` what
+it says; ``clones`` the Clones found."""
 
-    path: str  # canonical
-    remote: str  # the remote that matched: its name and URL as .git/config writes it
-    root: str | None  # the root it was found under; None: a folder bound by path
-
-
-class Repo(NamedTuple):
-    """A binding by git remote (``repo: github.com/acme/api``): each clone found is bound."""
-
-    name: str  # its key in the model
-    repo: str  # the remote, normalised (core.repos)
-    uses: tuple[tuple[str, Settings], ...]
-    clones: tuple[Clone, ...]
-
-
-class Layer(NamedTuple):
-    """One file of the model (core.layers): the files it includes come before it; the model's own file is last."""
-
-    path: str  # absolute, as the include named it
-    sha256: str
-    included_by: tuple[int, int] | None  # (the including layer's index, the include's index in its list); None: the model's file
-    local: tuple[str, ...] = ()  # local providers it defines or gives settings to
-    distrust: str | None = None  # why those do not run (an included layer not trusted with these bytes); None: they may
+Layer = namedtuple("Layer", "path sha256 included_by local hooks distrust", defaults=((), (), None))
+"""One file of the model (core.layers): the files it includes come before it; the model's own
+file is last. ``path`` absolute, as the include named it; ``included_by`` (the including
+layer's index, the include's index in its list), None for the model's file; ``local`` the local
+providers and ``hooks`` the hooks it defines or gives settings to; ``distrust`` why those do not
+run (an included layer not trusted with these bytes), None: they may."""
 
 
 @dataclass(frozen=True)
 class Model:
+    """The checked model."""
+
     source: Path
     clients: tuple[str, ...] | None  # None: the clients found on this machine
     providers: tuple[Provider, ...]  # sorted by name
     bindings: tuple[Binding, ...]  # sorted by path (a clone of a repository binding is one too)
+    hooks: tuple[hook_rules.Hook, ...] = ()  # for every folder, in the model's order (core.hooks)
     layers: tuple[Layer, ...] = ()  # in order; the model's own file last
     repos: tuple[Repo, ...] = ()
     watched: tuple[str, ...] = ()  # what else the model depends on: optional includes, globs' folders, the clones' folders and configs
@@ -140,7 +146,16 @@ class Model:
         return next((p for p in self.providers if p.name == name), None)
 
     def bindings_of(self, provider: str) -> tuple[Binding, ...]:
-        return tuple(b for b in self.bindings if b.settings(provider) is not None)
+        return self._bindings_by_provider.get(provider, ())
+
+    @cached_property
+    def _bindings_by_provider(self) -> dict[str, tuple[Binding, ...]]:
+        """One pass over the bindings, not one per provider (50 × 1,000 at scale)."""
+        found: dict[str, list[Binding]] = {}
+        for binding in self.bindings:
+            for name, _ in binding.uses:
+                found.setdefault(name, []).append(binding)
+        return {name: tuple(bindings) for name, bindings in found.items()}
 
     def bound(self, provider: str) -> bool:
         """Whether a binding names ``provider``: by folder, or by repository (clones found or not)."""
@@ -150,6 +165,11 @@ class Model:
         """Why local provider ``provider`` must not run (an included layer that says something of
         it is not trusted with its current bytes); None: nothing stops it."""
         return next((layer.distrust for layer in self.layers if layer.distrust and provider in layer.local), None)
+
+    def hook_blocked(self, name: str) -> str | None:
+        """Why hook ``name`` must not run, in any folder (an included layer that defines it, or
+        says something of it, is not trusted with its current bytes); None: nothing stops it."""
+        return next((layer.distrust for layer in self.layers if layer.distrust and name in layer.hooks), None)
 
     def repo(self, name: str) -> Repo | None:
         return next((r for r in self.repos if r.name == name), None)
@@ -170,14 +190,6 @@ def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...])
     return _build(path, layers.checked(path, environ, known_clients), environ)
 
 
-def bridge_config(model: Model, environ: Mapping[str, str]) -> str | None:
-    """The model's path for bridge entries, when it is not where the bridge looks by default."""
-    if not model.source.is_absolute():
-        return None  # a model made in code, not read from a file
-    plain = {k: v for k, v in environ.items() if k != "PROJECTOR_CONFIG"}  # clients do not pass it on
-    return None if model.source == locations.model_path(None, plain) else str(model.source)
-
-
 def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...], path: Path | None = None) -> Any:
     """A model's text (the file at ``path``, as it would be with this text), parsed and checked
     with the files it includes; ModelError with every problem's place."""
@@ -192,9 +204,11 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     A good file is read once with the fast (C) parser; the round-trip parser, which knows where
     every key and value stands, reads it again only when there is a problem to point at.
     """
+    from projector.core import yamltext  # here: a bridge start with a valid cache reads no YAML
+
     yamltext.screen(text, shown)
     quick = _quick_yaml(text)
-    if quick is not None and not _schema_problems(quick, shown, schema) and not semantic(quick):
+    if quick is not None and _conforms(quick, shown, schema) and not semantic(quick):
         return quick
     data = _parse_yaml(text, shown)
     problems = _schema_problems(data, shown, schema)
@@ -205,18 +219,21 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     return data
 
 
-CACHE_SCHEMA = 2
+CACHE_SCHEMA = 3  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks
 
 
 def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path,
            rescan: bool = False) -> Model:
-    """``load``, answered from ``cache`` while every layer reads the same (see core.layers).
+    """``load``, answered from ``cache`` while every layer reads the same (each file's stat, or
+    failing that its bytes: see ``_still``) and the clients the model names are still known.
 
-    The bridge starts once per client session; a checked model is kept as plain JSON so a start
-    reads it with the standard library instead of validating YAML again. ``known_clients`` is
-    only called when the model has to be checked. The clones of repository bindings are found
-    when the model is checked, and again with ``rescan`` (the commands: a clone made since is
-    bound from the next sync on); a bridge start never looks for them.
+    The bridge starts once per client session and a sync follows every edit the shell hook sees;
+    a checked model is kept as plain JSON (a checkout or an editor that rewrites a layer
+    unchanged costs nothing), so they read it with the standard library instead of parsing and
+    validating YAML again. ``known_clients`` is called only when the model has to be checked or
+    names its clients. The clones of repository bindings are found when the model is checked,
+    and again with ``rescan`` (the commands: a clone made since is bound from the next sync on);
+    a bridge start never looks for them.
     """
     from projector import __version__
     from projector.core.cache import kept_while, store
@@ -228,6 +245,12 @@ def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], t
 
     version = [__version__, CACHE_SCHEMA]
     entry = kept_while(cache, version, lambda kept: _still(kept, path, environ), check)
+    if entry["root"] != str(path):  # the same bytes at another path, including nothing (_still)
+        entry = _moved(entry, path)
+        store(cache, version, entry)
+    named = entry["data"].get("clients")
+    if named and not set(named) <= set(known_clients()):
+        entry = check()  # a descriptor it names was removed since: that error, at its place
     if rescan and any("repo" in b for b in (entry["data"].get("bindings") or {}).values()):
         from projector.core import layers
 
@@ -251,7 +274,11 @@ def _read_layer(path: str, shown: str) -> str | None:
         raw = read_regular(path, MAX_BYTES)
     except Unreadable as reason:
         raise ModelError(Problem(shown, None, None, f"cannot read the model: {reason}")) from None
-    return None if raw is None else yamltext.decoded(raw, shown)
+    if raw is None:
+        return None
+    from projector.core import yamltext
+
+    return yamltext.decoded(raw, shown)
 
 
 def _text_or_none(path: str) -> str | None:
@@ -265,8 +292,15 @@ def _text_or_none(path: str) -> str | None:
 def _still(entry: Mapping[str, Any], path: Path, environ: Mapping[str, str]) -> bool:
     """Whether a kept check still holds (the bridge asks at every start): the same model, every
     variable an include names the same, every glob the same matches and every file read (or
-    looked for) the same text. core.layers is not imported for it."""
-    if entry.get("root") != str(path) or any(environ.get(name) != value for name, value in entry["variables"]):
+    looked for) the same text: a file whose stat (taken before it was read) is the same is, and
+    one whose stat moved (rewritten, touched) is read and compared. A model that includes
+    nothing is the same model at another path with the same bytes (a harness, a copied dotfile).
+    core.layers is not imported for it."""
+    if entry.get("root") != str(path):
+        if entry["variables"] or entry["globs"] or len(entry["files"]) != 1 or _text_or_none(str(path.absolute())) != entry["files"][0][1]:
+            return False
+        return True  # cached() re-roots it (_moved)
+    if any(environ.get(name) != value for name, value in entry["variables"]):
         return False
     if entry["globs"]:
         import glob
@@ -274,6 +308,18 @@ def _still(entry: Mapping[str, Any], path: Path, environ: Mapping[str, str]) -> 
         if any(sorted(m for m in glob.glob(pattern) if os.path.isfile(m)) != matches for pattern, matches in entry["globs"]):
             return False
     return all(_stat_key(file) == stat or _text_or_none(file) == text for file, text, stat in entry["files"])
+
+
+def _moved(entry: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """A kept check of a model that includes nothing, for the same bytes at ``path``. The stat is
+    taken after the bytes were compared: an edit in between leaves a key that stat and text
+    both fail, so the next start checks again."""
+    file = str(path.absolute())
+    stat = _stat_key(file)
+    if _text_or_none(file) != entry["files"][0][1]:
+        stat = None
+    root_layer = {**entry["layers"][-1], "path": file}
+    return {**entry, "root": str(path), "files": [[file, entry["files"][0][1], stat]], "layers": [root_layer]}
 
 
 def _stat_key(path: str) -> list[int] | None:
@@ -312,6 +358,8 @@ def _parse_yaml(text: str, shown: str) -> Any:
             Problem(shown, mark.line + 1, mark.column + 1, f"duplicate key {name}: a key may appear once; merge the two")
         ) from None
     except MarkedYAMLError as exc:
+        from projector.core import yamltext
+
         raise ModelError(yamltext.syntax_problem(exc, text, shown)) from None
     if data is None:
         raise ModelError(Problem(shown, None, None, "the model is empty: run `projector init` to write a starter"))
@@ -362,6 +410,7 @@ _TYPE_WORDS = {
     "array": "a list",
     "string": "a string",
     "integer": "a whole number",
+    "number": "a number",
     "null": "nothing",
     "boolean": "true or false",
 }
@@ -381,6 +430,15 @@ def _kind(value: Any) -> str:
     return "a string"
 
 
+def _conforms(data: Any, shown: str, schema: str) -> bool:
+    """A yes without importing jsonschema where core.quickschema can tell (a bridge start after a
+    model edit); jsonschema otherwise."""
+    from projector.core.quickschema import conforms
+
+    verdict = conforms(data, schema)
+    return verdict if verdict is not None else not _schema_problems(data, shown, schema)
+
+
 def _schema_problems(data: Any, shown: str, schema: str = "model") -> list[Problem]:
     return [_schema_problem(data, shown, error) for error in validator(schema).iter_errors(data)]
 
@@ -392,7 +450,8 @@ def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
         allowed = sorted(error.schema.get("properties", {}))
         extras = sorted(set(instance) - set(allowed))
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-        return problem(data, shown, path + (extras[0],), f"unknown key{hint}; remove it or fix its spelling", key=True)
+        guess = did_you_mean(extras[0], allowed)
+        return problem(data, shown, path + (extras[0],), f"unknown key{guess}{hint}; remove it or fix its spelling", key=True)
     if validator == "required":
         missing = re.search(r"'([^']+)' is a required property", error.message)
         name = missing.group(1) if missing else "a key"
@@ -433,9 +492,8 @@ def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -
     if field == "url":
         return problem(data, shown, path, f"{shown_value} is not an http(s) URL")
     if field == "token_env":
-        return problem(
-            data, shown, path, f"{shown_value} is not a variable name: give the NAME of the variable that holds the token"
-        )
+        pasted = pasted_token(str(value), str(path[-2]) if len(path) > 1 else "")
+        return problem(data, shown, path, pasted or f"{shown_value} is not a variable name: give the NAME of the variable that holds the token")
     return problem(
         data, shown, path, f'{shown_value} is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
     )
@@ -453,10 +511,10 @@ def _quoted(value: Any) -> str:
 expand_path = expand_folder
 
 
-REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default")
+REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "shared", "linger")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
-RESERVED = ("worktrees", "providers", "repo", "remove")  # keys of a binding or project file that are not providers
+RESERVED = ("worktrees", "providers", "hooks", "repo", "remove")  # keys of a binding or project file that are not providers
 
 
 def _semantic_problems(
@@ -465,20 +523,100 @@ def _semantic_problems(
     problems: list[Problem] = []
     for index, client in enumerate(data.get("clients") or []):
         if client not in known_clients:
-            problems.append(places.problem(("clients", index), f'unknown client "{client}" (known: {", ".join(known_clients)})'))
+            problems.append(places.problem(("clients", index),
+                                           f'unknown client "{client}"{did_you_mean(client, known_clients)} (known: {", ".join(known_clients)})'))
     for index, raw in enumerate(data.get("roots") or []):
         problems += _folder_problems(places, ("roots", index), str(raw), environ, "a root is a folder", key=False)
     providers = data.get("providers") or {}
     problems += _provider_problems(places, providers)
+    problems += [
+        places.problem(("providers", name, "token_env"), message)
+        for name, spec in providers.items()
+        if (message := pasted_token(str(spec.get("token_env") or ""), str(name)))
+    ]
     seen_paths: dict[str, str] = {}
     seen_repos: dict[str, str] = {}
-    for raw_path, binding in (data.get("bindings") or {}).items():
+    bindings = data.get("bindings") or {}
+    defined = defined_hooks([data.get("hooks"), *(b.get("hooks") for b in bindings.values())])
+    problems += hook_problems(places, ("hooks",), data.get("hooks"), defined, top=True)
+    for raw_path, binding in bindings.items():
         if "repo" in binding:
             problems += _repo_problems(places, str(raw_path), binding, seen_repos)
         else:
             problems += _binding_path_problems(places, str(raw_path), environ, seen_paths)
         problems += use_problems(places, ("bindings", raw_path), binding, providers)
+        problems += hook_problems(places, ("bindings", raw_path, "hooks"), binding.get("hooks"), defined)
     return problems
+
+
+def defined_hooks(places: list[Any]) -> set[str]:
+    """The names of the hooks defined (with a command) in these places' ``hooks``."""
+    return {str(name) for hooks in places for name, spec in (hooks or {}).items() if "command" in spec}
+
+
+def hook_problems(places: Places, where: tuple[Any, ...], hooks: Mapping[str, Any] | None, defined: set[str],
+                  top: bool = False) -> list[Problem]:
+    """What the schema cannot say of the hooks at ``where``: events, matchers, and switches that
+    name a hook defined somewhere (``defined``). ``top``: the model's own hooks (its layers
+    merged), each a definition: a layer may give some keys of a hook another layer defines, but
+    together they must say its event and command."""
+    problems: list[Problem] = []
+    for name, spec in (hooks or {}).items():
+        at = where + (name,)
+        missing = [key for key in ("event", "command") if key not in spec] if top else []
+        if missing:
+            problems.append(places.problem(at, f'missing "{missing[0]}": a hook here is a definition (give its event and command), '
+                                           "or settings for a hook an earlier layer defines"))
+            continue
+        if "command" not in spec:
+            extra = [key for key in spec if key != "enabled"]
+            if extra:
+                problems.append(places.problem(at + (extra[0],), f'"{extra[0]}" needs a command here: a hook without one only '
+                                               "turns an inherited hook off or on (enabled: false / true)", key=True))
+            elif "enabled" not in spec:
+                problems.append(places.problem(at, "an empty hook: give it a command (a new definition), or enabled: false / true "
+                                               "(turn an inherited hook off or on)"))
+            elif name not in defined:
+                problems.append(places.problem(at, f'no hook named "{name}" to turn on or off (hooks: {", ".join(sorted(defined)) or "none"})', key=True))
+            continue
+        event = spec["event"]
+        if event not in hook_rules.EVENTS:
+            problems.append(places.problem(at + ("event",), f'unknown event "{event}" (events: {", ".join(hook_rules.EVENTS)})'))
+            continue
+        matcher = spec.get("matcher")
+        if matcher is not None and hook_rules.EVENTS[event] is None:
+            problems.append(places.problem(at + ("matcher",), f"{event} hooks take no matcher (they run on every {event}); remove it", key=True))
+        elif matcher and matcher != "*" and not hook_rules.simple_matcher(matcher):
+            try:
+                re.compile(matcher)
+            except re.error as exc:
+                problems.append(places.problem(at + ("matcher",), f"{_quoted(matcher)} is not a regular expression ({exc}); "
+                                               'give tool names joined by "|", or a valid pattern'))
+    return problems
+
+
+_TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "sk_live_", "sk_test_", "xoxb-", "xoxp-",
+                   "glpat-", "AKIA", "eyJ", "Bearer ")
+
+
+def pasted_token(value: str, provider: str) -> str | None:
+    """What to say when ``token_env`` holds what looks like a token itself (a known token prefix,
+    or a long mixed-case string of letters and digits no one names a variable by); None when it
+    reads as a variable's name. The message never repeats the value: it may be a secret."""
+    import math
+
+    long_and_random = (
+        len(value) >= 24
+        and not re.fullmatch(r"[A-Z][A-Z0-9_]*", value)  # UPPER_SNAKE is how variables are named
+        and all(re.search(kind, value) for kind in ("[a-z]", "[A-Z]", "[0-9]"))
+        and -sum(n / len(value) * math.log2(n / len(value)) for n in map(value.count, set(value))) >= 3.5
+    )
+    if not (value.startswith(_TOKEN_PREFIXES) or long_and_random):
+        return None
+    name = re.sub(r"\W", "_", provider).upper() + "_TOKEN"
+    return (f"this looks like a token itself, not the NAME of a variable: keep the token out of this file (export "
+            f"{name}=... in your shell's profile, or your secret manager) and write token_env: {name}; if it is a real "
+            "token, treat it as exposed and replace it")
 
 
 def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Problem]:
@@ -524,7 +662,8 @@ def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, A
             continue
         if provider_name not in providers:
             known = ", ".join(sorted(providers)) or "none"
-            problems.append(places.problem(at, f'no provider named "{provider_name}" (providers: {known})', key=True))
+            guess = did_you_mean(provider_name, providers)
+            problems.append(places.problem(at, f'no provider named "{provider_name}"{guess} (providers: {known})', key=True))
             continue
         spec = providers[provider_name]
         local = "command" in spec
@@ -546,7 +685,7 @@ def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, A
 
 def _unmounted(places: Places, path: tuple[Any, ...], kb: str, provider: str, mounted: list[str]) -> Problem:
     mounts = ", ".join(sorted(mounted)) or "nothing"
-    return places.problem(path, f'"{kb}" is not a KB of provider "{provider}" (it mounts: {mounts})')
+    return places.problem(path, f'"{kb}" is not a KB of provider "{provider}"{did_you_mean(kb, mounted)} (it mounts: {mounts})')
 
 
 def _folder_problems(places: Places, where: tuple[Any, ...], raw: str, environ: Mapping[str, str], what: str, key: bool) -> list[Problem]:
@@ -654,6 +793,8 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         oauth=bool(spec.get("oauth", False)),
         shared=spec.get("shared"),
         linger=spec.get("linger"),
+        listen=bool(spec.get("listen", False)),
+        timeout=float(spec.get("timeout", Provider.timeout)),
     )
 
 
@@ -669,24 +810,28 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
     folders: list[Binding] = []
     repos: list[Repo] = []
     for raw, binding in (data.get("bindings") or {}).items():
+        said = hook_rules.hooks_of(binding.get("hooks"))
         if "repo" not in binding:
-            folders.append(Binding(path=expand_path(str(raw), environ), uses=uses(binding), worktrees=bool(binding.get("worktrees"))))
+            folders.append(Binding(path=expand_path(str(raw), environ), uses=uses(binding), worktrees=bool(binding.get("worktrees")),
+                                   hooks=said))
             continue
         from projector.core.repos import normalise
 
         clones = tuple(Clone(*clone) for clone in found.get(raw, ()))
-        repos.append(Repo(str(raw), normalise(binding["repo"]) or "", uses(binding), clones))
+        repos.append(Repo(str(raw), normalise(binding["repo"]) or "", uses(binding), clones, said))
     bindings = _with_clones(folders, repos, data.get("bindings") or {})
     clients = data.get("clients")
     kept = entry["layers"]
-    needing = [layer for layer in kept[:-1] if layer["local"]]
+    needing = [layer for layer in kept[:-1] if layer["local"] or layer["hooks"]]
     standing = _layer_trust(needing, environ) if needing else {}
     return Model(
         source=path.absolute(),
         clients=tuple(str(c) for c in clients) if clients is not None else None,
         providers=providers,
         bindings=bindings,
-        layers=tuple(Layer(k["path"], k["sha256"], tuple(k["by"]) if k["by"] else None, tuple(k["local"]), standing.get(k["path"]))
+        hooks=hook_rules.hooks_of(data.get("hooks")),
+        layers=tuple(Layer(k["path"], k["sha256"], tuple(k["by"]) if k["by"] else None, tuple(k["local"]), tuple(k["hooks"]),
+                           standing.get(k["path"]))
                      for k in kept),
         repos=tuple(repos),
         watched=tuple(sorted({file for file, text, _ in entry["files"] if text is None}
@@ -706,7 +851,8 @@ def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, An
             earlier = clones.get(clone.path)
             said = dict(earlier.uses) if earlier else {}
             said.update(repo.uses)  # two repositories matching one clone: the later name's settings win
-            clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), repo.name)
+            hooks = (earlier.hooks if earlier else ()) + repo.hooks  # and their hooks, by name (core.hooks.applying)
+            clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), hooks, repo.name)
     if not clones:
         return tuple(sorted(folders, key=lambda b: b.path))
     bindings = []
@@ -715,7 +861,7 @@ def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, An
         if clone is not None:
             merged = {name: settings.over(clone.settings(name) or Settings()) for name, settings in binding.uses}
             binding = replace(binding, uses=tuple(sorted({**dict(clone.uses), **merged}.items())),
-                              worktrees=binding.worktrees or clone.worktrees, repo=clone.repo)
+                              worktrees=binding.worktrees or clone.worktrees, hooks=clone.hooks + binding.hooks, repo=clone.repo)
         bindings.append(binding)
     return tuple(sorted(bindings + list(clones.values()), key=lambda b: b.path))
 
@@ -731,7 +877,7 @@ def _named_variables(raws: Any) -> set[str]:
 
 
 def _layer_trust(needing: list[Mapping[str, Any]], environ: Mapping[str, str]) -> dict[str, str]:
-    """Why each included layer that declares local servers is not trusted with its bytes (absent: it is)."""
+    """Why each included layer that declares local servers or hooks is not trusted with its bytes (absent: it is)."""
     from projector.core.projects import layers_distrust
 
-    return layers_distrust([(layer["path"], layer["sha256"], layer["local"]) for layer in needing], environ)
+    return layers_distrust([(layer["path"], layer["sha256"], layer["local"], layer["hooks"]) for layer in needing], environ)

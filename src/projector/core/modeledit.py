@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from projector.core.errors import ModelError, Problem, display_path
+from projector.core.errors import ModelError, Problem, did_you_mean, display_path
 from projector.core.model import expand_path
 
 
@@ -57,7 +57,8 @@ def bind(
     data = yaml.load(text)
     if provider not in (data.get("providers") or {}):
         known = ", ".join(data.get("providers") or {}) or "none"
-        raise ModelError(Problem(source, None, None, f'no provider named "{provider}" (providers: {known})'))
+        guess = did_you_mean(provider, data.get("providers") or {})
+        raise ModelError(Problem(source, None, None, f'no provider named "{provider}"{guess} (providers: {known})'))
     if kbs is not None and "command" in data["providers"][provider]:
         raise ModelError(Problem(source, None, None, f'"{provider}" is a local provider: it has no KBs; use --on or --off'))
     if data.get("bindings") is None:

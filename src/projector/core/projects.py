@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 from projector.core import locations
+from projector.core.hooks import Hook, hooks_of
 from projector.core.model import Provider, Settings, provider, uses
 from projector.core.reading import Unreadable, read_regular
 
@@ -27,10 +31,13 @@ LAYER = "layer"  # a record's kind: a model layer (core.layers); records without
 
 @dataclass(frozen=True)
 class Project:
+    """A trusted project file."""
+
     root: str  # canonical folder the file sits in
     file: str
     providers: tuple[Provider, ...]  # local providers owned by this workspace
     uses: tuple[tuple[str, Settings], ...]  # what the file says of each provider here
+    hooks: tuple[Hook, ...] = ()  # what the file says of hooks (core.hooks)
 
     def settings(self, name: str) -> Settings | None:
         return dict(self.uses).get(name)
@@ -47,9 +54,9 @@ def trust_path(environ: Mapping[str, str]) -> str:
 
 
 def digest(raw: bytes) -> str:
-    import hashlib
+    from projector.core.digest import sha256
 
-    return hashlib.sha256(raw).hexdigest()
+    return sha256(raw)
 
 
 def project_file(folder: str) -> str:
@@ -100,18 +107,18 @@ def trust(file: str, data: Any, raw: bytes, environ: Mapping[str, str]) -> None:
 
 def trust_layer(file: str, raw: bytes, environ: Mapping[str, str]) -> None:
     """Record the model layer ``file`` (canonical) as trusted with exactly these bytes: the local
-    servers it declares or sets may run (core.model)."""
+    servers and hooks it declares or sets may run (core.model)."""
     _update(environ, lambda records: records.__setitem__(file, {"kind": LAYER, "sha256": digest(raw)}))
 
 
-def layers_distrust(needing: list[tuple[str, str, list[str]]], environ: Mapping[str, str]) -> dict[str, str]:
-    """For each included layer (path, sha256 of its bytes, the local servers it declares or sets)
-    not trusted with these bytes: why its servers do not run, and what to do."""
+def layers_distrust(needing: list[tuple[str, str, list[str], list[str]]], environ: Mapping[str, str]) -> dict[str, str]:
+    """For each included layer (path, sha256 of its bytes, the local servers and the hooks it
+    declares or sets) not trusted with these bytes: why they do not run, and what to do."""
     from projector.core.errors import display_path
 
     records = _records(environ)
     reasons: dict[str, str] = {}
-    for path, sha256, local in needing:
+    for path, sha256, local, hooks in needing:
         record = records.get(os.path.realpath(path)) or {}
         shown = display_path(path, locations.home(environ))
         if record.get("kind") != LAYER:
@@ -120,7 +127,9 @@ def layers_distrust(needing: list[tuple[str, str, list[str]]], environ: Mapping[
             state = "changed since it was trusted"
         else:
             continue
-        reasons[path] = (f"{shown} {state}, so the local servers it declares or sets ({', '.join(local)}) do not run: "
+        what = " and ".join(kind for kind, names in (("local servers", local), ("hooks", hooks)) if names)
+        named = [*local, *(f"hook {name}" for name in hooks)] if local and hooks else [*local, *hooks]
+        reasons[path] = (f"{shown} {state}, so the {what} it declares or sets ({', '.join(named)}) do not run: "
                          f"review it, then run `projector trust {shown}`")
     return reasons
 
@@ -129,6 +138,11 @@ def untrust(file: str, environ: Mapping[str, str]) -> bool:
     if file not in _records(environ):
         return False
     return _update(environ, lambda records: records.pop(file, None) is not None)
+
+
+def recorded_digests(environ: Mapping[str, str]) -> dict[str, str]:
+    """The trusted bytes' sha256 of each recorded project file, by its canonical path."""
+    return {file: str(record.get("sha256")) for file, record in _records(environ).items()}
 
 
 def declares_anywhere(name: str, environ: Mapping[str, str]) -> bool:
@@ -153,6 +167,7 @@ def _project(file: str, data: Mapping[str, Any]) -> Project:
         file=file,
         providers=tuple(provider(name, spec) for name, spec in sorted(declared.items())),
         uses=uses(data),
+        hooks=hooks_of(data.get("hooks")),
     )
 
 
@@ -161,6 +176,23 @@ def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
     a sync writes entries for (an edit withdraws trust at run time, not the client entries)."""
     return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items())
                  if record.get("kind") != LAYER)
+
+
+def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Recorded project files whose trust no longer holds: (file, "changed" or "missing"); one
+    that is no longer a project file at all counts as changed."""
+    found = []
+    for file, record in sorted(_records(environ).items()):
+        if record.get("kind") == LAYER:
+            continue  # a model layer's trust: core.model tells (Layer.distrust)
+        try:
+            raw = read(file)
+        except Unreadable:
+            found.append((file, "changed"))
+            continue
+        if raw is None or digest(raw) != record.get("sha256"):
+            found.append((file, "missing" if raw is None else "changed"))
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -202,9 +234,10 @@ def around(folder: str, environ: Mapping[str, str]) -> Around:
 # --------------------------------------------------------------------------- checking a file
 
 
-def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
+def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str, model_hooks: Iterable[str] = ()) -> Any:
     """A project file's content, checked by ``schemas/project.schema.json`` and against the
-    providers it can name (the model's, given as their specs, and its own)."""
+    providers it can name (the model's, given as their specs, and its own) and the hooks it can
+    turn on or off (``model_hooks``: the names the model defines, and its own)."""
     from projector.core import model, yamltext
     from projector.core.errors import Problem
     from projector.core.layers import Places
@@ -220,9 +253,15 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str) -> Any:
             for name in own
             if name in provider_specs
         ]
-        return problems + model.use_problems(places, (), data, {**provider_specs, **own}, reserved=("providers",))
+        problems += model.hook_problems(places, ("hooks",), data.get("hooks"), set(model_hooks) | model.defined_hooks([data.get("hooks")]))
+        return problems + model.use_problems(places, (), data, {**provider_specs, **own}, reserved=("providers", "hooks"))
 
     return model.checked_yaml(text, shown, "project", semantic)
+
+
+def hook_names(loaded: Any) -> set[str]:
+    """The hooks the model defines (a project file may turn them on or off)."""
+    return {h.name for hooks in (loaded.hooks, *(b.hooks for b in loaded.bindings)) for h in hooks if h.command is not None}
 
 
 def specs(loaded: Any) -> dict[str, dict[str, Any]]:

@@ -6,7 +6,7 @@ as ``roots`` (up to ``SCAN_DEPTH`` levels down: ``~/src/github.com/acme/api``) a
 folders bound by path, from git's own files (``.git/config``'s ``[remote "..."] url``), without a
 git process. This runs when the model is checked or synced, never at a bridge start: the clones
 found are kept with the checked model. A linked worktree counts only when its repository lists it
-back (core.scope's rule), so a forged ``.git`` file cannot claim a team's binding.
+back (core.folders' rule), so a forged ``.git`` file cannot claim a team's binding.
 Only ``os``, ``re`` and core modules that import nothing heavy are used.
 """
 
@@ -89,6 +89,8 @@ class Clone:
 
 @dataclass(frozen=True)
 class Scan:
+    """What a look for clones found, and what it read."""
+
     clones: tuple[Clone, ...]
     watched: tuple[str, ...]  # folders listed and configs read: a change there may change the clones
 
@@ -145,7 +147,7 @@ def _add(folder: str, root: str | None, clones: dict[str, Clone], watched: list[
 def _config_of(folder: str) -> str | None:
     """The git config of the working tree at ``folder``: its own ``.git/config``, or, for a linked
     worktree its repository lists back, the repository's."""
-    from projector.core.scope import worktree_at
+    from projector.core.folders import worktree_at
 
     dot_git = os.path.join(folder, ".git")
     if os.path.isdir(dot_git):

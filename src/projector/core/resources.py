@@ -7,9 +7,13 @@ carries them as ``projector/_data``. An editable install runs from the source tr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # src/projector
 
@@ -52,18 +56,42 @@ def schema(name: str) -> dict[str, Any]:
 
 @cache
 def validator(name: str) -> Any:
-    """A validator for ``schemas/<name>.schema.json`` whose references to the other schemas
-    resolve, and whose ``pattern`` means what it means in the schema's own dialect (ECMA-262,
+    """A validator for ``schemas/<name>.schema.json`` with its references (to its own definitions
+    and to the other schemas') put in place, and whose ``pattern`` means what it means in the schema's own dialect (ECMA-262,
     what editors apply): ``$`` is the end of the text. Python's ``re`` lets ``$`` match before a
     final newline, so ``"docs\\n"`` would pass ``^[a-z]+$`` and reach the client files."""
     import jsonschema
-    from referencing import Registry, Resource
 
-    registry = Registry().with_resources(
-        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in ("model", "project", "client")
-    )
+    # jsonschema checks a thousand bindings in half the time it takes to look each reference up
+    # per value, with the same errors (tests/core/test_resources.py).
+    schemas = {f"{other}.schema.json": schema(other) for other in ("model", "project", "client")}
     strict = jsonschema.validators.extend(jsonschema.Draft202012Validator, validators={"pattern": _pattern})
-    return strict(schema(name), registry=registry)
+    return strict(_inlined(schema(name), schema(name), schemas))
+
+
+_ANNOTATIONS = frozenset({"description", "title", "$comment", "default", "examples"})
+
+
+def _inlined(node: Any, document: Mapping[str, Any], schemas: Mapping[str, Any]) -> Any:
+    """``node`` with every ``$ref`` replaced by what it points to (in ``document``, or in another
+    schema by its file name). A reference with annotations beside it takes them along; one with
+    other keywords beside it becomes ``allOf`` of it, which validates the same."""
+    if isinstance(node, list):
+        return [_inlined(item, document, schemas) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    rest = {key: _inlined(value, document, schemas) for key, value in node.items() if key != "$ref"}
+    if "$ref" not in node:
+        return rest
+    where, _, pointer = node["$ref"].partition("#")
+    target_document = schemas[where] if where else document
+    target: Any = target_document
+    for step in pointer.strip("/").split("/") if pointer.strip("/") else ():
+        target = target[step]
+    resolved = _inlined(target, target_document, schemas)
+    if set(rest) <= _ANNOTATIONS and isinstance(resolved, Mapping):
+        return {**resolved, **rest}
+    return {**rest, "allOf": [resolved, *rest.get("allOf", [])]}
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Any:

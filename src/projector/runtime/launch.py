@@ -20,6 +20,8 @@ DEFAULTS = Settings(enabled=True, args=(), cwd=".", env=(), env_files=(), direnv
 
 @dataclass(frozen=True)
 class Launch:
+    """What the bridge runs for a local provider in a folder."""
+
     provider: str
     declared: bool  # False: no definition reaches this folder (a provider of other workspaces)
     enabled: bool

@@ -20,7 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from projector.core.variables import expand_value
-from projector.runtime.launch import Launch
+
+TYPE_CHECKING = False  # the hook dispatcher builds overlays too, and must not import the model's types
+if TYPE_CHECKING:
+    from projector.runtime.launch import Launch
 
 DIRENV_TIMEOUT = 30.0  # seconds; a nix-backed .envrc can be slow, a hung one must not hang the client
 

@@ -108,3 +108,30 @@ def test_servers_reads_jsonc_values():
     doc = parse("jsonc", '{ /* c */ "mcpServers": {"a": {"args": [1, 2,],},}, }', "f")
     assert doc.servers(KEY) == {"a": {"args": [1, 2]}}
     assert doc.servers(("nope",)) is None
+
+
+def test_a_plain_json_file_reads_as_the_grammar_reads_it(corpus):
+    """The standard library reads a plain JSON file (the grammar waits for an edit): the same value
+    for every corpus file it takes, and what it refuses (NaN) is still refused with its place."""
+    from projector.compile.documents.jsonc import _parser, _plain_json, _value
+
+    compared = 0
+    for path in sorted(corpus.rglob("*.json*")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        plain = _plain_json(text)
+        if plain is not None:
+            root = _parser().parse(text.encode("utf-8")).root_node
+            assert not root.has_error and _value(root.named_children[0], str(path)) == plain, path
+            compared += 1
+    assert compared >= 20
+    with pytest.raises(DocumentError, match="1:2: not valid JSON with comments"):
+        parse("json", '{"a": NaN}', "x")
+
+
+def test_a_plain_json_file_nested_too_deep_is_still_named_where():
+    from projector.compile.documents.base import MAX_DEPTH
+
+    text = '{"a": ' + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "}"
+    with pytest.raises(DocumentError, match=r"x:1:\d+:"):
+        parse("json", text, "x")
+    assert parse("json", '{"a": ' + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "}", "x").value["a"]

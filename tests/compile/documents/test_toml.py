@@ -92,3 +92,39 @@ def test_servers_as_one_inline_table_is_refused_clearly():
 def test_two_tables_removed_together_at_the_top():
     before = '[mcp_servers.a]\nurl = "x"\n\n[mcp_servers.b]\nurl = "y"\n\n[tui]\nn = 1\n'
     assert edit(before, {"a": None, "b": None}) == '[tui]\nn = 1\n'
+
+
+def _every_character_kind() -> list[str]:
+    import random
+
+    chosen = random.Random(19)
+    alphabet = [chr(c) for c in range(0x80)] + ["ü", "✓", "\u2028", "\ud7ff", "😀", "\u00a0", "\ufeff"]
+    return ["", "plain", 'quote " and back \\ slash', "tab\tnew\nline\r\f\b", "\x00\x1b\x7f"] + [
+        "".join(chosen.choice(alphabet) for _ in range(chosen.randrange(1, 12))) for _ in range(300)
+    ]
+
+
+def test_tables_are_spelled_as_tomlkit_spells_them():
+    """What a sync writes into a TOML file does not depend on whether tomlkit wrote it."""
+    from projector.compile.documents.toml import _tomlkit_table, written_table
+
+    texts = _every_character_kind()
+    values = [
+        {"command": "/usr/local/bin/projector", "args": ["mcp", "--provider", "docs"], "env_vars": ["DOCS_TOKEN"]},
+        {"url": "https://kb.example.com/mcp?kbs=a,b", "bearer_token_env_var": "T", "enabled": True, "timeout": 300},
+        {"env": {"A": "x", "B.c": "y"}, "empty": {}, "none": [], "nested": {"deep": {"er": [1, -2, False]}}},
+        {"lists": [["a", "b"], [], [["c"]]], "big": 2**70, "off": False},
+        {},
+    ] + [{text: text, "list": [text, text], "table": {text or "k": text}} for text in texts]
+    cases = [(key, name, value) for key, name in [(("mcp_servers",), "docs"), (("a.b", "c d"), "my.server"), ((), "top"), (("x",), "ü")]
+             for value in values]
+    cases += [(("mcp_servers",), text, value) for text in texts if text for value in values[:3]]
+    written = 0
+    for key, name, value in cases:
+        mine = written_table(key, name, value)
+        if mine is not None:
+            assert mine == _tomlkit_table(key, name, value), (key, name, value)
+            written += 1
+    assert written == len(cases) - 4, "only the value with an empty key, under each of the four names, is left to tomlkit"
+    for unwritten in ({"x": 1.5}, {"t": [{"a": 1}]}, {"": 1}, {"x": None}):
+        assert written_table(("s",), "n", unwritten) is None

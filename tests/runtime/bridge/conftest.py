@@ -2,72 +2,72 @@
 
 from __future__ import annotations
 
-import json
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import paths
 import pytest
-
-SERVER = paths.SERVERS / "routed_kb.py"
-TOKEN = "test-token"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class KbServer:
-    def __init__(self, root: Path, mode: str, idle: float | None, kbs: str):
-        self.port = free_port()
-        self.record = root / f"requests-{self.port}.jsonl"
-        self.record.touch()
-        command = [sys.executable, str(SERVER), "--port", str(self.port), "--mode", mode, "--kbs", kbs, "--token", TOKEN, "--record", str(self.record)]
-        if idle is not None:
-            command += ["--idle", str(idle)]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError(self.process.stderr.read().decode()) from None
-                time.sleep(0.05)
-        raise RuntimeError("the KB server did not start")
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def requests(self) -> list[dict]:
-        return [json.loads(line) for line in self.record.read_text().splitlines()]
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+from servers import TOKEN, KbServer, free_port  # noqa: F401 (the bridge tests import them from here)
+from servers.faulty import Faulty
 
 
 @pytest.fixture
 def kb_server(tmp_path):
     started: list[KbServer] = []
 
-    def start(mode: str = "stateful", idle: float | None = None, kbs: str = "handbook,api-a,api-b") -> KbServer:
-        server = KbServer(tmp_path, mode, idle, kbs)
+    def start(mode: str = "stateful", idle: float | None = None, kbs: str = "handbook,api-a,api-b",
+              options: tuple[str, ...] = ()) -> KbServer:
+        server = KbServer(tmp_path, mode, idle, kbs, options)
         started.append(server)
         return server
 
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def faulty():
+    """A fault-injecting upstream (tests/servers/faulty.py) in this process."""
+    started: list[Faulty] = []
+
+    def start(fault: str = "none") -> Faulty:
+        server = Faulty(fault)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def throwaway_ca(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA made for one test, and a certificate it signed for 127.0.0.1 and localhost:
+    (CA certificate, server certificate, server key), as PEM files in ``folder``."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def certificate(subject: str, key, issuer: str, signer, extensions) -> x509.Certificate:
+        builder = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+                   .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)])).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1)))
+        for extension, critical in extensions:
+            builder = builder.add_extension(extension, critical=critical)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, server_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = certificate("projector test CA", ca_key, "projector test CA", ca_key, [(x509.BasicConstraints(ca=True, path_length=None), True)])
+    names = x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    server = certificate("127.0.0.1", server_key, "projector test CA", ca_key, [(names, False)])
+    paths = folder / "ca.pem", folder / "server.pem", folder / "server.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(server_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                  serialization.NoEncryption()))
+    return paths

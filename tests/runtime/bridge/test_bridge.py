@@ -27,14 +27,14 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 class Layout:
     """Folders and a model: /work/a bound, /work/a/vendor bound to none, /work/a/deep to api-b."""
 
-    def __init__(self, root: Path, url: str, default: str = "default: [handbook]"):
+    def __init__(self, root: Path, url: str, default: str = "default: [handbook]", settings: str = ""):
         self.root = root
         for folder in ("work/a/sub", "work/a/vendor", "work/a/deep", "work/b", "scratch"):
             (root / folder).mkdir(parents=True, exist_ok=True)
         self.config = root / "projector.yaml"
         self.config.write_text(
             f"version: 1\nproviders:\n  docs:\n    url: {url}\n    token_env: DOCS_TOKEN\n"
-            f"    kbs: [handbook, api-a, api-b]\n    {default}\n"
+            f"    kbs: [handbook, api-a, api-b]\n    {default}\n{settings}"
             f"bindings:\n  {root}/work/a:\n    docs: [api-a, handbook]\n  {root}/work/a/vendor:\n    docs: []\n"
             f"  {root}/work/a/deep:\n    docs: [api-b]\n  {root}/work/b:\n    docs: [api-b]\n"
         )

@@ -65,12 +65,37 @@ def test_inspector_roots_decide_the_set_in_an_unbound_folder(kb_server, tmp_path
     assert {r["query"] for r in server.requests()} == {"kbs=api-b"}
 
 
-@pytest.mark.parametrize("scenario", ["initialize", "tools_call", "sse-retry"])
-def test_conformance_client_scenarios(node22, tmp_path, scenario):
+def conformance(node22: Path, tmp_path: Path, scenario: str, *options: str) -> str:
     harness = npm_tools.cache() / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
     driver = Path(__file__).resolve().parent / "drive_bridge.py"
-    done = subprocess.run([str(node22), str(harness), "client", "--command", f"{sys.executable} {driver}", "--scenario", scenario],
+    command = " ".join([sys.executable, str(driver), *options])
+    done = subprocess.run([str(node22), str(harness), "client", "--command", command, "--scenario", scenario],
                           cwd=tmp_path, capture_output=True, text=True, timeout=180, env=dict(os.environ, PATH=f"{node22.parent}:{os.environ['PATH']}"))
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-3000:]
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("scenario", "options"), [("initialize", ()), ("tools_call", ()), ("sse-retry", ()),
+                                                   ("elicitation-sep1034-client-defaults", ("--listen",))])
+def test_conformance_client_scenarios(node22, tmp_path, scenario, options):
+    output = conformance(node22, tmp_path, scenario, *options)
     assert re.search(r"Passed: (\d+)/\1, 0 failed", output), output[-3000:]
+
+
+AUTH_SCENARIOS = [
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+    "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
+    "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
+]
+
+
+@pytest.mark.parametrize("scenario", AUTH_SCENARIOS)
+def test_auth_scenarios_end_with_a_clear_error(node22, tmp_path, scenario):
+    """The bridge does not sign in with OAuth: every auth scenario must end (never hang) with an
+    error that says what to do."""
+    output = conformance(node22, tmp_path, scenario)
+    assert "drive_bridge: projector: the provider asks for authorization (HTTP 401)" in output, output[-3000:]
+    assert "give it the name of the variable that holds its token" in output

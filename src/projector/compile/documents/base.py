@@ -118,14 +118,18 @@ def check_edit(
     """The edited document must equal the original with exactly the edits applied."""
     expected = dict(before)
     node: dict[str, Any] = expected
+    parents = [expected]
     for step in key[:-1]:
         node[step] = dict(node.get(step) or {})
         node = node[step]
+        parents.append(node)
     servers = expected_servers(node.get(key[-1]), edits)
     if servers or key[-1] in node:  # removing from an absent key creates nothing
         node[key[-1]] = servers
-    if not servers and _lacks(after, key):  # TOML has no empty [a] once [a.x] is gone
-        node.pop(key[-1], None)
+    for depth in range(len(key), 0, -1):  # TOML has no empty [a] once [a.x] (nor [a.b] once [a.b.x]) is gone
+        parent = parents[depth - 1]
+        if parent.get(key[depth - 1]) == {} and _lacks(after, key[:depth]):
+            parent.pop(key[depth - 1])
     if _normal(after) != _normal(expected):
         from projector.core.errors import DocumentError, Problem
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from projector.compile.documents.base import (
@@ -56,9 +56,21 @@ class JsonDocument:
         self.strict = strict
         self._bytes = text.encode("utf-8")
         self.blank = not text.strip()
-        self._root = None if self.blank else self._parse()
-        self.value: dict[str, Any] = {} if self._root is None else _value(self._root, source)
-        self._style = self._detect_style()
+        plain = None if self.blank else _plain_json(text)
+        if plain is not None:  # most files: the standard library reads it; the spans wait for an edit
+            self.value: dict[str, Any] = plain
+        else:
+            self._root = None if self.blank else self._parse()
+            self.value = {} if self._root is None else _value(self._root, source)
+
+    @cached_property
+    def _root(self) -> Any:
+        """The top object's node (a file read by ``_plain_json``: parsed when first edited)."""
+        return _parser().parse(self._bytes).root_node.named_children[0]
+
+    @cached_property
+    def _style(self) -> _Style:
+        return self._detect_style()
 
     # ------------------------------------------------------------------ reading
 
@@ -131,6 +143,42 @@ class JsonDocument:
                                             f"{where} and clients read only the last: remove one"))
             lines[name] = row
 
+    # ------------------------------------------------------------------ arrays (hook lists)
+
+    def array(self, key: tuple[str, ...]) -> list[Any] | None:
+        """The array at ``key``; None when absent; DocumentError when something else is there."""
+        node: Any = self.value
+        for step in key:
+            if not isinstance(node, dict) or step not in node:
+                return None
+            node = node[step]
+        if not isinstance(node, list):
+            raise DocumentError(Problem(self.source, None, None, f'"{".".join(key)}" is not a list; fix it by hand'))
+        return node
+
+    def with_element(self, key: tuple[str, ...], index: int | None, value: Any) -> JsonDocument:
+        """The document with element ``index`` of the array at ``key`` replaced by ``value``, or
+        with ``value`` added at its end (``index`` None; the array is made when absent)."""
+        array = self._array_node(key)
+        if array is None:
+            return self._reparsed(self._set_members(key[:-1], {key[-1]: [value]}))
+        if index is None:
+            return self._reparsed(self._apply(self._insert(array, lambda indent, inline: [self._render(value, indent, inline)])))
+        old = _items(array)[index]
+        indent = indentation_at(self._bytes, old.start_byte).decode()
+        inline = self._style.compact or old.start_point.row == array.start_point.row
+        return self._reparsed(self._apply([Splice(old.start_byte, old.end_byte, self._render(value, indent, inline).encode())]))
+
+    def without_element(self, key: tuple[str, ...], index: int) -> JsonDocument:
+        array = self._array_node(key)
+        return self._reparsed(self._delete_item(array, _items(array)[index]))
+
+    def _array_node(self, key: tuple[str, ...]) -> Any:
+        parent = self._object_at(key[:-1]) if self._root is not None else None
+        pair = _member(parent, key[-1]) if parent is not None else None
+        value = pair.child_by_field_name("value") if pair is not None else None
+        return value if value is not None and value.type == "array" else None
+
     def without_key(self, key: tuple[str, ...]) -> str:
         parent = self._object_at(key[:-1])
         return self._reparsed(self._delete_member(parent, key[-1])).text if parent is not None else self.text
@@ -149,12 +197,15 @@ class JsonDocument:
         return node
 
     def _delete_member(self, obj: Any, name: str) -> str:
-        children = obj.children
-        pair = _member(obj, name)
+        return self._delete_item(obj, _member(obj, name))
+
+    def _delete_item(self, container: Any, pair: Any) -> str:
+        """The text without one member of an object, or one element of an array, and its comma."""
+        children = container.children
         index = next(i for i, c in enumerate(children) if c.id == pair.id)
-        pairs = [c for c in children if c.type == "pair"]
+        pairs = _items(container)
         comments = [c for c in children if c.type == "comment"]
-        if len(pairs) == 1 and not comments:  # the object becomes empty: {}
+        if len(pairs) == 1 and not comments:  # the container becomes empty: {} or []
             return self._apply([Splice(children[0].end_byte, children[-1].start_byte, b"")])
         after = children[index + 1]
         if after.type == ",":  # a separator (or a trailing comma) follows: take it along
@@ -193,14 +244,21 @@ class JsonDocument:
         return self._apply(splices)
 
     def _insertion(self, obj: Any, members: dict[str, Any]) -> list[Splice]:
+        colon = self._style.colon
+        return self._insert(obj, lambda indent, inline: [f"{json.dumps(n, ensure_ascii=False)}{colon}{self._render(v, indent, inline)}"
+                                                         for n, v in members.items()])
+
+    def _insert(self, obj: Any, render: Any) -> list[Splice]:
+        """Splices that add the items ``render(indent, inline)`` gives at the end of an object or
+        array, in the file's style."""
         style, children = self._style, obj.children
         opening, closing = children[0], children[-1]
-        pairs = [c for c in children if c.type == "pair"]
+        pairs = _items(obj)
         trailing = bool(pairs) and children[children.index(pairs[-1]) + 1].type == ","
         inline = style.compact or (bool(pairs) and pairs[-1].start_point.row == opening.start_point.row)
         outer = indentation_at(self._bytes, opening.start_byte).decode()
         indent = indentation_at(self._bytes, pairs[-1].start_byte).decode() if pairs and not inline else outer + style.unit
-        rendered = [f"{json.dumps(n, ensure_ascii=False)}{style.colon}{self._render(v, indent, inline)}" for n, v in members.items()]
+        rendered = render(indent, inline)
         if inline:
             separator = style.comma
             body = separator.join(rendered)
@@ -258,6 +316,43 @@ class JsonDocument:
             colon = ":" if self._bytes[key.end_byte : value.start_byte] == b":" else ": "
         comma = ", " if colon == ": " else ","  # a file is either spaced or minified
         return _Style(unit=unit, colon=colon, comma=comma, newline=newline, compact=compact)
+
+
+def _items(container: Any) -> list[Any]:
+    """An object's members, or an array's elements."""
+    if container.type == "object":
+        return [c for c in container.children if c.type == "pair"]
+    return [c for c in container.named_children if c.type != "comment"]
+
+
+def _plain_json(text: str) -> dict[str, Any] | None:
+    """The value of a file that is a standard JSON object (what every JSON reader takes, so the
+    grammar does too); None for anything else (comments, trailing commas, NaN, not an object),
+    which the grammar reads and, where it must, refuses with its place."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or _deeper_than(value, text, MAX_DEPTH):
+        return None
+    return value
+
+
+def _deeper_than(value: Any, text: str, limit: int) -> bool:
+    """Whether objects and arrays nest deeper than ``limit`` (the grammar then names where)."""
+    if text.count("{") + text.count("[") <= limit:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node) if isinstance(child, (dict, list)))
+    return False
 
 
 def _member(obj: Any, name: str) -> Any:

@@ -1,8 +1,9 @@
 """TOML files, edited by byte spans.
 
 tree-sitter's TOML grammar gives the span of every table and key; the standard library's
-tomllib reads the values and names the line and column of a syntax error; tomlkit renders the
-tables we add. An entry we write is one ``[servers.name]`` table, set off from what comes before
+tomllib reads the values and names the line and column of a syntax error; the tables we add are
+spelled as tomlkit spells them (``written_table``, held to tomlkit's output by the tests; tomlkit
+itself writes what that does not know). An entry we write is one ``[servers.name]`` table, set off from what comes before
 by one blank line, so that removing it gives back exactly the bytes that were there.
 
 An entry may also be spelled by the user as sub-tables (``[servers.name.env]``), as a key of a
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from projector.compile.documents.base import (
@@ -59,8 +60,12 @@ class TomlDocument:
             raise DocumentError(_decode_problem(source, str(exc))) from None
         except RecursionError:  # tomllib recurses once per nested array or inline table
             raise too_deep(source, deepest(_parser().parse(self._bytes).root_node, ("array", "inline_table")) or (0, 0)) from None
-        self._tree = _parser().parse(self._bytes)
         self._newline = newline_of(text)
+
+    @cached_property
+    def _tree(self) -> Any:
+        """The spans of tables and keys: parsed when the file is first edited."""
+        return _parser().parse(self._bytes)
 
     def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
         return servers_at(self.value, key, self.source, "a table")
@@ -105,20 +110,8 @@ class TomlDocument:
         return splice(self._bytes, splices).decode("utf-8")
 
     def _table(self, key: tuple[str, ...], name: str, value: dict[str, Any]) -> bytes:
-        import tomlkit
-
-        table = tomlkit.table()
-        for field, item in value.items():
-            table[field] = _inline(item)
-        document = tomlkit.document()
-        parent: Any = document
-        for step in key:  # [a.b.name] with no [a] or [a.b] header of its own
-            child = tomlkit.table(is_super_table=True)
-            parent.append(step, child)
-            parent = child
-        parent.append(name, table)
-        return tomlkit.dumps(document).replace("\n", self._newline).encode("utf-8")
-
+        text = written_table(key, name, value)
+        return (text if text is not None else _tomlkit_table(key, name, value)).replace("\n", self._newline).encode("utf-8")
     def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
         """New tables go after the last table of ``key`` (or at the end), after one blank line."""
         blocks = b"".join(self._newline.encode() + self._table(key, n, v) for n, v in values.items())
@@ -203,6 +196,67 @@ def _key_path(node: Any) -> list[str]:
     if node.type == "quoted_key":
         return [tomllib.loads(f"k = {node.text.decode('utf-8')}")["k"]]
     return [node.text.decode("utf-8")]
+
+
+def written_table(key: tuple[str, ...], name: str, value: dict[str, Any]) -> str | None:
+    """``[key.name]`` and its fields, spelled exactly as tomlkit spells them (strings, whole
+    numbers, booleans, lists and nested tables as inline tables: what entries hold), without
+    importing it; None for anything else, which tomlkit writes."""
+    try:
+        lines = [f"[{'.'.join(_key(step) for step in (*key, name))}]\n"]
+        lines += [f"{_key(field)} = {_value(item)}\n" for field, item in value.items()]
+    except _Unwritten:
+        return None
+    return "".join(lines)
+
+
+class _Unwritten(Exception):
+    """A key or value tomlkit spells in a way written_table does not."""
+
+
+_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+_CONTROL = re.compile(r'[\x00-\x1f\x7f"\\]')  # what a basic string escapes
+
+
+def _key(key: str) -> str:
+    if not isinstance(key, str) or not key:
+        raise _Unwritten
+    return key if _BARE.issuperset(key) else _string(key)
+
+
+def _string(text: str) -> str:
+    return '"' + _CONTROL.sub(lambda c: _ESCAPES.get(c.group()) or f"\\u{ord(c.group()):04x}", text) + '"'
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list) and not any(isinstance(v, dict) for v in value):  # tomlkit makes tables of a list of them
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + "}"
+    raise _Unwritten
+
+
+def _tomlkit_table(key: tuple[str, ...], name: str, value: dict[str, Any]) -> str:
+    import tomlkit
+
+    table = tomlkit.table()
+    for field, item in value.items():
+        table[field] = _inline(item)
+    document = tomlkit.document()
+    parent: Any = document
+    for step in key:  # [a.b.name] with no [a] or [a.b] header of its own
+        child = tomlkit.table(is_super_table=True)
+        parent.append(step, child)
+        parent = child
+    parent.append(name, table)
+    return tomlkit.dumps(document)
 
 
 def _inline(value: Any) -> Any:

@@ -14,40 +14,44 @@ Stdout carries only JSON-RPC; everything else goes to stderr (and ``--log-file``
 from __future__ import annotations
 
 import os
-import queue
-import signal
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--log-file FILE]"
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--state DIR] [--log-file FILE] [--check]"
 
 
 @dataclass(frozen=True)
 class Options:
+    """The command line."""
+
     provider: str
     no_kb: bool = False  # show no knowledge base: a server with no tools
     config: str | None = None  # the model file
+    state: str | None = None  # projector's state folder (the trust store), for clients that clear XDG_STATE_HOME
     log_file: str | None = None  # also log to this file
+    check: bool = False  # find the model and the provider as a session would, say where, start nothing (doctor)
 
 
 def parse(argv: list[str]) -> Options:
-    """Four flags, read by hand: argparse alone costs a fifth of the bridge's start-up, and
+    """A few flags, read by hand: argparse alone costs a fifth of the bridge's start-up, and
     clients start the bridge for every session."""
     values: dict[str, Any] = {}
-    names = {"--provider": "provider", "--config": "config", "--log-file": "log_file"}
+    names = {"--provider": "provider", "--config": "config", "--state": "state", "--log-file": "log_file"}
     rest = list(argv)
     while rest:
         flag = rest.pop(0)
         name, _, inline = flag.partition("=")
-        if flag == "--no-kb":
-            values["no_kb"] = True
+        if flag in ("--no-kb", "--check"):
+            values[flag[2:].replace("-", "_")] = True
         elif name in names and (inline or rest):
             values[names[name]] = inline or rest.pop(0)
         elif flag in ("-h", "--help"):
-            raise SystemExit(USAGE)
+            raise SystemExit(0)
         else:
             raise SystemExit(f"projector mcp: unexpected {flag!r}\n{USAGE}")
     if "provider" not in values:
@@ -59,14 +63,21 @@ def main(argv: list[str]) -> None:
     try:
         options = parse(argv)
     except SystemExit as problem:
+        if problem.code == 0:  # --help: the usage is the answer
+            print(USAGE, flush=True)
+            os._exit(0)
         print(problem, file=sys.stderr)
         os._exit(2)
     log = _logger(options.provider, options.log_file)
+    if options.state:  # for a client that clears the environment: trust store, caches and shared hosts are found there
+        os.environ["PROJECTOR_STATE"] = options.state
 
     from projector.core.errors import ProjectorError
 
     try:
         where = _locate(options, log)
+        if options.check:
+            _report(where)
         if where.provider is None or where.provider.local:
             prepared = _local(options, where, log)  # execs the server where it runs here
         else:
@@ -77,58 +88,64 @@ def main(argv: list[str]) -> None:
     _serve(prepared)
 
 
+def _report(where: Any) -> None:
+    """--check: the files this start found, on stdout; then exit without serving."""
+    from projector.core.locations import state_folder
+
+    print(f"model: {where.model.source}\nstate: {state_folder(os.environ)}", flush=True)
+    os._exit(0)
+
+
 def _serve(session_for: Any) -> None:
-    """Answer the session on stdio; ``session_for``: the stdout writer -> the Session."""
+    """Answer the session on stdio; ``session_for``: (stdout writer, loop) -> the Session."""
+    from projector.runtime.bridge.loop import Loop
     from projector.runtime.bridge.session import run
-    from projector.runtime.bridge.stdio import claim_stdout, read_lines
+    from projector.runtime.bridge.stdio import Reader, claim_stdout
 
-    session = session_for(claim_stdout())
-    lines: queue.Queue[Any] = queue.Queue()
-    stopping = threading.Event()
-
-    def stop(signum: int, _frame: Any) -> None:
-        stopping.set()
-        lines.put(None)
-
-    for name in ("SIGTERM", "SIGINT", "SIGHUP"):
-        signal.signal(getattr(signal, name), stop)
-    sys.setswitchinterval(0.0005)  # hand-offs between the stdin, worker and writer threads
-    read_lines(0, lines.put)
-    run(session, lines, stopping)
-    session.finish(drain=1.0 if stopping.is_set() else 5.0)
-    os._exit(0)  # no interpreter shutdown while the stdin thread sits in a read
-
-
-def _preload_http() -> None:
-    def load() -> None:
-        import projector.runtime.bridge.upstream  # noqa: F401 - httpx is the slowest import of a start
-
-    threading.Thread(target=load, daemon=True).start()
+    loop = Loop()
+    loop.catch_signals()
+    session = session_for(claim_stdout(), loop)
+    run(session, Reader(session.receive), loop)
+    os._exit(0)  # nothing is buffered: skip the interpreter's teardown
 
 
 def _logger(provider: str, log_file: str | None):
-    handle = open(log_file, "a", encoding="utf-8") if log_file else None  # noqa: SIM115 - lives as long as the process
+    handle = None
+    if log_file:
+        try:
+            handle = open(log_file, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115 - lives as long as the process
+        except OSError as exc:
+            sys.stderr.write(f"projector mcp[{provider}]: cannot write the log file {log_file} ({exc.strerror}); "
+                             "logging to stderr only\n")
 
     def log(message: str) -> None:
         line = f"projector mcp[{provider}]: {message}\n"
         try:
             sys.stderr.write(line)
             sys.stderr.flush()
-        except OSError:
+        except (OSError, ValueError):
             pass
         if handle is not None:
-            handle.write(line)
-            handle.flush()
+            try:
+                handle.write(line)
+                handle.flush()
+            except (OSError, ValueError):
+                pass
 
     return log
 
 
-@dataclass(frozen=True)
 class Where:
-    model: Any  # the checked model
-    provider: Any  # the model's provider of that name; None: only project files declare it
-    folder: str  # canonical
-    projects: tuple[Any, ...]  # trusted project files around the folder
+    """The session's folder and the model that applies there. (A plain class: a frozen dataclass
+    compiles six methods when it is defined, ~0.7 ms of every bridge start.)"""
+
+    __slots__ = ("model", "provider", "folder", "projects")
+
+    def __init__(self, model: Any, provider: Any, folder: str, projects: tuple[Any, ...]):
+        self.model = model  # the checked model
+        self.provider = provider  # the model's provider of that name; None: only project files declare it
+        self.folder = folder  # canonical
+        self.projects = projects  # trusted project files around the folder
 
 
 def _locate(options: Options, log: Any) -> Where:
@@ -154,7 +171,7 @@ def _locate(options: Options, log: Any) -> Where:
 
 
 def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, log: Any) -> Any:
-    """The session, once stdout is claimed for it (see bridge.session.Session)."""
+    """The session, once stdout is claimed for it and the loop made (see bridge.session.Session)."""
     from functools import partial
 
     from projector.runtime.bridge.session import Session
@@ -212,6 +229,8 @@ def _exec(plan: Any, program: str | None, environ: dict[str, str], log: Any) -> 
     except OSError as exc:
         log(f"cannot start {plan.provider}: its folder {plan.cwd} is not usable ({exc.strerror})")
         os._exit(1)
+    import signal
+
     for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; an exec'd program must not inherit that
         signal.signal(getattr(signal, name), signal.SIG_DFL)
     try:
@@ -219,6 +238,20 @@ def _exec(plan: Any, program: str | None, environ: dict[str, str], log: Any) -> 
     except OSError as exc:
         log(f"cannot start {plan.provider}: {exc.strerror} ({command})")
         os._exit(126)
+
+
+def _token(variable: str | None, environ: Any) -> tuple[str | None, str | None]:
+    """The bearer token from ``variable``, and what is wrong with it (naming the variable, never
+    the value: a value that cannot be a header would otherwise end up quoted in an error)."""
+    if not variable:
+        return None, None
+    token = (environ.get(variable) or "").strip()
+    if not token:
+        return None, f"${variable} is not set: the provider will likely refuse the session"
+    if not all(" " <= character <= "~" for character in token):
+        return None, (f"${variable} holds a character a header cannot carry (a line break, a control or a non-ASCII "
+                      "character): set it to the token alone")
+    return token, None
 
 
 def _remote(options: Options, where: Where, log: Any) -> Any:
@@ -231,16 +264,17 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
     if here.dropped:
         log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
     kbs = () if options.no_kb else here.kbs
-    if kbs != () or not here.bound:
-        _preload_http()  # the session will (or may) go upstream: overlap the import with the start
-    token = (environ.get(provider.token_env) or "").strip() if provider.token_env else None
-    if provider.token_env and not token:
-        log(f"${provider.token_env} is not set: the provider will likely refuse the session")
 
-    def upstream_for(kbs: Any) -> Any:
-        from projector.runtime.bridge.upstream import Upstream
+    def upstream_for(kbs: Any, loop: Any, deliver: Any) -> Any:
+        """The provider's session, opened when the client's session first needs it."""
+        from projector.runtime.bridge.upstream import Settings, Upstream
 
-        return Upstream(scope.with_kbs(provider.url, kbs), token, provider.token_env, log)
+        token, problem = _token(provider.token_env, environ)
+        if problem:
+            log(problem)
+        refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
+        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal)
+        return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver)
 
     def roots_scope(paths: list[str]) -> Any:
         from projector.core import projects

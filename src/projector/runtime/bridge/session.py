@@ -10,33 +10,34 @@ Modes:
   provider's session is opened with the version already promised, and the queue replayed.
 
 ``server/discover`` (the 2026-07-28 probe) is answered -32601 in every mode, so clients fall back
-to ``initialize``. Requests are answered concurrently; the server's requests inside a stream get
-ids of their own (``u-<n>``) so they never collide with the client's.
+to ``initialize``. Requests are answered concurrently; the server's own requests get ids of their
+own (``u-<n>``) so they never collide with the client's.
+
+Everything happens on one thread (see bridge.loop): stdin is read, requests go up and replies come
+back as each file is ready.
 """
 
 from __future__ import annotations
 
 import itertools
-import queue
-import threading
 import time
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 from projector import __version__
 from projector.core.model import KbSet
-from projector.runtime.bridge.stdio import Line, Writer
+from projector.runtime.bridge.loop import Loop
+from projector.runtime.bridge.stdio import Line, Reader, Writer, error
 
 SUPPORTED = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 ROOTS_ID = "projector-roots-1"
 ROOTS_WAIT = 10.0  # seconds a client gets to answer roots/list
-DRAIN = 5.0  # seconds replies in flight may take once the client has gone
+DRAIN = 5.0  # seconds replies in flight may still take after stdin ends (a signal cuts it short)
 
 METHOD_NOT_FOUND, INVALID_PARAMS, PARSE_ERROR, INVALID_REQUEST = -32601, -32602, -32700, -32600
-
-
-def error(id_: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
 
 
 def result(id_: Any, value: dict[str, Any]) -> dict[str, Any]:
@@ -52,42 +53,56 @@ class Session:
     def __init__(
         self,
         writer: Writer,
+        loop: Loop,
         kbs: KbSet,
-        upstream_for: Callable[[KbSet], Any],  # KB set -> Upstream (opened lazily)
+        upstream_for: Callable[[KbSet, Loop, Callable[[dict[str, Any]], None]], Any] | None,  # -> Upstream
         roots_scope: Callable[[list[str]], KbSet] | None,  # root paths -> KB set; None: no roots step
         instructions: str,
         log: Callable[[str], None],
     ):
         self.writer = writer
+        self.loop = loop
         self.kbs = kbs
         self.upstream_for = upstream_for
         self.roots_scope = roots_scope
         self.instructions = instructions
         self.log = log
         # local | proxy | roots-init (initialize answered here, waiting for initialized) |
-        # roots-wait (roots/list sent, client requests queued) | failed (the provider could not
-        # be opened after roots: every request gets an error)
+        # roots-wait (roots/list sent, client requests queued) | opening (the provider's session
+        # is being opened after the roots) | failed (it could not be: every request gets an error)
         self.mode = "local" if kbs == () else "proxy"
+        self.started = False
         self.upstream: Any = None
         self.promised_version: str | None = None
         self.client_init: dict[str, Any] | None = None
         self.waiting: list[dict[str, Any]] = []  # client messages held while roots are resolved
-        self.roots_deadline: float | None = None
-        self.pending = 0  # requests being answered
-        self._work: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._idle_workers = 0
+        self.failure = ""  # why the provider is not available (mode failed)
+        self._roots_timer: Any = None
         self._server_ids = itertools.count(1)
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
-        self._lock = threading.Lock()
-        self._settled = threading.Condition(self._lock)
+
+    @property
+    def busy(self) -> bool:
+        """Requests (or notifications) still on their way to or from the provider."""
+        return self.upstream is not None and self.upstream.busy
 
     # ------------------------------------------------------------------ dispatch
+
+    def receive(self, line: Line) -> None:
+        """One line from the client."""
+        if not self.started and isinstance(line, dict) and line.get("method") == "initialize":
+            self.started = True
+            self.start(line)
+        else:
+            self.handle(line)
 
     def handle(self, line: Line) -> None:
         if isinstance(line, Exception):
             self.send(error(None, PARSE_ERROR, f"Parse error: {line}"))
             return
         if isinstance(line, list):  # a 2025-03-26 batch: one by one
+            if not line:
+                self.send(error(None, INVALID_REQUEST, "Invalid request: an empty batch"))
             for item in line:
                 self.handle(item if isinstance(item, dict) else ValueError("not a JSON-RPC message"))
             return
@@ -104,6 +119,9 @@ class Session:
             self._answer_locally(line)
         elif self.mode == "proxy":
             self._forward(line)
+        elif self.mode == "failed":
+            if has_id:
+                self.send(error(line["id"], -32000, f"projector: the provider is not available in this session: {self.failure}"))
         else:
             self._roots_mode(line)
 
@@ -138,7 +156,8 @@ class Session:
         elif method == "tools/list":
             self.send(result(id_, {"tools": []}))
         elif method == "tools/call":
-            name = (message.get("params") or {}).get("name")
+            params = message.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
             self.send(error(id_, INVALID_PARAMS, f"Unknown tool: {name} (no knowledge base is shown in this folder)"))
         else:
             self.send(error(id_, METHOD_NOT_FOUND, f"Method not found: {method}"))
@@ -146,12 +165,13 @@ class Session:
     # ------------------------------------------------------------------ roots
 
     def wants_roots(self, message: dict[str, Any]) -> bool:
-        capabilities = (message.get("params") or {}).get("capabilities")
+        params = message.get("params")
+        capabilities = params.get("capabilities") if isinstance(params, dict) else None
         return self.roots_scope is not None and isinstance(capabilities, dict) and "roots" in capabilities
 
     def start(self, message: dict[str, Any]) -> None:
         """The first initialize decides between proxying and resolving roots first."""
-        if self.mode in ("proxy", "local") and message.get("method") == "initialize" and self.wants_roots(message):
+        if self.wants_roots(message):
             self.mode = "roots-init"
             self.client_init = message
             self._local_initialize(message)
@@ -163,47 +183,51 @@ class Session:
         if method == "notifications/initialized" and self.mode == "roots-init":
             self.mode = "roots-wait"
             self.send({"jsonrpc": "2.0", "id": ROOTS_ID, "method": "roots/list"})
-            self.roots_deadline = time.monotonic() + ROOTS_WAIT
+            self._roots_timer = self.loop.later(ROOTS_WAIT, self.roots_timed_out)
         elif method == "ping" and "id" in message:
             self.send(result(message["id"], {}))
         elif method == "notifications/cancelled":
-            cancelled = (message.get("params") or {}).get("requestId")
-            self.waiting = [m for m in self.waiting if m.get("id") != cancelled or "id" not in m]
+            params = message.get("params")
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            self.waiting = [m for m in self.waiting if "id" not in m or m.get("id") != cancelled]
         else:
             self.waiting.append(message)
 
     def roots_timed_out(self) -> None:
-        self.log("the client did not answer roots/list in time: using the provider's default set")
-        self._roots_resolved([])
+        if self.mode == "roots-wait":
+            self.log("the client did not answer roots/list in time: using the provider's default set")
+            self._roots_resolved([])
 
     def _roots_resolved(self, paths: list[str]) -> None:
         assert self.roots_scope is not None
-        self.roots_deadline = None
+        if self._roots_timer is not None:
+            self._roots_timer.cancel()
         kbs = self.roots_scope(paths)
-        waiting, self.waiting = self.waiting, []
         if kbs == ():
             self.mode = "local"
+            waiting, self.waiting = self.waiting, []
             for message in waiting:
                 self._answer_locally(message)
             return
         self.kbs = kbs
-        self.mode = "proxy"
+        self.mode = "opening"
         assert self.client_init is not None
         opening = dict(self.client_init, id="projector-init-1")
         opening["params"] = dict(opening.get("params") or {}, protocolVersion=self.promised_version)
-        upstream = self._upstream()
-        try:
-            answer = upstream.request(opening, self._from_server)
-            if "error" in answer:
-                raise RuntimeError(answer["error"].get("message", "refused"))
-            upstream.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        except Exception as failure:  # noqa: BLE001 - every failure becomes an answer, never a hang
-            self.log(f"could not open the provider's session: {failure}")
+        self._upstream().request(opening, self._opened)
+
+    def _opened(self, answer: dict[str, Any]) -> None:
+        """The provider's answer to the initialize sent on the client's behalf."""
+        waiting, self.waiting = self.waiting, []
+        if "result" not in answer:
+            self.failure = (answer.get("error") or {}).get("message", "refused")
+            self.log(f"could not open the provider's session: {self.failure}")
             self.mode = "failed"
             for message in waiting:
-                if "id" in message:
-                    self.send(error(message["id"], -32000, f"projector: the provider is not available: {failure}"))
+                self.handle(message)
             return
+        self.mode = "proxy"
+        self.upstream.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
         for message in waiting:
             self._forward(message)
 
@@ -211,61 +235,21 @@ class Session:
 
     def _upstream(self) -> Any:
         if self.upstream is None:
-            self.upstream = self.upstream_for(self.kbs)
+            assert self.upstream_for is not None
+            self.upstream = self.upstream_for(self.kbs, self.loop, self._from_server)
         return self.upstream
 
     def _forward(self, message: dict[str, Any]) -> None:
-        if self.mode == "failed":
-            if "id" in message:
-                self.send(error(message["id"], -32000, "projector: the provider is not available in this session"))
-            return
-        if "id" not in message:
-            self._upstream().notify(message)  # in order, before anything read after it
-        elif message.get("method") == "initialize":
-            self._request(message)  # nothing else may go up before the session exists
+        if "id" in message:
+            self._upstream().request(message, self.send)
         else:
-            self._in_thread(lambda: self._request(message))
-
-    def _request(self, message: dict[str, Any]) -> None:
-        from projector.runtime.bridge.upstream import UpstreamError, _Answered
-
-        try:
-            self.send(self._upstream().request(message, self._from_server))
-        except _Answered as answered:
-            self.send(answered.response)
-        except UpstreamError as failure:
-            self.send(error(message["id"], failure.code, f"projector: {failure}"))
-        except Exception as failure:  # noqa: BLE001 - never a hang: the client gets an answer
-            self.log(f"unexpected failure forwarding {message.get('method')}: {failure!r}")
-            self.send(error(message["id"], -32603, f"projector: internal error: {failure}"))
-
-    def _in_thread(self, work: Callable[[], None]) -> None:
-        """Run ``work`` on a worker (reused; a new one only when all are busy)."""
-        with self._lock:
-            self.pending += 1
-            if self._idle_workers == 0:
-                threading.Thread(target=self._worker, daemon=True).start()
-            else:
-                self._idle_workers -= 1
-        self._work.put(work)
-
-    def _worker(self) -> None:
-        while True:
-            work = self._work.get()
-            try:
-                work()
-            finally:
-                with self._lock:
-                    self.pending -= 1
-                    self._idle_workers += 1
-                    self._settled.notify_all()
+            self._upstream().notify(message)
 
     def _from_server(self, message: dict[str, Any]) -> None:
-        """The server's own request or notification inside a stream, on to the client."""
+        """The server's own request or notification, on to the client."""
         if "id" in message:
             ours = f"u-{next(self._server_ids)}"
-            with self._lock:
-                self._server_requests[ours] = message["id"]
+            self._server_requests[ours] = message["id"]
             message = dict(message, id=ours)
         self.send(message)
 
@@ -273,12 +257,12 @@ class Session:
         if message.get("id") == ROOTS_ID and self.mode == "roots-wait":
             from projector.core.scope import root_path
 
-            roots = (message.get("result") or {}).get("roots") if "result" in message else None
+            found = message.get("result") if "result" in message else None
+            roots = found.get("roots") if isinstance(found, dict) else None
             paths = [p for p in (root_path(r.get("uri")) for r in roots or () if isinstance(r, dict)) if p]
             self._roots_resolved(paths)
             return
-        with self._lock:
-            original = self._server_requests.pop(message.get("id"), _MISSING)
+        original = self._server_requests.pop(message.get("id"), _MISSING)
         if original is _MISSING or self.upstream is None:
             self.log(f"dropped a reply to an unknown request id {message.get('id')!r}")
             return
@@ -286,36 +270,24 @@ class Session:
 
     # ------------------------------------------------------------------ end
 
-    def finish(self, drain: float = DRAIN) -> None:
-        """Let replies in flight finish (bounded), then end the provider's session."""
-        deadline = time.monotonic() + drain
-        with self._lock:
-            while self.pending and time.monotonic() < deadline:
-                self._settled.wait(max(0.0, deadline - time.monotonic()))
+    def finish(self, why: str) -> None:
+        """Answer what is still waiting with ``why``, then end the provider's session."""
         if self.upstream is not None:
-            self.upstream.close()
+            self.upstream.close(why)
 
 
 _MISSING = object()
 
 
-def run(session: Session, lines: queue.Queue[Line | None], stopping: threading.Event) -> None:
-    """The main loop: hand each line to the session until stdin ends or a signal arrives."""
-    started = False
-    while not stopping.is_set() and not session.writer.broken:
-        timeout = None
-        if session.roots_deadline is not None:
-            timeout = max(0.0, session.roots_deadline - time.monotonic())
-        try:
-            line = lines.get(timeout=timeout if timeout is not None else 0.5)
-        except queue.Empty:
-            if session.roots_deadline is not None and time.monotonic() >= session.roots_deadline:
-                session.roots_timed_out()
-            continue
-        if line is None:
-            break
-        if not started and isinstance(line, dict) and line.get("method") == "initialize":
-            started = True
-            session.start(line)
-        else:
-            session.handle(line)
+def run(session: Session, reader: Reader, loop: Loop) -> None:
+    """Serve the session until stdin ends, a signal arrives or stdout closes; then let replies in
+    flight finish (bounded: DRAIN after the end of stdin, none after a signal) and end it."""
+    loop.watch(reader.fd, reader.readable)
+    while not (reader.ended or loop.signalled or session.writer.broken):
+        loop.once()
+    loop.unwatch(reader.fd)
+    deadline = time.monotonic() + DRAIN
+    while session.busy and not (loop.signalled or session.writer.broken) and time.monotonic() < deadline:
+        loop.once(deadline - time.monotonic())
+    session.finish("the session ended before the provider answered" if not loop.signalled
+                   else "the session was stopped (signal) before the provider answered")

@@ -1,9 +1,9 @@
 """The stdio side: newline-delimited JSON-RPC on fd 0 and fd 1.
 
-Bytes are read from the raw fd in a thread (no 64 KiB line limit, works with a pipe, a file or
-/dev/null, never blocks shutdown); each line is decoded as UTF-8 by us. Every message written is
-one compact JSON line, written whole under a lock. fd 1 is claimed for the protocol at start and
-pointed at stderr, so a stray print from any library can never corrupt the stream.
+fd 0 is read in raw chunks when the loop says it is readable (a pipe, a file, /dev/null: no line
+length limit); each line is decoded as UTF-8 by us. Every message written is one compact JSON
+line, written whole. fd 1 is claimed for the protocol at start and pointed at stderr, so a stray
+print from any library can never corrupt the stream.
 """
 
 from __future__ import annotations
@@ -11,33 +11,48 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 CHUNK = 1 << 16
+
+Line = dict[str, object] | list[object] | Exception  # a parsed message, a batch, or why a line was not one
+
+
+def error(id_: Any, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error response."""
+    return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
+
+
+def encode(message: Any) -> bytes:
+    """One message as compact UTF-8 JSON. A lone surrogate (a client may send ``"\\ud800"``, which
+    JSON allows and UTF-8 cannot carry) is written as the same escape it came in as."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode("ascii")
 
 
 class Writer:
     def __init__(self, fd: int):
         self._fd = fd
-        self._lock = threading.Lock()
         self.broken = False
 
     def send(self, message: dict[str, Any]) -> bool:
         """Write one message; False once the client has gone (stdout closed)."""
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        with self._lock:
-            if self.broken:
-                return False
-            view = memoryview(data)
-            try:
-                while view:
-                    written = os.write(self._fd, view)
-                    view = view[written:]
-            except (BrokenPipeError, OSError):
-                self.broken = True
-                return False
+        if self.broken:
+            return False
+        view = memoryview(encode(message) + b"\n")
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError:  # BrokenPipeError and the like: the client stopped reading
+            self.broken = True
+            return False
         return True
 
 
@@ -49,34 +64,38 @@ def claim_stdout() -> Writer:
     return Writer(protocol)
 
 
-Line = dict[str, Any] | list[Any] | Exception  # a parsed message, a batch, or why a line was not one
+class Reader:
+    """Lines of fd 0, parsed, handed to ``deliver`` as they complete; ``ended`` after end of input."""
 
+    def __init__(self, deliver: Callable[[Line], None], fd: int = 0):
+        self.fd = fd
+        self.deliver = deliver
+        self.ended = False
+        self._pending: list[bytes] = []
 
-def read_lines(fd: int, deliver: Callable[[Line | None], None]) -> threading.Thread:
-    """Start a thread that delivers each line of ``fd`` parsed, then None at end of input."""
-
-    def loop() -> None:
-        buffer = bytearray()
-        while True:
-            try:
-                chunk = os.read(fd, CHUNK)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            buffer += chunk
-            while (end := buffer.find(b"\n")) >= 0:
-                line = bytes(buffer[:end]).rstrip(b"\r")
-                del buffer[: end + 1]
-                if line.strip():
-                    deliver(_parse(line))
-        if buffer.strip():
-            deliver(_parse(bytes(buffer).rstrip(b"\r")))
-        deliver(None)
-
-    thread = threading.Thread(target=loop, name="stdin", daemon=True)
-    thread.start()
-    return thread
+    def readable(self) -> None:
+        try:
+            chunk = os.read(self.fd, CHUNK)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.ended = True
+            rest = b"".join(self._pending).rstrip(b"\r")
+            self._pending = []
+            if rest.strip():
+                self.deliver(_parse(rest))
+            return
+        if b"\n" not in chunk:
+            self._pending.append(chunk)  # a long line arriving piece by piece: joined once, at its end
+            return
+        lines = chunk.split(b"\n")
+        if self._pending:
+            lines[0] = b"".join(self._pending) + lines[0]
+        self._pending = [lines.pop()] if lines[-1] else []
+        for line in lines:
+            line = line.rstrip(b"\r")
+            if line.strip():
+                self.deliver(_parse(line))
 
 
 def _parse(line: bytes) -> Line:

@@ -1,240 +1,528 @@
 """The HTTP side: one Streamable HTTP session with the provider (MCP 2025-03-26 … 2025-11-25).
 
-Every message is a POST; a request's answer is one JSON body or an SSE stream that may carry
-the server's own requests and notifications before the response. The server-assigned session id
-and the negotiated protocol version go on every later request, the bearer token on all of them.
-A stream that ends after an event id is resumed with a GET carrying ``Last-Event-ID`` (after the
-server's ``retry``); the standalone GET stream is never opened. A 404 on a request that carried
-the session id means the session is gone: one re-initialize, one retry.
+Every client message is one POST. A request's answer is one JSON body or an SSE stream that may
+carry the server's own requests and notifications before the response; those go on to the
+client (``deliver``). The server-assigned session id and the negotiated protocol version go on
+every later request, the bearer token on all of them. Requests run concurrently; ``initialize``
+and every notification are barriers: what the client sent after them goes up once they are
+through, so the server sees them in the client's order.
+
+- A stream that ends after an event id is resumed with a GET carrying ``Last-Event-ID``, after
+  the server's ``retry`` (capped: a server cannot park a request for hours).
+- A 404 on a request that carried the session id: the session is gone; one new session (the
+  client's ``initialize`` replayed under an id of ours) for all the requests that met it, and
+  each is retried once.
+- The standalone GET stream (server messages outside any request) is opened after
+  ``notifications/initialized`` only when the provider's ``listen`` setting says so; a 405 means
+  the server has none. Whatever the setting, a request gets an answer within the provider's
+  ``timeout``.
 """
 
 from __future__ import annotations
 
 import json
-import ssl
-import threading
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections import deque
+from collections.abc import Callable, Mapping
 
-import httpx
-import httpx_sse
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
-PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+from projector.runtime.bridge import transport
+from projector.runtime.bridge.loop import Loop
+from projector.runtime.bridge.sse import Decoder
+from projector.runtime.bridge.stdio import encode, error
+
 RESUME_ATTEMPTS = 3
+DEFAULT_RETRY_MS = 1000
+RETRY_CAP_MS = 5_000  # the most a server's `retry:` may make a request wait before it resumes (the spec sets none)
+LISTEN_ATTEMPTS = 5  # the GET stream is given up after this many failures in a row
+REOPEN_LIMIT = 3  # new sessions after a 404, per bridge session
+DELETE_TIMEOUT = 2.0
+BODY_LIMIT = 256 << 20  # bytes of one JSON answer
+
+TIMEOUT, SERVER_ERROR, INTERNAL_ERROR = -32001, -32000, -32603
 
 
-class UpstreamError(Exception):
-    """The provider could not answer; ``str`` is a message a person can act on."""
+class Settings:
+    """The provider's settings the session needs."""
 
-    def __init__(self, message: str, code: int = -32000):
-        super().__init__(message)
-        self.code = code
+    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal")
 
-
-class SessionGone(Exception):
-    pass
-
-
-OnMessage = Callable[[dict[str, Any]], None]  # a server request or notification met on the way
-
-
-class Upstream:
-    def __init__(self, url: str, token: str | None, token_env: str | None, log: Callable[[str], None]):
-        self.url = url
+    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None):
+        self.provider = provider
         self.token_env = token_env
-        self.log = log
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
-        self._initialize: dict[str, Any] | None = None  # replayed after a 404
-        self._reinit_lock = threading.Lock()
-        self._reinits = 0
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(30.0, read=300.0),
-            follow_redirects=True,  # servers redirect /mcp/ to /mcp with a 307 that keeps the body
-            verify=ssl.create_default_context(),  # the system's CAs
-            trust_env=True,  # HTTPS_PROXY, NO_PROXY
-        )
-
-    # ------------------------------------------------------------------ requests
-
-    def request(self, message: dict[str, Any], on_message: OnMessage) -> dict[str, Any]:
-        """Send a request; return its response (with the request's own id)."""
-        is_initialize = message.get("method") == "initialize"
-        if is_initialize:
-            self._initialize = message
-        sent_session = self.session_id
-        try:
-            response = self._exchange(message, on_message)
-        except SessionGone:
-            if is_initialize or sent_session is None:
-                raise UpstreamError(f"the provider answered HTTP 404 at {self._where()}: is the URL right?", -32601) from None
-            self._reinitialize(sent_session, on_message)
-            response = self._exchange(message, on_message)  # once; a second 404 is an error
-        if is_initialize and "result" in response:
-            self.protocol_version = response["result"].get("protocolVersion")
-        response["id"] = message["id"]  # error bodies come with id null or "server-error"
-        return response
-
-    def notify(self, message: dict[str, Any]) -> None:
-        """A notification or a response to the server: POST, expect 202."""
-        try:
-            self._exchange(message, lambda _: None)
-        except (UpstreamError, SessionGone) as error:
-            self.log(f"a message to the provider was not delivered: {error}")
-
-    def _reinitialize(self, gone: str, on_message: OnMessage) -> None:
-        with self._reinit_lock:  # one re-initialize for concurrent 404s
-            if self.session_id != gone:
-                return
-            if self._initialize is None or self._reinits >= 3:
-                raise UpstreamError("the provider ended the session and a new one could not be opened")
-            self._reinits += 1
-            self.log("the provider ended the session (HTTP 404): opening a new one")
-            self.session_id = None
-            replay = dict(self._initialize, id=f"projector-reinit-{self._reinits}")
-            answer = self._exchange(replay, on_message)
-            if "result" not in answer:
-                raise UpstreamError(f"the provider refused a new session: {answer.get('error')}")
-            self._exchange({"jsonrpc": "2.0", "method": "notifications/initialized"}, on_message)
-
-    # ------------------------------------------------------------------ HTTP
-
-    def _headers(self, message: dict[str, Any]) -> dict[str, str]:
-        headers = {}
-        if self.session_id:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version and message.get("method") != "initialize":
-            headers["MCP-Protocol-Version"] = self.protocol_version
-        return headers
-
-    def _where(self) -> str:
-        return self.url.split("?")[0]
-
-    def _exchange(self, message: dict[str, Any], on_message: OnMessage) -> dict[str, Any]:
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        try:
-            with self._client.stream("POST", self.url, content=body, headers=self._headers(message)) as response:
-                self._check(response, message)
-                if message.get("method") == "initialize" and response.headers.get("mcp-session-id"):
-                    self.session_id = response.headers["mcp-session-id"]
-                if "id" not in message or "method" not in message:
-                    return {}  # a notification or a response: 202, nothing to read
-                if response.status_code == 202:
-                    raise UpstreamError("the provider accepted a request without answering it (HTTP 202)", -32603)
-                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind == "text/event-stream":
-                    return self._from_stream(response, message, on_message)
-                response.read()
-                return _json_body(response.content, message)
-        except httpx.TimeoutException:
-            raise UpstreamError(f"the provider at {self._where()} did not answer in time", -32001) from None
-        except httpx.HTTPError as error:
-            raise UpstreamError(f"cannot reach the provider at {self._where()}: {_reason(error)}") from None
-
-    def _check(self, response: httpx.Response, message: dict[str, Any]) -> None:
-        status = response.status_code
-        if status < 400:
-            return
-        response.read()
-        if status == 404 and self.session_id:
-            raise SessionGone()
-        if status in (401, 403):
-            variable = f"${self.token_env}" if self.token_env else "its token variable"
-            self.log(f"the provider refused the token (HTTP {status}): check {variable}")
-            raise UpstreamError(f"the provider refused the token (HTTP {status}); check {variable}", -32001)
-        error = _error_in(response.content)
-        if error is not None and "id" in message:
-            raise _Answered({"jsonrpc": "2.0", "id": message["id"], "error": error})
-        text = response.text.strip()[:300]
-        detail = f": {text}" if text else ""
-        raise UpstreamError(f"the provider answered HTTP {status}{detail}", -32000 if status >= 500 else -32602)
-
-    def _from_stream(self, response: httpx.Response, message: dict[str, Any], on_message: OnMessage) -> dict[str, Any]:
-        last_id, retry_ms = None, 1000
-        events = httpx_sse.EventSource(response).iter_sse()
-        for attempt in range(RESUME_ATTEMPTS + 1):
-            for event in events:
-                if event.id:
-                    last_id = event.id
-                if event.retry is not None:
-                    retry_ms = event.retry
-                if not event.data.strip():
-                    continue  # a priming event only moves the resume point
-                found = _handle_event(event.data, message, on_message)
-                if found is not None:
-                    return found
-            if last_id is None or attempt == RESUME_ATTEMPTS:
-                break
-            time.sleep(retry_ms / 1000)
-            events = self._resume(last_id)
-        raise UpstreamError("the provider's stream ended before the reply", -32603)
-
-    def _resume(self, last_id: str) -> Iterator[httpx_sse.ServerSentEvent]:
-        headers = dict(self._headers({}), **{"Last-Event-ID": last_id, "Accept": "text/event-stream"})
-        with self._client.stream("GET", self.url, headers=headers) as response:
-            if response.status_code >= 400:
-                response.read()
-                return
-            yield from httpx_sse.EventSource(response).iter_sse()
-
-    # ------------------------------------------------------------------ end
-
-    def close(self, timeout: float = 2.0) -> None:
-        """DELETE the session (when the server assigned one), briefly; never raises."""
-        if self.session_id:
-            try:
-                self._client.delete(self.url, headers=self._headers({}), timeout=timeout)
-            except httpx.HTTPError:
-                pass
-        self._client.close()
+        self.listen = listen  # open the GET stream for the server's own messages
+        self.timeout = timeout  # seconds a request may take
+        self.refusal = refusal  # why no request can go up (a malformed token): each gets this as its error
 
 
-class _Answered(Exception):
-    """An HTTP error whose body is the JSON-RPC answer itself."""
-
-    def __init__(self, response: dict[str, Any]):
-        super().__init__("answered")
-        self.response = response
-
-
-def _handle_event(data: str, message: dict[str, Any], on_message: OnMessage) -> dict[str, Any] | None:
-    try:
-        item = json.loads(data)
-    except ValueError:
-        return None
+def as_response(item: Any, id_: Any) -> dict[str, Any] | None:
+    """``item`` as a JSON-RPC response carrying ``id_``; None when it is not a response."""
     if not isinstance(item, dict):
         return None
-    if "method" in item:
-        on_message(item)  # the server's request or notification, on its way to the client
-        return None
-    if item.get("id") == message.get("id") or ("error" in item and item.get("id") is None):
-        return item
+    if "result" in item and "error" not in item:
+        return {"jsonrpc": "2.0", "id": id_, "result": item["result"]}
+    error = item.get("error")
+    if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
+        return {"jsonrpc": "2.0", "id": id_, "error": error}
     return None
 
 
-def _json_body(content: bytes, message: dict[str, Any]) -> dict[str, Any]:
-    try:
-        item = json.loads(content)
-    except ValueError:
-        raise UpstreamError("the provider's answer was not JSON", -32603) from None
-    if not isinstance(item, dict):
-        raise UpstreamError("the provider's answer was not one JSON-RPC message", -32603)
-    return item
+class Call:
+    """A request on its way: the message, who gets the answer, and how far it got."""
+
+    def __init__(self, message: dict[str, Any], reply: Callable[[dict[str, Any]], None]):
+        self.message = message
+        self.reply = reply
+        self.done = False
+        self.barrier = False  # later messages wait for its answer (initialize)
+        self.retried = False  # sent again in a new session after a 404
+        self.resumes = 0
+        self.sent_session: str | None = None
+        self.exchange: transport.Exchange | None = None
+        self.timer: Any = None
+
+    @property
+    def method(self) -> str:
+        return str(self.message.get("method"))
 
 
-def _error_in(content: bytes) -> dict[str, Any] | None:
-    try:
-        item = json.loads(content)
-    except ValueError:
-        return None
-    return item.get("error") if isinstance(item, dict) and isinstance(item.get("error"), dict) else None
+class Upstream:
+    def __init__(self, loop: Loop, url: str, token: str | None, settings: Settings, environ: Mapping[str, str],
+                 log: Callable[[str], None], deliver: Callable[[dict[str, Any]], None]):
+        self.loop = loop
+        self.settings = settings
+        self.log = log
+        self.deliver = deliver  # the server's own requests and notifications, on to the client
+        self.environ = environ
+        self.pool = transport.Pool(transport.endpoint(url, environ))
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._base = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        if token:
+            self._base["Authorization"] = f"Bearer {token}"
+        if self.pool.place.proxy and self.pool.place.proxy.authorization and not self.pool.place.tunnel:
+            self._base["Proxy-Authorization"] = self.pool.place.proxy.authorization
+        self._initialize: dict[str, Any] | None = None  # the client's, replayed after a 404
+        self._calls: set[Call] = set()
+        self._exchanges: set[transport.Exchange] = set()
+        self._queue: deque[Call | dict[str, Any]] = deque()  # waiting behind a barrier
+        self._blocked = False
+        self._reopens = 0
+        self._listening: transport.Exchange | None = None
+        self._closed = False
+
+    @property
+    def busy(self) -> bool:
+        """Requests still waiting for their answer, or messages not yet through (a notification
+        sent just before stdin ended must reach the server before the DELETE)."""
+        return bool(self._calls or self._blocked or self._queue)
+
+    # ------------------------------------------------------------------ what the session calls
+
+    def request(self, message: dict[str, Any], reply: Callable[[dict[str, Any]], None]) -> None:
+        """Send a request; ``reply`` gets its answer (or an error) exactly once."""
+        if self.settings.refusal:
+            reply(error(message.get("id"), SERVER_ERROR, f"projector: {self.settings.refusal}"))
+            return
+        call = Call(message, reply)
+        if call.method == "initialize":
+            self._initialize = message
+        self._calls.add(call)
+        call.timer = self.loop.later(self.settings.timeout, lambda: self._timed_out(call))
+        self._submit(call)
+
+    def notify(self, message: dict[str, Any]) -> None:
+        """A notification, or the client's answer to a server request: POSTed in order."""
+        if not self.settings.refusal:
+            self._submit(message)
+
+    def close(self, why: str) -> None:
+        """Answer what is still waiting with ``why``, then DELETE the session (briefly)."""
+        self._closed = True
+        for call in list(self._calls):
+            self._answer(call, error(call.message.get("id"), SERVER_ERROR, f"projector: {why}"))
+        for exchange in list(self._exchanges):
+            exchange.cancel()
+        if self.session_id:
+            self._delete()
+        self.pool.close()
+
+    # ------------------------------------------------------------------ sending in order
+
+    def _submit(self, item: Call | dict[str, Any]) -> None:
+        if self._blocked:
+            self._queue.append(item)
+        elif isinstance(item, Call):
+            self._post(item)
+        else:
+            self._post_note(item)
+
+    def _unblock(self) -> None:
+        self._blocked = False
+        while self._queue and not self._blocked:
+            item = self._queue.popleft()
+            if isinstance(item, Call):
+                self._post(item)
+            else:
+                self._post_note(item)
+
+    def _headers(self, method: str | None) -> dict[str, str]:
+        headers = dict(self._base)
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version and method != "initialize":
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _exchange(self, method: str, body: bytes | None, headers: dict[str, str], sink: Any) -> transport.Exchange:
+        exchange = transport.Exchange(self.loop, self.pool, method, body, headers, sink,
+                                      timeout=min(transport.IO_TIMEOUT, self.settings.timeout))
+        self._exchanges.add(exchange)
+        return exchange.start()
+
+    def _post(self, call: Call) -> None:
+        if call.done or self._closed:
+            return
+        if call.method == "initialize":
+            call.barrier = self._blocked = True
+        call.sent_session = self.session_id
+        call.exchange = self._exchange("POST", encode(call.message), self._headers(call.method), _Reply(self, call))
+
+    def _post_note(self, message: dict[str, Any]) -> None:
+        if self._closed:
+            return
+        self._blocked = True
+        self._exchange("POST", encode(message), self._headers(message.get("method")), _Ack(self, message))
+
+    # ------------------------------------------------------------------ answers
+
+    def _answer(self, call: Call, response: dict[str, Any]) -> None:
+        if call.done:
+            return
+        call.done = True
+        call.timer.cancel()
+        self._calls.discard(call)
+        if call.method == "initialize" and "result" in response and isinstance(response["result"], dict):
+            self.protocol_version = response["result"].get("protocolVersion") or self.protocol_version
+        if call.barrier:
+            self._unblock()
+        call.reply(response)
+
+    def _fail(self, call: Call, message: str, code: int = SERVER_ERROR) -> None:
+        self._answer(call, error(call.message.get("id"), code, f"projector: {message}"))
+
+    def _where(self) -> str:
+        place = self.pool.place
+        return f"{place.scheme}://{place.host}:{place.port}"
+
+    def _event(self, call: Call | None, data: str) -> None:
+        """One SSE message: the server's own request or notification, or a response."""
+        if not data.strip():
+            return  # a priming event only moves the resumption point (its id)
+        try:
+            item = json.loads(data)
+        except ValueError:
+            self.log("the provider sent an event that is not JSON; ignored")
+            return
+        if isinstance(item, dict) and isinstance(item.get("method"), str):
+            self.deliver(item)
+            return
+        if not isinstance(item, dict):
+            return
+        owner = call if call is not None and (item.get("id") == call.message.get("id") or item.get("id") is None) else None
+        if owner is None:  # a response on a resumed or the standalone stream
+            owner = next((c for c in self._calls if c.message.get("id") == item.get("id")), None)
+        if owner is not None and not owner.done:
+            response = as_response(item, owner.message.get("id"))
+            if response is None:
+                self._fail(owner, "the provider's answer is not a JSON-RPC response", INTERNAL_ERROR)
+            else:
+                self._answer(owner, response)
+
+    def _timed_out(self, call: Call) -> None:
+        if call.done:
+            return
+        if call.exchange is not None:
+            call.exchange.cancel()
+            self._exchanges.discard(call.exchange)
+        seconds = f"{self.settings.timeout:g}"
+        name = self.settings.provider
+        hint = (f"if its tool waits for something it asked the client outside this request (roots, sampling, "
+                f"elicitation), set `listen: true` for provider {name} in the model; otherwise raise its `timeout`"
+                if not self.settings.listen else f"raise `timeout` for provider {name} in the model if it needs longer")
+        self._fail(call, f"provider {name} did not answer {call.method} within {seconds} s; {hint}", TIMEOUT)
+        if call.method != "initialize" and not self._closed:
+            self.notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": call.message.get("id"), "reason": "timed out in projector"}})
+
+    # ------------------------------------------------------------------ sessions
+
+    def _session_gone(self, call: Call) -> None:
+        """A 404 on a request that carried the session id."""
+        if call.retried:
+            self._fail(call, "the provider ended the session (HTTP 404) and the request failed again (HTTP 404) in the "
+                             "new session projector opened; the provider is dropping sessions right away")
+            return
+        call.retried = True
+        if self.session_id == call.sent_session:  # the first to notice: one new session for all
+            if self._initialize is None or self._reopens >= REOPEN_LIMIT:
+                self._fail(call, f"the provider ended the session (HTTP 404) {self._reopens + 1} times; not opening another")
+                return
+            self._reopens += 1
+            self.log("the provider ended the session (HTTP 404): opening a new one")
+            self.session_id = None
+            if self._listening is not None:
+                self._listening.cancel()
+                self._listening = None
+            replay = dict(self._initialize, id=f"projector-reinit-{self._reopens}")
+            self.request(replay, self._reopened)
+            self.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self._submit(call)
+
+    def _reopened(self, answer: dict[str, Any]) -> None:
+        if "result" in answer or self._closed:
+            return
+        reason = (answer.get("error") or {}).get("message", "refused")
+        self.log(f"the provider refused a new session: {reason}")
+        waiting, self._queue = self._queue, deque()
+        for item in waiting:
+            if isinstance(item, Call):
+                if item.retried:
+                    self._fail(item, f"the provider ended the session (HTTP 404) and refused a new one: {reason}")
+                else:
+                    self._queue.append(item)
+
+    # ------------------------------------------------------------------ the standalone GET stream
+
+    def _listen(self, last_id: str = "", retry: int | None = None, failures: int = 0) -> None:
+        if self._closed or not self.settings.listen:
+            return
+        headers = dict(self._headers(None), Accept="text/event-stream")
+        headers.pop("Content-Type", None)
+        if last_id:
+            headers["Last-Event-ID"] = last_id
+        self._listening = self._exchange("GET", None, headers, _Listen(self, last_id, retry, failures))
+
+    # ------------------------------------------------------------------ the end
+
+    def _delete(self) -> None:
+        """DELETE the session; bounded, silent (405 and 404 are fine answers)."""
+        headers = self._headers(None)
+        headers.pop("Content-Type", None)
+        try:
+            connection, _ = self.pool.take(DELETE_TIMEOUT)
+            connection.request("DELETE", self.pool.place.target, headers=headers)
+            connection.getresponse().read()
+            connection.close()
+        except Exception as error:  # noqa: BLE001 - the session is ending; a failed DELETE is only noted
+            self.log(f"could not end the provider's session: {transport.describe(error)}")
 
 
-def _reason(error: Exception) -> str:
-    text = str(error) or type(error).__name__
-    return "connection refused" if "refused" in text.lower() else text
+class _Reply:
+    """A request's HTTP reply (to its POST, or to the GET that resumes its stream)."""
+
+    def __init__(self, upstream: Upstream, call: Call, resume: Decoder | None = None):
+        self.up = upstream
+        self.call = call
+        self.kind = ""  # json | sse | error | gone
+        self.status = 0
+        self.body: list[bytes] = []
+        self.size = 0
+        self.decoder = resume if resume is not None else Decoder()
+        self.resuming = resume is not None
+
+    def head(self, exchange: transport.Exchange, response: Any) -> None:
+        up, call = self.up, self.call
+        self.status = status = response.status
+        if call.done:
+            self.kind = "late"
+            return
+        if status in (307, 308) and not self.resuming:
+            self._redirect(exchange, response.getheader("Location") or "")
+        elif 200 <= status < 300:
+            if call.method == "initialize" and response.getheader("Mcp-Session-Id"):
+                up.session_id = response.getheader("Mcp-Session-Id")
+            if status == 202 and not self.resuming:
+                up._fail(call, "the provider accepted a request without answering it (HTTP 202)", INTERNAL_ERROR)
+                self.kind = "late"
+                return
+            kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
+            self.kind = "sse" if kind == "text/event-stream" else "json"
+        elif status == 404 and call.sent_session and not self.resuming:
+            self.kind = "gone"
+        elif status in (401, 403):
+            self.kind = "late"
+            up._fail(call, _refused(up.settings, status), TIMEOUT)
+        else:
+            self.kind = "error"
+
+    def _redirect(self, exchange: transport.Exchange, location: str) -> None:
+        up = self.up
+        place = transport.moved(up.pool.place, location, up.environ)
+        exchange.cancel()
+        up._exchanges.discard(exchange)
+        if place is None:
+            self.kind = "late"
+            up._fail(self.call, f"the provider redirects (HTTP {self.status}) to another place ({location[:200]}); "
+                                "put that URL in the model")
+            return
+        up.pool.close()
+        up.pool = transport.Pool(place)  # for the rest of the session: one request, not two, per message
+        self.call.exchange = up._exchange("POST", encode(self.call.message), up._headers(self.call.method), _Reply(up, self.call))
+
+    def chunk(self, exchange: transport.Exchange, data: bytes) -> None:
+        if self.kind == "sse":
+            for event in self.decoder.feed(data):
+                self.up._event(self.call, event.data)
+        elif self.kind in ("json", "error"):
+            self.size += len(data)
+            if self.size > BODY_LIMIT:
+                exchange.cancel()
+                self.up._exchanges.discard(exchange)
+                self.up._fail(self.call, f"the provider's answer is larger than {BODY_LIMIT >> 20} MiB", INTERNAL_ERROR)
+                return
+            self.body.append(data)
+
+    def end(self, exchange: transport.Exchange, problem: str | None) -> None:
+        up, call = self.up, self.call
+        up._exchanges.discard(exchange)
+        if call.done or self.kind == "late":
+            return
+        if self.kind == "gone":
+            up._session_gone(call)
+        elif self.kind == "sse" or (problem is not None and self.decoder.last_id):
+            self._stream_ended(problem)
+        elif problem is not None:
+            up._fail(call, f"cannot reach the provider at {up._where()}: {problem}")
+        elif self.kind == "json":
+            try:
+                item = json.loads(b"".join(self.body))
+            except ValueError:
+                up._fail(call, "the provider's answer is not JSON", INTERNAL_ERROR)
+                return
+            response = as_response(item, call.message.get("id"))
+            if response is None:
+                up._fail(call, "the provider's answer is not a JSON-RPC response", INTERNAL_ERROR)
+            else:
+                up._answer(call, response)
+        else:
+            self._error_status()
+
+    def _stream_ended(self, problem: str | None) -> None:
+        up, call, decoder = self.up, self.call, self.decoder
+        if not decoder.last_id:
+            cause = f": {problem}" if problem else ""
+            up._fail(call, f"the provider's stream ended before the reply{cause}", INTERNAL_ERROR)
+            return
+        if call.resumes >= RESUME_ATTEMPTS:
+            up._fail(call, f"the provider's stream ended before the reply, {RESUME_ATTEMPTS} times", INTERNAL_ERROR)
+            return
+        call.resumes += 1
+        wait = min(decoder.retry if decoder.retry is not None else DEFAULT_RETRY_MS, RETRY_CAP_MS) / 1000
+        up.loop.later(wait, lambda: self._resume(decoder))
+
+    def _resume(self, decoder: Decoder) -> None:
+        up, call = self.up, self.call
+        if call.done or up._closed:
+            return
+        headers = dict(up._headers(None), Accept="text/event-stream")
+        headers.pop("Content-Type", None)
+        headers["Last-Event-ID"] = decoder.last_id
+        carried = Decoder()
+        carried.last_id, carried.retry = decoder.last_id, decoder.retry
+        call.exchange = up._exchange("GET", None, headers, _Reply(up, call, resume=carried))
+
+    def _error_status(self) -> None:
+        up, call, status = self.up, self.call, self.status
+        body = b"".join(self.body)
+        try:
+            response = as_response(json.loads(body), call.message.get("id"))
+        except ValueError:
+            response = None
+        if response is not None and "error" in response:
+            up._answer(call, response)  # the server's own JSON-RPC error (its id may be null or "server-error")
+            return
+        text = body.decode("utf-8", "replace").strip()[:300]
+        detail = f": {text}" if text else ""
+        if self.resuming:
+            up._fail(call, f"the provider's stream ended before the reply and could not be resumed (HTTP {status}){detail}")
+        elif status == 404:
+            up._fail(call, f"the provider at {up._where()} answered HTTP 404 (not found){detail}; is the URL in the model right?",
+                     -32601)
+        else:
+            up._fail(call, f"the provider answered HTTP {status}{detail}", SERVER_ERROR if status >= 500 else -32602)
+
+
+class _Ack:
+    """The reply to a notification or to the client's answer (202, nothing to read)."""
+
+    def __init__(self, upstream: Upstream, message: dict[str, Any]):
+        self.up = upstream
+        self.message = message
+        self.status = 0
+
+    def head(self, exchange: transport.Exchange, response: Any) -> None:
+        self.status = response.status
+
+    def chunk(self, exchange: transport.Exchange, data: bytes) -> None:
+        pass
+
+    def end(self, exchange: transport.Exchange, problem: str | None) -> None:
+        up = self.up
+        up._exchanges.discard(exchange)
+        what = self.message.get("method") or "an answer to the provider's request"
+        if problem is not None:
+            up.log(f"{what} did not reach the provider: {problem}")
+        elif self.status >= 400:
+            up.log(f"{what} was refused by the provider (HTTP {self.status})")
+        elif self.message.get("method") == "notifications/initialized":
+            up._listen()
+        up._unblock()
+
+
+class _Listen:
+    """The standalone GET stream: the server's requests and notifications outside any request."""
+
+    def __init__(self, upstream: Upstream, last_id: str, retry: int | None, failures: int):
+        self.up = upstream
+        self.decoder = Decoder()
+        self.decoder.last_id, self.decoder.retry = last_id, retry
+        self.failures = failures
+        self.status = 0
+        self.heard = False
+
+    def head(self, exchange: transport.Exchange, response: Any) -> None:
+        self.status = response.status
+
+    def chunk(self, exchange: transport.Exchange, data: bytes) -> None:
+        if 200 <= self.status < 300:
+            for event in self.decoder.feed(data):
+                self.heard = True
+                self.up._event(None, event.data)
+
+    def end(self, exchange: transport.Exchange, problem: str | None) -> None:
+        up = self.up
+        up._exchanges.discard(exchange)
+        if up._listening is not exchange or up._closed:
+            return
+        up._listening = None
+        if self.status == 405:
+            return  # the server has no stream of its own: nothing is lost
+        if 400 <= self.status < 500 and self.status != 408:
+            up.log(f"the provider refused its listening stream (HTTP {self.status}); its own requests will not arrive")
+            return
+        failures = 0 if self.heard else self.failures + 1
+        if failures >= LISTEN_ATTEMPTS:
+            up.log(f"the provider's listening stream failed {failures} times in a row; given up")
+            return
+        wait = min(self.decoder.retry if self.decoder.retry is not None else DEFAULT_RETRY_MS * 1.5**failures, RETRY_CAP_MS) / 1000
+        up.loop.later(wait, lambda: up._listen(self.decoder.last_id, self.decoder.retry, failures))
+
+
+def _refused(settings: Settings, status: int) -> str:
+    if settings.token_env:
+        return f"the provider refused the token (HTTP {status}); check ${settings.token_env}"
+    return (f"the provider asks for authorization (HTTP {status}) and provider {settings.provider} has no token_env; "
+            "give it the name of the variable that holds its token (projector does not sign in with OAuth)")

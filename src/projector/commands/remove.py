@@ -1,0 +1,70 @@
+"""`projector remove`: every projector entry out of every client, each file as it was before.
+
+A sync of a model with no providers, over every client projector knows (a client uninstalled
+since still has its file) and every file the ledger names (one a variable such as CODEX_HOME
+pointed at back then): projector's entries go, and so does a servers key or a whole file that
+projector created. Entries changed by hand stay unless --force. Project files are not touched:
+projector never writes entries into them. The model stays; the shell hook, if still installed,
+writes the entries again at the next prompt.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from projector.commands.common import UsageError, busy, carry_out, report_warnings
+from projector.compile import clients as client_registry
+from projector.compile import engine, ledger
+from projector.compile.system import RealSystem
+from projector.compile.targets import TargetFile
+from projector.core import files, model
+from projector.core.errors import Problem, did_you_mean, display_path
+from projector.core.locations import home
+
+
+def run(config: str | None, only: list[str] | None, force: bool) -> int:
+    from projector import fastpath
+    from projector.compile.report import change_line
+
+    environ = os.environ
+    known = client_registry.registry()
+    unknown = [c for c in only or () if c not in known]
+    if unknown:
+        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    clients = [c for i, c in known.items() if not only or i in only]
+    nothing = model.Model(model.model_path(config, environ).absolute(), None, (), ())
+
+    def removal() -> tuple[engine.Outcome, ledger.Ledger]:
+        state = ledger.load(ledger.ledger_path(environ))
+        outcome = engine.compute(nothing, clients, environ, state, RealSystem(), force=force)
+        return _with_recorded_files(outcome, state, clients, force), state
+
+    try:
+        outcome, written = carry_out(removal, 10.0)
+    except files.Busy:
+        return busy("nothing was changed")
+    fastpath.forget(str(nothing.source), environ)  # the next sync works the entries out afresh
+    changed = [result for result in written.results if result.changed]
+    for result in changed:
+        print(change_line(result))
+    if not changed and not outcome.problems and not written.problems:
+        print("nothing to remove: no client file holds an entry projector wrote")
+    report_warnings(outcome, written.problems)
+    return 1 if outcome.problems or written.problems else 0
+
+
+def _with_recorded_files(outcome: engine.Outcome, state: ledger.Ledger, clients: list, force: bool) -> engine.Outcome:
+    """``outcome`` with the files the ledger names that are not among its targets."""
+    by_id = {c.id: c for c in clients}
+    seen = {str(c.global_file(os.environ)) for c in clients} | {r.target.ledger_key for r in outcome.results}
+    results, problems = list(outcome.results), list(outcome.problems)
+    for path, record in state.files.items():
+        client = by_id.get(record.client)
+        if client is None or path in seen or "#" in path:  # path#key: hook groups, in a hook file no client reads now
+            continue
+        target = TargetFile(client, Path(path), display_path(path, home(os.environ)), client.format, client.servers_key, {}, (), client.name)
+        result = engine.evaluate(target, record, {}, force, outcome.system)
+        (problems if isinstance(result, Problem) else results).append(result)
+    return replace(outcome, results=tuple(results), problems=tuple(problems))

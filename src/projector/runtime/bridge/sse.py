@@ -1,0 +1,85 @@
+"""Server-sent events, decoded as bytes arrive (WHATWG HTML, "Interpreting an event stream").
+
+Push-style, so the bridge's one loop can feed whatever a socket had and move on: lines end in
+CRLF, LF or CR (a CR at the end of a chunk waits for the next one to know); one leading BOM is
+dropped; ``:`` lines are comments; ``field: value`` loses one leading space; ``data`` lines join
+with LF; ``id`` moves the last event id (ignored when it holds NUL) and persists; ``retry`` counts
+only when all ASCII digits; a blank line dispatches, unless the data buffer is empty; an event
+cut off at the end of the stream is dropped.
+"""
+
+from __future__ import annotations
+
+
+class Event:
+    """One dispatched event. (A plain class: one is made per message on a stream.)"""
+
+    __slots__ = ("data", "type")
+
+    def __init__(self, data: str, type: str):  # noqa: A002 - the spec's name for it
+        self.data = data
+        self.type = type  # "message" when the stream named none
+
+
+class Decoder:
+    def __init__(self) -> None:
+        self.last_id = ""  # the last event id seen, dispatched or not (what a resumption sends)
+        self.retry: int | None = None  # the server's reconnection time in ms, when it gave one
+        self._pending: list[bytes] = []  # an unfinished line
+        self._after_cr = False  # the last chunk ended in CR: an LF starting the next one is part of it
+        self._started = False  # the BOM check is done
+        self._data: list[str] = []
+        self._type = ""
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """The events ``chunk`` completes."""
+        if self._after_cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]  # the LF of a CRLF split between two chunks
+        self._after_cr = False
+        if self._started and b"\n" not in chunk and b"\r" not in chunk:
+            self._pending.append(chunk)  # a long line arriving piece by piece: join it once, at its end
+            return []
+        text = b"".join(self._pending) + chunk
+        if not self._started:
+            if len(text) < 3 and b"\xef\xbb\xbf".startswith(text):
+                self._pending = [text]
+                return []
+            self._started = True
+            if text.startswith(b"\xef\xbb\xbf"):
+                text = text[3:]
+        self._after_cr = text.endswith(b"\r")
+        lines = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        self._pending = [lines.pop()]  # after the last line end: unfinished
+        events = []
+        for line in lines:
+            event = self._line(line.decode("utf-8", "replace"))
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _line(self, line: str) -> Event | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._type = value
+        elif name == "id":
+            if "\0" not in value:
+                self.last_id = value
+        elif name == "retry":
+            if value.isascii() and value.isdigit():
+                self.retry = int(value)
+        return None
+
+    def _dispatch(self) -> Event | None:
+        data, kind = self._data, self._type
+        self._data, self._type = [], ""
+        if not data:
+            return None
+        return Event("\n".join(data), kind or "message")

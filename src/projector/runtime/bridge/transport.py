@@ -1,0 +1,450 @@
+"""HTTP/1.1 to the provider with the standard library's ``http.client``.
+
+Keep-alive connections (TCP_NODELAY: http.client sends a request's headers and body in two
+writes, which Nagle and delayed ACKs would hold ~40 ms), read as replies arrive so the bridge's
+one loop never waits on a slow stream. TLS is set up only for an ``https`` URL, when its first
+connection opens (``ssl`` is not even imported before). ``HTTPS_PROXY``/``HTTP_PROXY``/
+``ALL_PROXY`` and ``NO_PROXY`` are honoured: https goes through a CONNECT tunnel, plain http
+through the proxy in absolute form.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import Mapping
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+from urllib.parse import unquote, urlsplit
+
+from projector.runtime.bridge.loop import Interrupted, Loop
+
+
+def _http_client() -> Any:
+    """``http.client`` without its eager ``import ssl`` (only for HTTPSConnection, which the
+    bridge does not use: TLS is set up below, and only for https)."""
+    if "http.client" not in sys.modules and "ssl" not in sys.modules:
+        sys.modules["ssl"] = None  # type: ignore[assignment] - makes its `import ssl` fail
+        try:
+            import http.client
+        finally:
+            del sys.modules["ssl"]
+    import http.client
+
+    return http.client
+
+
+http_client = _http_client()
+CHUNK = 1 << 16
+IO_TIMEOUT = 30.0  # seconds any one connect, send or read may block
+
+
+class Proxy:
+    """An http proxy from the environment. (Plain classes here: a frozen dataclass compiles six
+    methods when it is defined, ~0.7 ms of every bridge start.)"""
+
+    __slots__ = ("host", "port", "authorization")
+
+    def __init__(self, host: str, port: int, authorization: str | None):
+        self.host = host
+        self.port = port
+        self.authorization = authorization  # Proxy-Authorization, from the proxy URL's user:password
+
+
+class Endpoint:
+    """Where requests go: the provider, or its proxy."""
+
+    __slots__ = ("scheme", "host", "port", "target", "proxy")
+
+    def __init__(self, scheme: str, host: str, port: int, target: str, proxy: Proxy | None):
+        self.scheme = scheme  # http | https
+        self.host = host
+        self.port = port
+        self.target = target  # what the request line names: path?query, or the absolute URL through a plain-http proxy
+        self.proxy = proxy
+
+    @property
+    def tunnel(self) -> bool:
+        return self.proxy is not None and self.scheme == "https"
+
+
+def endpoint(url: str, environ: Mapping[str, str]) -> Endpoint:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {url}")
+    port = parts.port or (443 if scheme == "https" else 80)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    proxy = proxy_for(scheme, parts.hostname, port, environ)
+    target = path if proxy is None or scheme == "https" else f"{scheme}://{parts.netloc}{path}"
+    return Endpoint(scheme, parts.hostname, port, target, proxy)
+
+
+def moved(old: Endpoint, location: str, environ: Mapping[str, str]) -> Endpoint | None:
+    """Where a redirect points, when it stays on the same origin (the token goes nowhere else)."""
+    if location.startswith("/"):
+        location = f"{old.scheme}://{_netloc(old.host, old.port)}{location}"
+    try:
+        new = endpoint(location, environ)
+    except ValueError:
+        return None
+    return new if (new.scheme, new.host, new.port) == (old.scheme, old.host, old.port) else None
+
+
+def _netloc(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+# --------------------------------------------------------------------------- proxies
+
+
+def proxy_for(scheme: str, host: str, port: int, environ: Mapping[str, str]) -> Proxy | None:
+    """The proxy the environment names for this URL, as curl and httpx read it."""
+    if _bypassed(host, port, environ.get("no_proxy", environ.get("NO_PROXY", ""))):
+        return None
+    names = [f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"]
+    if scheme == "http" and "REQUEST_METHOD" in environ:
+        names.remove("HTTP_PROXY")  # a CGI request's Proxy: header would land there (httpoxy)
+    value = next((environ[name] for name in names if environ.get(name)), "")
+    if not value:
+        return None
+    if "://" not in value:
+        value = "http://" + value
+    parts = urlsplit(value)
+    if parts.scheme.lower() != "http" or not parts.hostname:
+        raise ValueError(f"the proxy for {scheme} URLs is not an http:// proxy; projector speaks to http proxies only")
+    authorization = None
+    if parts.username is not None:
+        import base64
+
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        authorization = "Basic " + base64.b64encode(pair).decode("ascii")
+    return Proxy(parts.hostname, parts.port or 80, authorization)
+
+
+def _bypassed(host: str, port: int, no_proxy: str) -> bool:
+    host = host.lower().strip("[]")
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if entry_port and entry_port != str(port):
+            continue
+        name = (name or entry).strip("[]").lstrip(".")
+        if host == name or host.endswith("." + name) or _in_network(host, name):
+            return True
+    return False
+
+
+def _in_network(host: str, entry: str) -> bool:
+    if "/" not in entry:
+        return False
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host) in ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        return False
+
+
+# --------------------------------------------------------------------------- connections
+
+_tls: Any = None
+
+
+def _tls_context() -> Any:
+    """The system's trust store (``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured), made once."""
+    global _tls
+    if _tls is None:
+        import ssl
+
+        _tls = ssl.create_default_context()
+        _tls.set_alpn_protocols(["http/1.1"])
+    return _tls
+
+
+class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
+    """One keep-alive connection to the endpoint (through its proxy, if any)."""
+
+    def __init__(self, place: Endpoint, timeout: float):
+        via = place.proxy
+        super().__init__(via.host if via else place.host, via.port if via else place.port, timeout=timeout)
+        self.place = place
+        self._create_connection = self._open
+        if place.tunnel:
+            assert via is not None
+            headers = {"Proxy-Authorization": via.authorization} if via.authorization else None
+            self.set_tunnel(place.host, place.port, headers=headers)
+
+    @staticmethod
+    def _open(address: tuple[str, int], *args: Any) -> socket.socket:
+        host, port = address
+        # An ASCII host as bytes: a str would make getaddrinfo import the idna codec (~3 ms).
+        return socket.create_connection((host.encode("ascii") if host.isascii() else host, port), *args)  # type: ignore[arg-type]
+
+    def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
+        """A request's headers and its body in one write: http.client sends them apart, two
+        segments that wake the server twice."""
+        if not isinstance(message_body, bytes) or encode_chunked:
+            return super()._send_output(message_body, encode_chunked)  # type: ignore[misc]
+        self._buffer.extend((b"", message_body))
+        message = b"\r\n".join(self._buffer)
+        del self._buffer[:]
+        self.send(message)
+        return None
+
+    def connect(self) -> None:
+        super().connect()  # TCP with TCP_NODELAY (http.client sets it), then a proxy's CONNECT
+        if self.place.scheme == "https":
+            self.sock = _tls_context().wrap_socket(self.sock, server_hostname=self.place.host)
+
+
+class Pool:
+    """Idle keep-alive connections to one endpoint."""
+
+    KEEP = 4
+
+    def __init__(self, place: Endpoint):
+        self.place = place
+        self._idle: list[Connection] = []
+
+    def take(self, timeout: float) -> tuple[Connection, bool]:
+        """A connection and whether it was used before (a server may have closed it since: the
+        exchange then tries once more on a new one)."""
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.place is self.place and connection.sock is not None:
+                connection.timeout = timeout
+                connection.sock.settimeout(timeout)  # blocking again (with a limit) for the next request
+                return connection, True
+            connection.close()
+        return Connection(self.place, timeout), False
+
+    def give(self, connection: Connection) -> None:
+        if len(self._idle) < self.KEEP and connection.sock is not None:
+            self._idle.append(connection)
+        else:
+            connection.close()
+
+    def close(self) -> None:
+        for connection in self._idle:
+            connection.close()
+        self._idle.clear()
+
+
+# --------------------------------------------------------------------------- one exchange
+
+
+class Sink:
+    """What an exchange tells about its reply (upstream's _Reply, _Ack and _Listen are sinks)."""
+
+    def head(self, exchange: Exchange, response: Any) -> None: ...
+    def chunk(self, exchange: Exchange, data: bytes) -> None: ...
+    def end(self, exchange: Exchange, problem: str | None) -> None: ...
+
+
+class Exchange:
+    """One request on a pooled connection; its reply handed to ``sink`` as it arrives: ``head``
+    once, ``chunk`` for each piece of the body, ``end`` once (``problem``: what went wrong).
+    ``cancel`` stops it without telling the sink."""
+
+    def __init__(self, loop: Loop, pool: Pool, method: str, body: bytes | None, headers: dict[str, str], sink: Sink,
+                 timeout: float = IO_TIMEOUT):
+        self.loop, self.pool, self.method, self.body, self.headers, self.sink = loop, pool, method, body, headers, sink
+        self.timeout = timeout
+        self.response: Any = None
+        self.done = False
+        self._connection: Connection | None = None
+        self._sock: socket.socket | None = None
+        self._reused = False
+        self._body: Body = Body(None)
+
+    def start(self) -> Exchange:
+        self._connection, self._reused = self.pool.take(self.timeout)
+        try:
+            with self.loop.blocking():
+                self._connection.request(self.method, self.pool.place.target, body=self.body, headers=self.headers)
+        except Exception as error:  # noqa: BLE001 - every failure ends the exchange with words, not a traceback
+            if self._reused and not isinstance(error, Interrupted):
+                return self._again()
+            self._fail(error)
+            return self
+        self._sock = self._connection.sock
+        self.loop.watch(self._sock, self._readable)
+        return self
+
+    def _again(self) -> Exchange:
+        """The server had closed the reused connection: the same request on a new one."""
+        assert self._connection is not None
+        self._connection.close()
+        self.pool = _Fresh(self.pool)
+        return self.start()
+
+    def cancel(self) -> None:
+        if not self.done:
+            self.done = True
+            self._release(keep=False)
+
+    def _readable(self) -> None:
+        try:
+            if self.response is None:
+                with self.loop.blocking():
+                    self.response = self._connection.getresponse()  # type: ignore[union-attr]
+                self._body = Body(self.response)
+                assert self._sock is not None
+                self._sock.settimeout(0.0)  # the body is read as it comes: never wait for more here
+                self.sink.head(self, self.response)
+            while not self.done:
+                if self._body.finished:
+                    self.done = True
+                    self._release(keep=not self.response.will_close)
+                    self.sink.end(self, None)
+                    return
+                data = self._read()
+                if data is None:
+                    return  # nothing yet: the loop calls again when the socket is readable
+                if not data:
+                    if not self._body.until_closed:
+                        raise http_client.IncompleteRead(b"")
+                    self._body.finished = True
+                    continue
+                payload = self._body.feed(data)
+                if payload:
+                    self.sink.chunk(self, payload)
+        except Exception as error:  # noqa: BLE001 - see start()
+            if self.response is None and self._reused and not isinstance(error, Interrupted):
+                self.loop.unwatch(self._sock)
+                self._again()
+                return
+            self._fail(error)
+
+    def _read(self) -> bytes | None:
+        """What the socket has: bytes, b"" at its end, None when nothing came yet. (http.client
+        decodes chunks only with blocking reads, so the body is read raw, see Body.) A read of
+        CHUNK (more than the reader's buffer) always empties its buffer, so waiting for the
+        socket to be readable never leaves buffered bytes behind."""
+        try:
+            data = self.response.fp.read1(CHUNK)
+        except BlockingIOError:
+            return None
+        except OSError as error:
+            if type(error).__name__ == "SSLWantReadError":
+                return None
+            raise
+        if data or self.pool.place.scheme == "https":
+            return data  # TLS says "nothing yet" with SSLWantReadError: an empty read is its end
+        try:  # plain TCP: no data, or the server's close?
+            return b"" if self._sock.recv(1, socket.MSG_PEEK) == b"" else self._read()  # type: ignore[union-attr]
+        except BlockingIOError:
+            return None
+
+    def _fail(self, error: BaseException) -> None:
+        if self.done:
+            return
+        self.done = True
+        self._release(keep=False)
+        self.sink.end(self, describe(error))
+
+    def _release(self, keep: bool) -> None:
+        if self._sock is not None:
+            self.loop.unwatch(self._sock)
+        if self.response is not None:
+            self.response.close()
+        if self._connection is not None:
+            if keep:
+                self.pool.give(self._connection)
+            else:
+                self._connection.close()
+
+
+class Body:
+    """Where a reply's body ends, and its bytes without the chunked framing: fed raw bytes as
+    they arrive, it never waits for more (a chunk size line cut in two is simply kept)."""
+
+    def __init__(self, response: Any):
+        self.chunked = bool(response is not None and response.chunked)
+        self.left: int | None = None if response is None or self.chunked else response.length  # None: until closed
+        self.until_closed = not self.chunked and self.left is None
+        self.finished = not self.chunked and self.left == 0
+        self._state = "size"  # chunked: size | data | end-of-data | trailer
+        self._line = b""
+        self._size = 0  # chunked: bytes left in the current chunk
+
+    def feed(self, data: bytes) -> bytes:
+        if not self.chunked:
+            if self.left is not None:
+                data = data[: self.left]
+                self.left -= len(data)
+                self.finished = self.left == 0
+            return data
+        out: list[bytes] = []
+        at, size = 0, len(data)
+        while at < size and not self.finished:
+            if self._state == "data":
+                take = data[at : at + self._size]
+                out.append(take)
+                at += len(take)
+                self._size -= len(take)
+                if not self._size:
+                    self._state = "end-of-data"
+                continue
+            end = data.find(b"\n", at)
+            if end < 0:
+                self._line += data[at:]
+                break
+            line, self._line, at = (self._line + data[at:end]).rstrip(b"\r"), b"", end + 1
+            if self._state == "size":
+                self._size = int(line.split(b";", 1)[0].strip(), 16)  # ValueError: not chunked framing
+                self._state = "data" if self._size else "trailer"
+            elif self._state == "end-of-data":
+                self._state = "size"
+            elif not line:  # the blank line after the last chunk (and any trailers)
+                self.finished = True
+        return b"".join(out)
+
+
+class _Fresh:
+    """A pool that hands out a new connection once (for a retry after a stale one)."""
+
+    def __init__(self, pool: Pool):
+        self._pool = pool
+        self.place = pool.place
+
+    def take(self, timeout: float) -> tuple[Connection, bool]:
+        return Connection(self.place, timeout), False
+
+    def give(self, connection: Connection) -> None:
+        self._pool.give(connection)
+
+
+def describe(error: BaseException) -> str:
+    """What went wrong on the way to the provider, in words. Never an exception's own text where
+    it could hold a header (and so the token): http.client quotes a header it refuses."""
+    name = type(error).__name__
+    if isinstance(error, Interrupted):
+        return "the session ended first"
+    if isinstance(error, TimeoutError):
+        return "no answer in time"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, socket.gaierror):
+        return "its host name does not resolve"
+    if name == "SSLCertVerificationError":
+        return f"its TLS certificate is not trusted ({getattr(error, 'verify_message', '') or 'verification failed'})"
+    if name.startswith("SSL"):
+        return f"TLS failed ({getattr(error, 'reason', None) or name})"
+    if isinstance(error, http_client.RemoteDisconnected):
+        return "it closed the connection without answering"
+    if isinstance(error, http_client.HTTPException):
+        return f"its answer is not valid HTTP ({name})"
+    if isinstance(error, OSError) and str(error).startswith("Tunnel connection failed"):
+        return f"the proxy refused the tunnel ({str(error).partition(': ')[2][:80]})"
+    if isinstance(error, OSError):
+        return error.strerror or name
+    return name

@@ -1,0 +1,76 @@
+"""`projector diff` as git users expect it: colour and a pager on a terminal only, NO_COLOR and
+TERM=dumb honoured, and --stat."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+
+from test_cli import MODEL
+
+
+def on_terminal(sandbox, *args: str, **env: str) -> tuple[int, str]:
+    """Run projector with its stdout on a pseudo-terminal; what the terminal showed."""
+    main, secondary = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "projector", *args], env={**sandbox.env, **env}, cwd=sandbox.root,
+                               stdin=subprocess.DEVNULL, stdout=secondary, stderr=subprocess.PIPE)
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return process.wait(timeout=60), shown.decode().replace("\r\n", "\n")
+
+
+def pager(sandbox) -> str:
+    """A $PAGER that keeps what it was given, and its LESS, in files."""
+    script = sandbox.bin / "record-pager"
+    script.write_text(f'#!/bin/sh\necho "$LESS" > {sandbox.root}/pager-less\ncat > {sandbox.root}/paged\n')
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_on_a_terminal_the_diff_is_coloured_and_paged(sandbox):
+    config = sandbox.model(MODEL)
+    code, shown = on_terminal(sandbox, "diff", "--config", str(config), PAGER=pager(sandbox), TERM="xterm")
+    assert code == 1 and shown == "", "the pager shows it, not projector"
+    paged = (sandbox.root / "paged").read_text()
+    assert "\033[32m+" in paged and "+++ ~/.codex/config.toml" in paged
+    assert (sandbox.root / "pager-less").read_text() == "FRX\n", "less quits on one screen and keeps colours"
+
+
+def test_no_color_and_a_dumb_terminal_get_plain_text(sandbox):
+    config = sandbox.model(MODEL)
+    code, shown = on_terminal(sandbox, "diff", "--no-pager", "--config", str(config), NO_COLOR="1", TERM="xterm")
+    assert code == 1 and "+++ ~/.codex/config.toml" in shown and "\033[" not in shown
+    code, shown = on_terminal(sandbox, "diff", "--config", str(config), PAGER=pager(sandbox), TERM="dumb")
+    assert code == 1 and "+++ ~/.codex/config.toml" in shown and "\033[" not in shown
+    assert not (sandbox.root / "paged").exists(), "no pager on a dumb terminal"
+
+
+def test_a_pipe_gets_neither_colour_nor_pager(sandbox):
+    config = sandbox.model(MODEL)
+    result = sandbox.run("diff", config=config)
+    assert result.returncode == 1 and "\033[" not in result.stdout and result.stdout.startswith("--- /dev/null")
+
+
+def test_stat_counts_lines_per_file(sandbox):
+    config = sandbox.model(MODEL)
+    sandbox.file(".claude.json", '{\n  "theme": "dark"\n}\n')
+    result = sandbox.run("diff", "--stat", config=config)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == (
+        " ~/.claude.json       | 11 ++++++++++-\n"
+        " ~/.codex/config.toml |  3 +++\n"
+        " 2 files changed, 13 insertions(+), 1 deletion(-)\n"
+    )
+    sandbox.run("sync", config=config)
+    assert sandbox.run("diff", "--stat", config=config).stdout == ""

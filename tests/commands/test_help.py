@@ -1,0 +1,77 @@
+"""What `--help`, `--version` and shell completion show a person (snapshots at 80 columns)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+COMMANDS = ["diff", "sync", "status", "explain", "doctor", "adopt", "remove", "bind", "unbind", "trust", "untrust", "edit",
+            "hook", "completion", "init", "ps", "stop"]
+
+
+def _help(sandbox, *args: str) -> str:
+    result = subprocess.run([*sandbox_command(), *filter(None, args), "--help"], env={**sandbox.env, "COLUMNS": "80"}, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def sandbox_command() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "projector"]
+
+
+def test_every_help_text(sandbox, snapshot):
+    texts = {name: _help(sandbox, name) for name in ["", *COMMANDS]}
+    assert texts == snapshot
+    for name, text in texts.items():
+        lines = text.splitlines()
+        assert all(len(line) <= 80 for line in lines), f"{name}: a line wider than 80 columns"
+        assert "<str>" not in text and "<bool>" not in text and "…" not in text, name
+    listed = texts[""].split("Commands:\n")[1]
+    assert "..." not in listed, "every command's summary is whole"
+
+
+def test_unbind_help_speaks_of_unbinding(sandbox):
+    text = _help(sandbox, "unbind")
+    assert "bind" not in text.replace("unbind", "").replace("binding", ""), text
+
+
+def test_version(sandbox):
+    from projector import __version__
+
+    for flag in ("--version", "-V"):
+        result = sandbox.run(flag)
+        assert (result.returncode, result.stdout) == (0, f"projector {__version__}\n")
+
+
+SHELLS = {
+    "bash": ["bash", "--norc", "--noprofile", "-c",
+             'eval "$(projector completion bash)"; COMP_WORDS=(projector sy); COMP_CWORD=1; _projector_completion projector; '
+             'printf "%s\\n" "${COMPREPLY[@]}"; COMP_WORDS=(projector diff --client co); COMP_CWORD=3; '
+             '_projector_completion projector; printf "%s\\n" "${COMPREPLY[@]}"'],
+    "fish": ["fish", "--no-config", "-c", "projector completion fish | source; complete -C 'projector sy'; complete -C 'projector diff --client co'"],
+    "zsh": ["zsh", "-f", "-c", "autoload -Uz compinit && compinit -u; eval \"$(projector completion zsh)\"; whence -w _projector_completion"],
+}
+
+
+@pytest.mark.parametrize("shell", sorted(SHELLS))
+def test_completion_in_real_shells(sandbox, shell):
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (.ci/run installs it)")
+    sandbox.install_projector()
+    done = subprocess.run(SHELLS[shell], env=sandbox.env, capture_output=True, text=True, timeout=120, cwd=sandbox.root)
+    assert done.returncode == 0, done.stderr
+    if shell == "zsh":  # completing needs zle, which a script has not; the function is defined and registered
+        assert done.stdout.strip() == "_projector_completion: function"
+        return
+    words = [line.split("\t")[0] for line in done.stdout.splitlines()]
+    assert words == ["sync", "codex", "copilot"], done.stdout
+
+
+def test_completion_of_an_unknown_shell(sandbox):
+    result = sandbox.run("completion", "tcsh")
+    assert result.returncode == 2 and "no completion for 'tcsh'" in result.stderr

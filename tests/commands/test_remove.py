@@ -1,0 +1,60 @@
+"""`projector remove`: every projector entry out of every client, each file as it was before
+projector (the README's uninstall section runs it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from models import SIX_CLIENTS
+
+THEIRS = {
+    ".claude.json": '{\n  "numStartups": 3,\n  "mcpServers": {\n    "mine": {"command": "my-server"}\n  }\n}\n',
+    ".codex/config.toml": '# my codex\nmodel = "o3"\n',
+    ".config/opencode/opencode.jsonc": "{\n  // mine\n  \"theme\": \"dark\",\n}\n",
+}
+
+
+def test_remove_gives_back_every_file_as_it_was(sandbox):
+    sandbox.install_projector()
+    for relative, text in THEIRS.items():
+        sandbox.file(relative, text)
+    config = sandbox.model(SIX_CLIENTS)
+    assert sandbox.run("sync", config=config).returncode == 0
+    created = [".config/crush/crush.json", ".kiro/settings/mcp.json", ".copilot/mcp-config.json"]
+    assert all((sandbox.home / relative).exists() for relative in created)
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert {relative: (sandbox.home / relative).read_text() for relative in THEIRS} == THEIRS
+    assert not any((sandbox.home / relative).exists() for relative in created), "files projector created are gone"
+    assert "removed ~/.kiro/settings/mcp.json (Kiro)" in removed.stdout.splitlines()
+    assert json.loads((sandbox.home / ".local/state/projector/ledger.json").read_text())["files"] == {}
+    again = sandbox.run("remove", config=config)
+    assert again.stdout == "nothing to remove: no client file holds an entry projector wrote\n"
+
+
+def test_remove_works_without_a_model_and_keeps_hand_edits_unless_forced(sandbox):
+    config = sandbox.model(SIX_CLIENTS.replace("claude-code, codex, opencode, crush, kiro, copilot", "codex"))
+    assert sandbox.run("sync", config=config).returncode == 0
+    codex = sandbox.home / ".codex" / "config.toml"
+    codex.write_text(codex.read_text().replace('bearer_token_env_var = "WEB_TOKEN"', 'bearer_token_env_var = "MY_TOKEN"'))
+    config.unlink()  # an uninstall may come after the model is gone
+    kept = sandbox.run("remove")
+    assert kept.returncode == 0, kept.stderr
+    assert "[mcp_servers.web]" in codex.read_text() and "[mcp_servers.docs]" not in codex.read_text()
+    assert 'entry "web" of a removed provider was changed by hand; kept (--force removes it)' in kept.stderr
+    forced = sandbox.run("remove", "--force")
+    assert forced.returncode == 0 and not codex.exists()
+
+
+def test_a_file_projector_created_that_git_tracks_now_is_emptied_not_deleted(sandbox):
+    """A dotfiles repository in HOME took in the file projector created."""
+    config = sandbox.model(SIX_CLIENTS.replace("claude-code, codex, opencode, crush, kiro, copilot", "kiro"))
+    assert sandbox.run("sync", config=config).returncode == 0
+    git = ["git", "-C", str(sandbox.home), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", ".kiro/settings/mcp.json"], check=True)
+    subprocess.run([*git, "commit", "-qm", "dotfiles"], check=True)
+    assert sandbox.run("remove").returncode == 0
+    assert json.loads((sandbox.home / ".kiro/settings/mcp.json").read_text()) == {"mcpServers": {}}

@@ -1,0 +1,166 @@
+"""Sync of hook entries: one dispatcher group per event some workspace uses, in each client's hook
+file, owned through the ledger like servers; the user's own hooks untouched."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from projector.compile import clients, quirks
+from projector.fastpath import NOTHING_TO_DO
+from projector.core import hooks
+
+CLAUDE = ".claude/settings.json"
+CODEX_HOOKS = ".codex/hooks.json"
+CODEX_CONFIG = ".codex/config.toml"
+
+
+def _model(sandbox, bindings: str = "", top: str = "", clients_: str = "[claude-code, codex]"):
+    return sandbox.model(f"version: 1\nclients: {clients_}\nproviders: {{}}\n" + (f"hooks:\n{top}" if top else "")
+                         + (f"bindings:\n{bindings}" if bindings else ""))
+
+
+def _sync(sandbox, model, *flags):
+    done = sandbox.run("sync", *flags, config=model)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def _groups(sandbox, relative: str) -> dict:
+    return json.loads(sandbox.file(relative).read_text())["hooks"]
+
+
+def _dispatching(group: dict) -> str:
+    return group["hooks"][0]["command"]
+
+
+@pytest.fixture
+def two(sandbox):
+    sandbox.install_projector()
+    a, b = sandbox.home / "work" / "a", sandbox.home / "work" / "b"
+    return sandbox, (f"  {a}:\n    hooks:\n      ga: {{event: PreToolUse, command: guard-a}}\n"
+                     f"      fa: {{event: PostToolUse, matcher: Edit, command: fmt}}\n"
+                     f"  {b}:\n    hooks:\n      gb: {{event: PreToolUse, matcher: Bash, command: guard-b}}\n")
+
+
+def test_one_group_per_event_however_many_workspaces_use_it(two):
+    sandbox, bindings = two
+    model = _model(sandbox, bindings)
+    _sync(sandbox, model)
+    for relative in (CLAUDE, CODEX_HOOKS):
+        groups = _groups(sandbox, relative)
+        assert sorted(groups) == ["PostToolUse", "PreToolUse"]
+        assert all(len(g) == 1 and "matcher" not in g[0] for g in groups.values()), "the dispatcher matches; the entry takes all"
+        assert _dispatching(groups["PreToolUse"][0]) == f"{sandbox.bin}/projector dispatch --config {model} PreToolUse"
+    assert _sync(sandbox, model).stdout == f"{NOTHING_TO_DO}\n", "a second sync changes nothing"
+
+
+def test_an_event_no_workspace_uses_any_more_goes_and_the_rest_stays(two):
+    sandbox, bindings = two
+    _sync(sandbox, _model(sandbox, bindings))
+    _sync(sandbox, _model(sandbox, bindings.replace("event: PostToolUse", "event: PostToolUse, enabled: false")))
+    for relative in (CLAUDE, CODEX_HOOKS):
+        assert sorted(_groups(sandbox, relative)) == ["PreToolUse"]
+    config = sandbox.file(CODEX_CONFIG).read_text()
+    assert "pre_tool_use:0:0" in config and "post_tool_use" not in config, "the trust entry goes with its group"
+
+
+def test_the_users_own_hooks_stay_and_the_file_comes_back_byte_for_byte(two):
+    sandbox, bindings = two
+    mine = ('{\r\n\t"model": "opus",\r\n\t"hooks": {\r\n\t\t"PreToolUse": [ {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]} ],\r\n'
+            '\t\t"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]\r\n\t}\r\n}')
+    sandbox.file(CLAUDE, mine)
+    codex_mine = '# mine\nmodel = "o3"\n\n[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:00"\n'
+    sandbox.file(CODEX_CONFIG, codex_mine)
+    sandbox.file(CODEX_HOOKS, '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "theirs"}]}]}}')
+    _sync(sandbox, _model(sandbox, bindings))
+    groups = _groups(sandbox, CLAUDE)
+    assert groups["PreToolUse"][0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}
+    assert "dispatch" in _dispatching(groups["PreToolUse"][1]) and groups["Stop"] == [{"hooks": [{"type": "command", "command": "notify"}]}]
+    assert b"\r\n\t\t\t{" in sandbox.file(CLAUDE).read_bytes(), "written in the file's own style"
+    assert "hooks.json:pre_tool_use:1:0" in sandbox.file(CODEX_CONFIG).read_text(), "the trust key follows the group's place"
+    _sync(sandbox, _model(sandbox))
+    assert sandbox.file(CLAUDE).read_bytes() == mine.encode()
+    assert sandbox.file(CODEX_CONFIG).read_text() == codex_mine
+    assert _groups(sandbox, CODEX_HOOKS) == {"PreToolUse": [{"hooks": [{"type": "command", "command": "theirs"}]}]}
+
+
+def test_a_files_created_for_hooks_go_again_with_the_last_hook(two):
+    sandbox, bindings = two
+    _sync(sandbox, _model(sandbox, bindings))
+    _sync(sandbox, _model(sandbox))
+    assert not sandbox.file(CLAUDE).exists() and not sandbox.file(CODEX_HOOKS).exists() and not sandbox.file(CODEX_CONFIG).exists()
+
+
+def test_a_group_changed_by_hand_is_drift_and_force_puts_it_back(two):
+    sandbox, bindings = two
+    model = _model(sandbox, bindings)
+    _sync(sandbox, model)
+    path = sandbox.file(CLAUDE)
+    edited = path.read_text().replace('"timeout": 600', '"timeout": 5')
+    path.write_text(edited)
+    done = _sync(sandbox, model)
+    assert 'entry "PreToolUse" was changed by hand' in done.stderr and path.read_text() == edited
+    _sync(sandbox, model, "--force")
+    assert '"timeout": 600' in path.read_text() and '"timeout": 5' not in path.read_text()
+
+
+def test_a_dispatcher_group_projector_did_not_record_is_adopted(two):
+    sandbox, bindings = two
+    sandbox.file(CLAUDE, json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "/old/place/projector dispatch PreToolUse", "timeout": 600}]}]}}))
+    _sync(sandbox, _model(sandbox, bindings))
+    groups = _groups(sandbox, CLAUDE)["PreToolUse"]
+    assert len(groups) == 1 and _dispatching(groups[0]).startswith(f"{sandbox.bin}/projector dispatch")
+
+
+def test_each_client_gets_the_events_it_has(sandbox):
+    sandbox.install_projector()
+    done = _sync(sandbox, _model(sandbox, top="  ping: {event: Notification, command: notify-send}\n"))
+    assert list(_groups(sandbox, CLAUDE)) == ["Notification"]
+    assert not sandbox.file(CODEX_HOOKS).exists()
+    assert "Codex CLI has no Notification hooks" in done.stderr
+    for client in clients.registry().values():
+        if client.hooks is not None:
+            assert {e for e, _ in client.hooks.events} <= set(hooks.EVENTS), client.id
+
+
+def test_without_projector_on_path_no_hook_entries_and_a_warning(sandbox):
+    done = sandbox.run("sync", config=_model(sandbox, top="  x: {event: Stop, command: x}\n"))
+    assert "hooks run through projector, which is not on PATH" in done.stderr
+    assert not sandbox.file(CLAUDE).exists()
+
+
+def test_hooks_in_a_trusted_project_file_get_their_events(sandbox):
+    sandbox.install_projector()
+    folder = sandbox.home / "work" / "p"
+    folder.mkdir(parents=True)
+    (folder / ".projector.yaml").write_text("hooks:\n  own: {event: SessionStart, command: hello}\n")
+    model = _model(sandbox)
+    assert sandbox.run("trust", str(folder), config=model).returncode == 0
+    _sync(sandbox, model)
+    assert list(_groups(sandbox, CLAUDE)) == ["SessionStart"]
+
+
+def test_the_trust_hash_is_the_one_codex_computes():
+    """currentHash values a running codex 0.171.0 gave in app-server hooks/list for groups a sync
+    wrote (the real-client tier checks every sync against a running codex)."""
+    def hashed(label: str, event: str) -> str:
+        group = {"hooks": [{"type": "command", "command": f"/tmp/hk/bin/projector dispatch --config /tmp/hk/m4.yaml {event}", "timeout": 600}]}
+        return quirks.hook_hash(label, group, group["hooks"][0])
+
+    assert hashed("pre_tool_use", "PreToolUse") == "sha256:f787595e4e13ae90e04e809938580060e6907952aca63b037b5c9cda60b28f5a"
+    assert hashed("user_prompt_submit", "UserPromptSubmit") == "sha256:f8e7772cdb540d4ea3b8c507d1ca7e651f2073e3e07755b74332e67432cb2b32"
+    assert quirks.snake("PostToolUseFailure") == "post_tool_use_failure"
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="paths of the sandbox")
+def test_a_hook_group_in_a_json_file_with_comments_is_refused_only_where_the_client_reads_strict_json(sandbox):
+    sandbox.install_projector()
+    sandbox.file(CLAUDE, '{"hooks": {}, // mine\n}\n')
+    done = sandbox.run("sync", config=_model(sandbox, top="  x: {event: Stop, command: x}\n"))
+    assert done.returncode == 1 and "settings.json:1:" in done.stderr and "not valid JSON" in done.stderr
+    assert sandbox.file(CLAUDE).read_text() == '{"hooks": {}, // mine\n}\n'
+    assert "dispatch" in sandbox.file(CODEX_HOOKS).read_text(), "the other client still syncs"

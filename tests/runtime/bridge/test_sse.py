@@ -1,0 +1,52 @@
+"""The SSE decoder against the spec's edge cases (WHATWG HTML, "Interpreting an event stream"),
+fed whole and byte by byte (a socket may cut anywhere)."""
+
+from __future__ import annotations
+
+import pytest
+
+from projector.runtime.bridge.sse import Decoder
+
+CASES = {
+    # name: (stream, [(type, data)...], last id, retry)
+    "multi-line data joins with LF": (b"data: a\ndata: b\n\n", [("message", "a\nb")], "", None),
+    "CRLF line ends": (b"data: a\r\ndata: b\r\n\r\n", [("message", "a\nb")], "", None),
+    "CR line ends": (b"data: a\rdata: b\r\r", [("message", "a\nb")], "", None),
+    "mixed line ends": (b"data: a\n\r\ndata: b\r\n\n", [("message", "a"), ("message", "b")], "", None),
+    "a leading BOM is dropped": (b"\xef\xbb\xbfdata: a\n\n", [("message", "a")], "", None),
+    "only one BOM is dropped": (b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\n", [], "", None),
+    "comments are skipped": (b": ping\ndata: a\n: more\n\n", [("message", "a")], "", None),
+    "one leading space is removed": (b"data:  a\ndata:b\n\n", [("message", " a\nb")], "", None),
+    "a field without colon is empty": (b"data\ndata\n\n", [("message", "\n")], "", None),
+    "event names the type": (b"event: note\ndata: a\n\n", [("note", "a")], "", None),
+    "retry with digits": (b"retry: 1500\n\n", [], "", 1500),
+    "retry not all digits is ignored": (b"retry: 15x\nretry: -1\nretry:  3\nretry: 1_0\n\n", [], "", None),
+    "id persists across events": (b"id: 7\ndata: a\n\ndata: b\n\n", [("message", "a"), ("message", "b")], "7", None),
+    "id with NUL is ignored": (b"id: 1\nid: 2\x00\n\n", [], "1", None),
+    "empty id resets it": (b"id: 1\n\nid\n\n", [], "", None),
+    "a priming event has empty data": (b"id: p\ndata: \n\n", [("message", "")], "p", None),
+    "no data: no event, id still moves": (b"id: q\nevent: x\n\n", [], "q", None),
+    "an event cut at the end is dropped": (b"data: a\n\ndata: b\n", [("message", "a")], "", None),
+    "unknown fields are ignored": (b"foo: bar\ndata: a\n\n", [("message", "a")], "", None),
+    "UTF-8 split across chunks": ("data: \u00e9\u4e2d\n\n".encode(), [("message", "\u00e9\u4e2d")], "", None),
+}
+
+
+def decoded(stream: bytes, pieces: list[bytes]) -> tuple[list[tuple[str, str]], str, int | None]:
+    decoder = Decoder()
+    events = [(e.type, e.data) for piece in pieces for e in decoder.feed(piece)]
+    return events, decoder.last_id, decoder.retry
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_spec_edge_cases_whole_and_byte_by_byte(name):
+    stream, events, last_id, retry = CASES[name]
+    assert decoded(stream, [stream]) == (events, last_id, retry)
+    assert decoded(stream, [stream[i : i + 1] for i in range(len(stream))]) == (events, last_id, retry)
+
+
+def test_a_long_line_in_many_chunks_is_joined_once():
+    payload = b"x" * (5 << 20)
+    chunks = [b"data: "] + [payload[i : i + 65536] for i in range(0, len(payload), 65536)] + [b"\n\n"]
+    events, _, _ = decoded(b"", chunks)
+    assert events == [("message", payload.decode())]

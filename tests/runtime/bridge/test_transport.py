@@ -1,0 +1,117 @@
+"""The bridge's HTTP transport against real peers on loopback: an https provider whose CA is a
+throw-away one the system trusts through SSL_CERT_FILE, and a CONNECT proxy (HTTPS_PROXY)."""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+
+import pytest
+from conftest import throwaway_ca
+from test_bridge import INIT, INITIALIZED, Layout, Raw, kbs_sent, with_client
+
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+class ConnectProxy:
+    """A CONNECT-only HTTP proxy: records each tunnel asked for, then copies bytes both ways."""
+
+    def __init__(self) -> None:
+        self.tunnels: list[tuple[str, str | None]] = []  # (host:port, Proxy-Authorization)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
+
+    def _tunnel(self, client: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = client.recv(4096)
+            if not data:
+                return client.close()
+            head += data
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, _ = lines[0].split(" ", 2)
+        authorization = next((line.split(":", 1)[1].strip() for line in lines[1:] if line.lower().startswith("proxy-authorization:")), None)
+        self.tunnels.append((target, authorization))
+        if method != "CONNECT":
+            client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            return client.close()
+        host, port = target.rsplit(":", 1)
+        upstream = socket.create_connection((host, int(port)))
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        ends = [client, upstream]
+        while True:
+            ready, _, _ = select.select(ends, [], [], 30)
+            if not ready:
+                break
+            for end in ready:
+                data = end.recv(65536)
+                if not data:
+                    client.close(), upstream.close()
+                    return None
+                (upstream if end is client else client).sendall(data)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+def tls_server(kb_server, tmp_path):
+    ca, cert, key = throwaway_ca(tmp_path)
+    return kb_server(options=("--tls", str(cert), str(key))), ca
+
+
+def test_an_https_provider_is_reached_with_the_systems_trust(tls_server, tmp_path):
+    server, ca = tls_server
+    layout = Layout(tmp_path, server.url)
+    layout.env["SSL_CERT_FILE"] = str(ca)
+    tools = with_client(layout.params("work/a"), lambda c: c.list_tools())
+    assert any(t.name == "search" for t in tools.tools)
+    assert kbs_sent(server) == {"kbs=api-a,handbook"}
+    assert server.requests()[-1]["method"] == "DELETE"
+
+
+def test_an_untrusted_certificate_is_a_clear_error(tls_server, tmp_path):
+    server, _ = tls_server
+    bridge = Raw(Layout(tmp_path, server.url), "work/a")
+    bridge.send(INIT)
+    message = bridge.receive()["error"]["message"]
+    assert message.startswith("projector: cannot reach the provider at https://127.0.0.1:") and "certificate is not trusted" in message
+    assert bridge.close() == 0
+    assert server.requests() == []
+
+
+@pytest.mark.parametrize("credentials", ["", "user:p%40ss@"])
+def test_https_goes_through_the_proxy_in_a_connect_tunnel(tls_server, tmp_path, credentials):
+    server, ca = tls_server
+    proxy = ConnectProxy()
+    layout = Layout(tmp_path, server.url)
+    layout.env.update(SSL_CERT_FILE=str(ca), HTTPS_PROXY=f"http://{credentials}127.0.0.1:{proxy.port}", NO_PROXY="localhost")
+    bridge = Raw(layout, "work/a")
+    bridge.send(INIT, INITIALIZED, TOOLS_LIST)
+    assert "result" in bridge.receive()
+    assert "tools" in bridge.receive()["result"]
+    assert bridge.close() == 0
+    proxy.close()
+    expected = "Basic dXNlcjpwQHNz" if credentials else None  # base64("user:p@ss")
+    assert proxy.tunnels and set(proxy.tunnels) == {(f"127.0.0.1:{server.port}", expected)}
+    assert [r["rpc"] or r["method"] for r in server.requests()] == ["initialize", "notifications/initialized", "tools/list", "DELETE"]
+
+
+def test_no_proxy_sends_https_straight_to_the_provider(tls_server, tmp_path):
+    server, ca = tls_server
+    proxy = ConnectProxy()
+    layout = Layout(tmp_path, server.url)
+    layout.env.update(SSL_CERT_FILE=str(ca), HTTPS_PROXY=f"http://127.0.0.1:{proxy.port}", NO_PROXY="example.org,127.0.0.1")
+    with_client(layout.params("work/a"), lambda c: c.list_tools())
+    proxy.close()
+    assert proxy.tunnels == [] and kbs_sent(server) == {"kbs=api-a,handbook"}

@@ -1,0 +1,161 @@
+"""A fault-injecting Streamable HTTP upstream on loopback (stdlib, in the test's own process).
+
+It answers ``initialize`` (a new session id each time), 202 to notifications, and misbehaves on
+purpose for one ``fault``:
+
+- ``stall-init``: ``initialize`` is read and never answered;
+- ``stall-note``: every notification is read and never answered;
+- ``huge-retry``: a request's stream sends a priming event with ``retry: 100000000`` and ends;
+  the GET that resumes it (``Last-Event-ID``) carries the reply;
+- ``not-rpc``: a request is answered ``200 {"hello": "world"}``;
+- ``gone``: every request that carries a session id gets 404 (so the retry in a new session too);
+- ``listen-drop``: the standalone GET stream sends a notification (event id ``s1``, ``retry: 100``)
+  and ends; the GET that resumes it from ``s1`` sends a request of the server's own (id 7) and
+  stays open.
+
+Every HTTP request is recorded in ``requests`` (method, JSON-RPC method and id, headers), in order.
+Without a fault it is a fast stdlib upstream (a benchmark's, like bench-bridges' ``rec``):
+
+    python faulty.py               # prints its URL (a free port on 127.0.0.1), serves until killed
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+STALL_LIMIT = 60.0  # seconds a stalled answer is held at most (the test ends it sooner)
+
+
+class Faulty:
+    def __init__(self, fault: str):
+        self.fault = fault
+        self.requests: list[dict[str, Any]] = []
+        self.released = threading.Event()
+        self._sessions = itertools.count(1)
+        self._pending: dict[str, Any] = {}  # session -> id of the request whose stream was cut
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    message = json.loads(body)
+                except ValueError:
+                    message = {}
+                owner._record(self, message)
+                owner._post(self, message)
+
+            def do_GET(self) -> None:  # noqa: N802
+                owner._record(self, {})
+                owner._get(self)
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                owner._record(self, {})
+                self._send(200, b"", "application/json")
+
+            def _send(self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+
+    def stop(self) -> None:
+        self.released.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def methods(self) -> list[str]:
+        return [r["rpc"] or r["method"] for r in self.requests]
+
+    def _record(self, handler: Any, message: dict[str, Any]) -> None:
+        self.requests.append({
+            "method": handler.command, "rpc": message.get("method"), "id": message.get("id"),
+            "session": handler.headers.get("Mcp-Session-Id"), "auth": handler.headers.get("Authorization"),
+            "last_event_id": handler.headers.get("Last-Event-ID"), "at": time.monotonic(),
+        })
+
+    def _stall(self) -> None:
+        self.released.wait(STALL_LIMIT)
+
+    def _post(self, handler: Any, message: dict[str, Any]) -> None:
+        method, session = message.get("method"), handler.headers.get("Mcp-Session-Id")
+        if method == "initialize":
+            if self.fault == "stall-init":
+                return self._stall()
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "faulty", "version": "1"}}
+            reply = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "result": result}).encode()
+            return handler._send(200, reply, "application/json", {"Mcp-Session-Id": f"session-{next(self._sessions)}"})
+        if "id" not in message or "method" not in message:
+            if self.fault == "stall-note":
+                return self._stall()
+            return handler._send(202, b"", "application/json")
+        if self.fault == "gone" and session:
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session not found"}})
+            return handler._send(404, body.encode(), "application/json")
+        if self.fault == "not-rpc":
+            return handler._send(200, b'{"hello":"world"}', "application/json")
+        if self.fault == "huge-retry":
+            self._pending[session] = message.get("id")
+            handler.close_connection = True
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(b"id: cut-1\nretry: 100000000\ndata: \n\n")
+            return None
+        reply = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "result": {"tools": []}}).encode()
+        return handler._send(200, reply, "application/json")
+
+    def _get(self, handler: Any) -> None:
+        session = handler.headers.get("Mcp-Session-Id")
+        if self.fault == "listen-drop":
+            return self._listen(handler)
+        if not handler.headers.get("Last-Event-ID") or session not in self._pending:
+            return handler._send(405, b"", "text/plain")
+        reply = {"jsonrpc": "2.0", "id": self._pending.pop(session), "result": {"tools": [], "resumed": True}}
+        event = f"id: cut-2\ndata: {json.dumps(reply)}\n\n".encode()
+        return handler._send(200, event, "text/event-stream")
+
+    def _listen(self, handler: Any) -> None:
+        resumed = handler.headers.get("Last-Event-ID") == "s1"
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+        if not resumed:
+            note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            handler.wfile.write(f"id: s1\nretry: 100\ndata: {json.dumps(note)}\n\n".encode())
+            return
+        ask = {"jsonrpc": "2.0", "id": 7, "method": "roots/list"}
+        handler.wfile.write(f"id: s2\ndata: {json.dumps(ask)}\n\n".encode())
+        handler.wfile.flush()
+        self._stall()
+
+
+if __name__ == "__main__":
+    server = Faulty("none")
+    print(server.url, flush=True)
+    threading.Event().wait()
