@@ -11,11 +11,12 @@ silently. Checked against the client's own ``hooks/list`` (tests/compile/test_ho
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from projector.core.digest import sha256
 
 # Events whose timeout the client clamps to 1..3 seconds (default 1), and events whose matcher
 # it ignores (and leaves out of the hash).
@@ -40,7 +41,7 @@ def hook_hash(label: str, group: Mapping[str, Any], handler: Mapping[str, Any]) 
     if group.get("matcher") is not None and label not in _NO_MATCHER:
         hashed["matcher"] = group["matcher"]
     text = json.dumps(hashed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256(text.encode("utf-8"))
 
 
 def trusted_hash(hook_file: str, lists: Mapping[str, Any], ours: Callable[[Any], bool]) -> dict[str, Any]:
