@@ -27,11 +27,26 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from sync_bench import EXAMPLE, ROOT, median, timed  # bench/ is the script's folder: on sys.path
+from sync_bench import EXAMPLE, ROOT  # bench/ is the script's folder: on sys.path
 
 BASELINE = [sys.executable, "-c", "pass"]
+
+
+def timed(command: list[str], env: dict[str, str], prepare=None) -> float:
+    """One run of ``command`` in ms (``prepare`` first, untimed)."""
+    if prepare:
+        prepare()
+    start = time.perf_counter()
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - start) * 1000
+
+
+def median(command: list[str], env: dict[str, str], runs: int, prepare=None) -> float:
+    timed(command, env, prepare)  # warm the page cache
+    return statistics.median(timed(command, env, prepare) for _ in range(runs))
 
 
 def long_used_claude_file(path: Path) -> None:

@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from projector.core.digest import sha256
+
 # Events whose timeout the client clamps to 1..3 seconds (default 1), and events whose matcher
 # it ignores (and leaves out of the hash).
 _SHORT = ("session_end", "interrupt")
@@ -39,8 +41,6 @@ def hook_hash(label: str, group: Mapping[str, Any], handler: Mapping[str, Any]) 
     if group.get("matcher") is not None and label not in _NO_MATCHER:
         hashed["matcher"] = group["matcher"]
     text = json.dumps(hashed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    from projector.core.digest import sha256  # not hashlib: OpenSSL costs every command that imports the engine
-
     return "sha256:" + sha256(text.encode("utf-8"))
 
 

@@ -147,9 +147,9 @@ def _trusted(file: str, digest: str) -> bool:
         return False
     if raw is None:
         return False
-    import hashlib
+    from projector.core.digest import sha256
 
-    return hashlib.sha256(raw).hexdigest() == digest
+    return sha256(raw) == digest
 
 
 # --------------------------------------------------------------------------- the table of hooks
