@@ -71,6 +71,21 @@ def test_a_failing_sync_is_reported_once(sandbox, shell):
     assert _syncs(sandbox) == 2
 
 
+def test_a_mistake_in_an_included_layer_is_watched_until_it_is_fixed(sandbox):
+    """The layer the error names (a team's file, fixed by a `git pull`) is on the watch list of
+    the sync that failed: its fix syncs at the next prompt, as a fix of the model's own file does."""
+    _shim(sandbox)
+    team = sandbox.root / "team.yaml"
+    team.write_text("version: 1\nproviders:\n  docs:\n    urll: x\n")
+    sandbox.model(f"version: 1\ninclude: [{team}]\nclients: [codex]\n")
+    done = _run(sandbox, "bash", ["_projector_hook", "_projector_hook"])
+    assert done.stderr.count("team.yaml:4:5: providers.docs.urll: unknown key") == 1, done.stderr
+    assert _syncs(sandbox) == 1
+    team.write_text(MODEL.replace("clients: [codex]\n", ""))  # fixed where the error said
+    _run(sandbox, "bash", ["_projector_hook", "_projector_hook"])
+    assert _syncs(sandbox) == 2 and "[mcp_servers.docs]" in (sandbox.home / ".codex" / "config.toml").read_text()
+
+
 @pytest.mark.parametrize("shell", sorted(SHELLS))
 def test_a_relocating_variable_set_or_unset_in_the_shell_syncs_once(sandbox, shell):
     """The watch list holds the variables that move the clients' files (from their descriptors)."""

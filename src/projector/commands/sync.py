@@ -73,8 +73,8 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         else:
             loaded, recorded, survey = outcome.model, outcome.projects, outcome.survey
         needs = dependencies(loaded, list(client_registry.registry().values()), environ, recorded, survey)
-    except ProjectorError:
-        needs = Dependencies((model_file,), (), (), ("projector",), VARIABLES)
+    except ProjectorError as error:
+        needs = Dependencies(tuple(dict.fromkeys((model_file, *_named_files(error, environ)))), (), (), ("projector",), VARIABLES)
     if complete:
         providers = tuple(outcome.providers) if outcome else ()
         slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
@@ -91,6 +91,19 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         fastpath.stamp_hook(environ, _stamp(compared, observed, started))  # last: what the hook compares files with
     for name in LEGACY:
         (state_dir(environ) / name).unlink(missing_ok=True)
+
+
+def _named_files(error: ProjectorError, environ: Mapping[str, str]) -> list[str]:
+    """The files a failed sync's problems name (a mistake in a layer the model includes is fixed
+    there, by hand or by a `git pull`), as absolute paths: watched like the model itself."""
+    from projector.core.locations import home
+
+    named = []
+    for problem in error.problems:
+        file = str(home(environ)) + problem.file[1:] if problem.file.startswith("~/") else problem.file
+        if os.path.isabs(file):
+            named.append(file)
+    return named
 
 
 def _slice(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
