@@ -78,3 +78,27 @@ def test_the_documented_commands_work_as_written(sandbox):
     run("projector remove")
     assert claude.read_text() == CLAUDE, "the user's file is as it was before projector"
     assert not (sandbox.home / ".codex" / "config.toml").exists() and not (sandbox.home / ".config" / "opencode" / "opencode.json").exists()
+
+
+def test_the_team_example_is_one_model_in_two_layers(tmp_path):
+    """The "For teams" layers as written: the team's file included by a relative path, its
+    repository binding bound at a clone under the person's root, their changes merged over it,
+    its local server and hook waiting for trust."""
+    from projector.core import model
+
+    team_text, personal_text = blocks("## For teams: one model in layers", "yaml")
+    home = tmp_path / "home"
+    (home / ".config" / "projector" / "team").mkdir(parents=True)
+    (home / ".config" / "projector" / "team" / "projector.yaml").write_text(team_text)
+    (home / ".config" / "projector" / "projector.yaml").write_text(personal_text)
+    clone = home / "src" / "acme-api"
+    (clone / ".git").mkdir(parents=True)
+    (clone / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:acme/api.git\n')
+    environ = {"HOME": str(home), "XDG_STATE_HOME": str(tmp_path / "state")}
+    loaded = model.load(home / ".config" / "projector" / "projector.yaml", environ, ("claude-code", "codex"))
+    assert loaded.provider("docs").default == () and loaded.provider("mine") is not None
+    bound = {b.path: b for b in loaded.bindings}
+    assert bound[str(clone)].settings("docs").kbs == ("api", "runbooks") and bound[str(clone)].settings("lint").enabled
+    team = loaded.layers[0]
+    assert (team.local, team.hooks) == (("lint",), ("guard",))
+    assert loaded.blocked("lint") and loaded.hook_blocked("guard"), "the team's commands wait for `projector trust`"
