@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 MODEL = """\
 # my projector model
 version: 1
@@ -95,3 +98,20 @@ def test_binding_a_folder_that_does_not_exist_warns(sandbox):
     missing = sandbox.run("bind", "~/work/typo", "--provider", "docs", "--kb", "api-a", config=config)
     assert missing.returncode == 0
     assert missing.stderr == "warning: ~/work/typo does not exist (yet): the binding applies once it does; check the spelling\n"
+
+
+def test_bind_and_edit_check_a_model_in_layers_where_it_is(sandbox):
+    """A model under ~ that includes a file by a relative path: the check of the edited text
+    reads the include beside the model, not beside a folder named "~"."""
+    sandbox.file(".config/projector/team.yaml", MODEL.replace("# my projector model\n", "").split("\nbindings:")[0] + "\n")
+    config = sandbox.file(".config/projector/projector.yaml", "version: 1\ninclude: [team.yaml]\n")
+    result = sandbox.run("bind", "~/work/c", "--provider", "docs", "--kb", "api-b", config=config)
+    assert result.returncode == 0, result.stderr
+    assert config.read_text() == "version: 1\ninclude: [team.yaml]\nbindings:\n  ~/work/c:\n    docs: [api-b]\n"
+    editor = sandbox.bin / "append-editor"
+    editor.write_text('#!/bin/sh\necho "# looked at" >> "$1"\n')
+    editor.chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "projector", "edit", "--config", str(config)], env={**sandbox.env, "EDITOR": str(editor)},
+                          capture_output=True, text=True, timeout=60, cwd=sandbox.root)
+    assert done.returncode == 0, done.stderr
+    assert config.read_text().endswith("# looked at\n")

@@ -19,10 +19,22 @@ def bind(folder: str, provider: str, kb: list[str] | None, no_kb: bool, on: bool
 
     kbs = list(kb or []) if (kb or no_kb) else None
     enabled = on if (on or off) else None
-    done = edit_model(config, "bind", lambda text, shown: modeledit.bind(text, shown, folder, provider, kbs, os.environ, enabled))
+    providers = _providers(config)
+    done = edit_model(config, "bind", lambda text, shown: modeledit.bind(text, shown, folder, provider, kbs, os.environ, enabled, providers))
     if done == 0:
         _warn_if_absent(folder)
     return done
+
+
+def _providers(config: str | None) -> dict[str, bool] | None:
+    """Each provider of the model, its layers merged, and whether it is local; None when the
+    model does not load (its own check says why)."""
+    from projector.commands.common import load_model
+
+    try:
+        return {p.name: p.local for p in load_model(config).providers}
+    except ProjectorError:
+        return None
 
 
 def unbind(folder: str, provider: str | None, config: str | None) -> int:
@@ -48,10 +60,10 @@ def edit_model(config: str | None, verb: str, edit: Callable[[str, str], str]) -
         err(f"error: {error}\nnothing was changed")
         return 1
     try:
-        model.checked_text(edited, shown, os.environ, known)
+        model.checked_text(edited, path, os.environ, known)
     except ProjectorError as error:
         try:
-            model.checked_text(text, shown, os.environ, known)
+            model.checked_text(text, path, os.environ, known)
         except ProjectorError as already:
             err(f"error: {already}\n{shown} has mistakes of its own: fix them first (`projector edit`); nothing was changed")
             return 1

@@ -39,7 +39,7 @@ def run(config: str | None) -> int:
             return 1
         text = copy.read_text(encoding="utf-8")
         try:
-            model.checked_text(text, shown, os.environ, known)
+            model.checked_text(text, path, os.environ, known)
             break
         except ProjectorError as error:
             err(f"error: {error}")

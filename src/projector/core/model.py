@@ -190,12 +190,13 @@ def load(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...])
     return _build(path, layers.checked(path, environ, known_clients), environ)
 
 
-def checked_text(text: str, shown: str, environ: Mapping[str, str], known_clients: tuple[str, ...], path: Path | None = None) -> Any:
-    """A model's text (the file at ``path``, as it would be with this text), parsed and checked
-    with the files it includes; ModelError with every problem's place."""
+def checked_text(text: str, path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...]) -> Any:
+    """A model's text (the file at ``path``, as it would be with this text: its includes are
+    found from there), parsed and checked with the files it includes; ModelError with every
+    problem's place."""
     from projector.core import layers
 
-    return layers.checked(path or Path(shown), environ, known_clients, text)["data"]
+    return layers.checked(path, environ, known_clients, text)["data"]
 
 
 def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], list[Problem]]) -> Any:

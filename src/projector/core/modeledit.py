@@ -47,19 +47,24 @@ def _existing_key(bindings: Any, folder: str, environ: Mapping[str, str]) -> Any
 
 
 def bind(
-    text: str, source: str, folder: str, provider: str, kbs: list[str] | None, environ: Mapping[str, str], enabled: bool | None = None
+    text: str, source: str, folder: str, provider: str, kbs: list[str] | None, environ: Mapping[str, str], enabled: bool | None = None,
+    providers: Mapping[str, bool] | None = None,
 ) -> str:
     """Bind ``folder``: ``provider`` shows ``kbs`` there, or is turned on or off there
-    (``enabled``). A provider's existing settings in that binding are kept."""
+    (``enabled``). A provider's existing settings in that binding are kept. ``providers``: each
+    provider of the model and whether it is local, its layers merged (core.layers); absent: the
+    ones ``text`` declares."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     yaml = _yaml()
     data = yaml.load(text)
-    if provider not in (data.get("providers") or {}):
-        known = ", ".join(data.get("providers") or {}) or "none"
-        guess = did_you_mean(provider, data.get("providers") or {})
+    if providers is None:
+        providers = {str(name): "command" in spec for name, spec in (data.get("providers") or {}).items()}
+    if provider not in providers:
+        known = ", ".join(providers) or "none"
+        guess = did_you_mean(provider, providers)
         raise ModelError(Problem(source, None, None, f'no provider named "{provider}"{guess} (providers: {known})'))
-    if kbs is not None and "command" in data["providers"][provider]:
+    if kbs is not None and providers[provider]:
         raise ModelError(Problem(source, None, None, f'"{provider}" is a local provider: it has no KBs; use --on or --off'))
     if data.get("bindings") is None:
         data["bindings"] = CommentedMap()
