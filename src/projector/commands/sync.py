@@ -37,7 +37,7 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         return busy("nothing was written")
     except ProjectorError as error:
         err(f"error: {error}")
-        remember(config, complete=False, observed=inputs, started=started)
+        remember(config, complete=False, observed={**_as_read(error), **inputs}, started=started)
         return 2
     complete = not (outcome.problems or written.problems or client or force)
     from projector.core.layers import as_seen
@@ -74,7 +74,7 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
             loaded, recorded, survey = outcome.model, outcome.projects, outcome.survey
         needs = dependencies(loaded, list(client_registry.registry().values()), environ, recorded, survey)
     except ProjectorError as error:
-        needs = Dependencies(tuple(dict.fromkeys((model_file, *_named_files(error, environ)))), (), (), ("projector",), VARIABLES)
+        needs = Dependencies(tuple(dict.fromkeys((model_file, *_as_read(error)))), (), (), ("projector",), VARIABLES)
     if complete:
         providers = tuple(outcome.providers) if outcome else ()
         slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
@@ -93,17 +93,12 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         (state_dir(environ) / name).unlink(missing_ok=True)
 
 
-def _named_files(error: ProjectorError, environ: Mapping[str, str]) -> list[str]:
-    """The files a failed sync's problems name (a mistake in a layer the model includes is fixed
-    there, by hand or by a `git pull`), as absolute paths: watched like the model itself."""
-    from projector.core.locations import home
-
-    named = []
-    for problem in error.problems:
-        file = str(home(environ)) + problem.file[1:] if problem.file.startswith("~/") else problem.file
-        if os.path.isabs(file):
-            named.append(file)
-    return named
+def _as_read(error: ProjectorError) -> dict[str, tuple[int, ...] | None]:
+    """The files a model's failed check read or looked for (its layers: a mistake in one a team
+    shares is mended there, by hand or by a `git pull`), each with the stat taken before it was
+    read, as this module's stats are written: watched, as the model itself, until they change."""
+    read = getattr(error, "read", {})  # core.layers.checked: [inode, ctime, mtime, size] or None
+    return {path: None if stat is None else (stat[2], stat[3], stat[0], stat[1]) for path, stat in read.items()}
 
 
 def _slice(result: engine.FileResult, providers: tuple[str, ...]) -> dict:

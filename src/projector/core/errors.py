@@ -53,6 +53,8 @@ class ProjectorError(Exception):
 class ModelError(ProjectorError):
     """The model file is missing, not YAML, or not a valid model."""
 
+    read: dict[str, list[int] | None] = {}  # the files its check read or looked for, each stat taken before (core.layers.checked)
+
 
 class DocumentError(ProjectorError):
     """A client's file could not be read or parsed; it was left untouched."""

@@ -493,10 +493,19 @@ def parse_layer(text: str, shown: str) -> Any:
 def checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...], text: str | None = None) -> dict[str, Any]:
     """The model at ``path`` (with ``text``, when given, as the file's), checked with every file
     it includes, merged; with what the check depends on and the clones of its repository
-    bindings: JSON, as the cache keeps it."""
+    bindings: JSON, as the cache keeps it. A ModelError carries the files the check read (or
+    looked for), each with its stat taken before (``read``): a change there may mend it."""
+    stats: dict[str, Any] = {}  # each file's stat (core.model._stat_key), taken before it is read
+    try:
+        return _checked(path, environ, known_clients, text, stats)
+    except ModelError as error:
+        error.read = dict(stats)
+        raise
+
+
+def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...], text: str | None, stats: dict[str, Any]) -> dict[str, Any]:
     shown = lambda p: display_path(p, model._home(environ))  # noqa: E731 - one short formatter
     root = str(path.absolute())
-    stats: dict[str, Any] = {}  # each file's stat, taken before it is read
 
     def read(file: str, shown_file: str) -> str | None:
         stats[file] = model._stat_key(file)
