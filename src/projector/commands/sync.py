@@ -40,11 +40,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         remember(config, complete=False, observed={**_as_read(error), **inputs}, started=started)
         return 2
     complete = not (outcome.problems or written.problems or client or force)
-    from projector.core.layers import as_seen
-
-    layers = as_seen(outcome.model, stat_of, [0, -1, 0, 0]) if len(outcome.model.layers) > 1 else {}  # as they were read
-    remember(config, complete=complete, observed={**inputs, **layers, **outcome.system.observed}, started=started,
-             outcome=outcome, results=written.results)
+    observed = {**inputs, **_layers_as_read(outcome.model), **outcome.system.observed}
+    remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results)
     if not quiet:
         changed = [result for result in written.results if result.changed]
         for result in changed:
@@ -91,6 +88,16 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         fastpath.stamp_hook(environ, _stamp(compared, observed, started))  # last: what the hook compares files with
     for name in LEGACY:
         (state_dir(environ) / name).unlink(missing_ok=True)
+
+
+def _layers_as_read(loaded: model.Model) -> dict[str, object]:
+    """The stat of each file the model includes while it holds the bytes this sync read (see
+    core.layers.as_seen, imported only for a model that includes files)."""
+    if len(loaded.layers) < 2:
+        return {}
+    from projector.core.layers import as_seen
+
+    return as_seen(loaded, stat_of, [0, -1, 0, 0])
 
 
 def _as_read(error: ProjectorError) -> dict[str, tuple[int, ...] | None]:
