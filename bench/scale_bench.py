@@ -147,7 +147,10 @@ def hook_bench(root: Path, env: dict, config: Path, projector: str) -> None:
     t0, t1 = map(float, (root / "hook-time").read_text().split())
     from projector.fastpath import hook_folder
 
-    lines = len((Path(hook_folder(env)) / "watch").read_text().splitlines())
+    watch = Path(hook_folder(env)) / "watch"
+    if not watch.exists():  # projector 0.2.0 kept one list for every model
+        watch = Path(env["HOME"]) / ".local" / "state" / "projector" / "hook-watch"
+    lines = len(watch.read_text().splitlines())
     print(f"{projector}: hook, {prompts} prompts with nothing changed: {started} processes started (strace), "
           f"{(t1 - t0) / prompts * 1000:.2f} ms per prompt ({lines} lines in its watch list)")
 

@@ -238,6 +238,23 @@ def _sync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
+def flock_within(descriptor: int, timeout: float, poll: float = 0.05) -> bool:
+    """An exclusive flock(2) on ``descriptor``, waited for at most ``timeout`` seconds (asked
+    again every ``poll``); False when another holder kept it that long."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll)
+
+
 @contextlib.contextmanager
 def exclusive(path: Path, timeout: float) -> Iterator[None]:
     """A lock file projector's writers take turns on (one for a whole sync, one for the trust
@@ -245,20 +262,12 @@ def exclusive(path: Path, timeout: float) -> Iterator[None]:
     filelock takes it (a projector of an older version waits for this one, and the other way
     round); the file stays, so every waiter locks the same inode."""
     import fcntl
-    import time
 
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise Busy(str(path)) from None
-                time.sleep(0.05)
+        if not flock_within(descriptor, timeout):
+            raise Busy(str(path))
         try:
             yield
         finally:

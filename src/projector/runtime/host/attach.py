@@ -17,13 +17,11 @@ the connection, and the host cancels that session's requests.
 from __future__ import annotations
 
 import _socket  # not `socket`: see projector.runtime.host
-import fcntl
 import json
 import os
 import signal
 import struct
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -104,17 +102,12 @@ def connect_or_start(where: Address, spec: dict[str, Any]) -> _socket.socket:
 
 @contextmanager
 def _start_lock(path: str) -> Iterator[None]:
+    from projector.core.files import flock_within
+
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        deadline = time.monotonic() + START_WAIT
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Unavailable(f"another session held {path} for {START_WAIT:g} s") from None
-                time.sleep(0.01)
+        if not flock_within(fd, START_WAIT, poll=0.01):
+            raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
         yield
     finally:
         os.close(fd)  # releases the lock
