@@ -11,8 +11,9 @@ import sys
 
 def main() -> None:
     command = sys.argv[1:2]
-    if command == ["mcp"]:
+    if command in (["mcp"], ["dispatch"], ["sync"], ["status"], ["diff"]):
         _inspect_on_first_use()
+    if command == ["mcp"]:
         from projector.runtime.bridge import main as bridge
 
         bridge(sys.argv[2:])
@@ -40,16 +41,17 @@ def main() -> None:
 
 
 def _inspect_on_first_use() -> None:
-    """``dataclasses`` imports ``inspect`` (with ast, dis and tokenize: about a fifth of a bridge
-    start) only to write a docstring for a class that has none. Every class on the bridge's path
-    has one, so ``inspect`` is loaded only if something really uses it."""
+    """``dataclasses`` (3.11) imports ``inspect`` (with ast, dis and tokenize: about a fifth of a
+    bridge start, 8 ms of a sync) only to write a docstring for a class that has none. Every
+    dataclass in projector has one, so ``inspect`` is loaded only if something really uses it."""
     if "inspect" in sys.modules:
         return
     import types
 
     class OnFirstUse(types.ModuleType):
         def __getattr__(self, name: str) -> object:
-            del sys.modules["inspect"]
+            if sys.modules.get("inspect") is self:  # the first use: later ones find the real module
+                del sys.modules["inspect"]
             import inspect
 
             return getattr(inspect, name)

@@ -103,6 +103,8 @@ def without_query(url: str) -> str:
 
 @dataclass(frozen=True)
 class ProjectFile:
+    """A file in a workspace that the client reads servers from (a project-level config)."""
+
     path: str  # relative to a workspace root
     format: str
     servers_key: tuple[str, ...]
@@ -127,6 +129,8 @@ class HookFile:
 
 @dataclass(frozen=True)
 class Client:
+    """One client as its descriptor (clients/<id>.yaml) describes it, for this platform."""
+
     id: str
     name: str
     format: str  # json | json-comments | jsonc | toml | yaml

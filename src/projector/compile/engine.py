@@ -41,6 +41,8 @@ RETRIES = 20  # times a file may change under us before we give up on it for thi
 
 @dataclass(frozen=True)
 class FileResult:
+    """One client file: its text before and after, and what the ledger records of it."""
+
     target: TargetFile
     before: str | None  # None: the file does not exist
     after: str | None  # None: the file is (to be) removed
@@ -69,6 +71,8 @@ class FileResult:
 
 @dataclass(frozen=True)
 class Outcome:
+    """Everything a sync computed, before anything is written."""
+
     results: tuple[FileResult, ...]
     problems: tuple[Problem, ...]  # files left untouched
     warnings: tuple[str, ...]
@@ -295,6 +299,8 @@ def _undo_creation(target: TargetFile, text: str, created: str) -> str | None:
 
 @dataclass(frozen=True)
 class Written:
+    """What a write left behind: the new ledger and the files as finally written."""
+
     ledger: Ledger
     results: tuple[FileResult, ...]  # what was finally written (after any redo)
     problems: tuple[Problem, ...]

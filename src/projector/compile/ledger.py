@@ -28,6 +28,8 @@ def entry_hash(value: Any) -> str:
 
 @dataclass(frozen=True)
 class FileRecord:
+    """What projector owns in one client file."""
+
     client: str
     entries: Mapping[str, str] = field(default_factory=dict)  # entry name -> entry_hash
     # What projector brought into being and takes away again with its last entry:
@@ -53,6 +55,8 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class Ledger:
+    """What projector owns in every client file, by the file's absolute path."""
+
     files: Mapping[str, FileRecord] = field(default_factory=dict)  # by absolute path
 
     def record(self, path: Path) -> FileRecord | None:

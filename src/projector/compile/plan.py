@@ -27,6 +27,8 @@ from projector.core.variables import references
 
 @dataclass(frozen=True)
 class StdioServer:
+    """An entry that starts a command (the bridge, or a local server)."""
+
     command: str
     args: tuple[str, ...]
     pass_env: tuple[str, ...]  # variables the server needs from the client's environment
@@ -34,6 +36,8 @@ class StdioServer:
 
 @dataclass(frozen=True)
 class HttpServer:
+    """An entry the client reaches over HTTP itself."""
+
     url: str
     token_env: str | None
 
@@ -43,6 +47,8 @@ Server = StdioServer | HttpServer
 
 @dataclass(frozen=True)
 class Plan:
+    """The entry each provider gets, whatever the client."""
+
     servers: tuple[tuple[str, Server], ...]  # (provider name, server), sorted by name
     warnings: tuple[str, ...]
     # For each provider served over HTTP above: the bridge that can stand in for it, or why none can.

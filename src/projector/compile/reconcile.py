@@ -25,6 +25,8 @@ from projector.core.model import Provider
 
 @dataclass(frozen=True)
 class Decision:
+    """What one file's entries become, and why."""
+
     edits: dict[str, Any | None]  # name -> new value, or None to remove
     owned: dict[str, str]  # name -> hash of what the file holds for us afterwards
     notes: tuple[str, ...]

@@ -56,6 +56,8 @@ class System(Protocol):
 
 @dataclass
 class RealSystem:
+    """The files on disk; remembers the stat of each file it read."""
+
     observed: dict[str, Stat] = field(default_factory=dict)
 
     def read(self, path: Path) -> files.Read:

@@ -3,7 +3,12 @@ not hashlib: that loads OpenSSL, a third of a Python start-up, on every sync and
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+_found: list[Callable[[bytes], Any]] = []  # the constructor, once looked up
 
 
 def sha256(data: bytes) -> str:
@@ -11,12 +16,16 @@ def sha256(data: bytes) -> str:
     return _constructor()(data).hexdigest()
 
 
-def _constructor() -> Any:
-    try:
-        from _sha2 import sha256  # Python 3.12 and later
-    except ImportError:
+def _constructor() -> Callable[[bytes], Any]:
+    """Looked up once: a failed import is not cached, and on 3.11 the first try searches the
+    whole of sys.path again on every call (a hundred calls per sync)."""
+    if not _found:
         try:
-            from _sha256 import sha256  # Python 3.11
+            from _sha2 import sha256  # Python 3.12 and later
         except ImportError:
-            from hashlib import sha256
-    return sha256
+            try:
+                from _sha256 import sha256  # Python 3.11
+            except ImportError:
+                from hashlib import sha256
+        _found.append(sha256)
+    return _found[0]

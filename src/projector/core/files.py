@@ -33,6 +33,8 @@ class Busy(Exception):
 
 @dataclass(frozen=True)
 class Read:
+    """A file's text and whether it began with a byte order mark."""
+
     text: str | None  # None: the file does not exist
     bom: bool = False
 

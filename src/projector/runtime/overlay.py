@@ -30,6 +30,8 @@ DIRENV_TIMEOUT = 30.0  # seconds; a nix-backed .envrc can be slow, a hung one mu
 
 @dataclass(frozen=True)
 class Overlay:
+    """A local server's environment, and what changed it."""
+
     environ: dict[str, str]  # the server's whole environment
     names: tuple[tuple[str, tuple[str, ...]], ...]  # (source, names it set or unset), never values
     notices: tuple[str, ...]  # things the user should know (no values)

@@ -13,6 +13,8 @@ Edits = Mapping[str, Any | None]
 
 @dataclass(frozen=True)
 class Splice:
+    """Bytes replacing ``source[start:end]``: how every document edits its text in place."""
+
     start: int  # byte offsets into the UTF-8 text
     end: int
     text: bytes

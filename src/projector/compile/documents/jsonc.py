@@ -40,6 +40,8 @@ def _parser() -> Any:
 
 @dataclass(frozen=True)
 class _Style:
+    """How the file is spelled, so what projector writes into it looks like the rest."""
+
     unit: str  # one level of indentation
     colon: str  # ": " or ":"
     comma: str  # between members written on one line: ", " or ","

@@ -39,6 +39,8 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Address:
+    """Where a shared host for one launch plan lives."""
+
     key: str
     socket: str  # the host's Unix socket
     lock: str  # taken by whoever starts the host, so racing sessions start one
