@@ -106,6 +106,16 @@ def test_a_killed_syncs_temporary_file_is_cleaned_up(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [".other.json.abc.projector-tmp", "c.json"]
 
 
+def test_a_leftover_is_found_whatever_characters_the_files_name_holds(tmp_path):
+    """A name is matched as it is spelled: ``[1]`` is no glob character class."""
+    path = tmp_path / "m[1].json"
+    path.write_text("x")
+    (tmp_path / ".m[1].json.abc123.projector-tmp").write_text("half")
+    (tmp_path / ".m1.json.abc123.projector-tmp").write_text("another file's")
+    files.write_text(path, "y", expected="x", locked=True)
+    assert sorted(os.listdir(tmp_path)) == [".m1.json.abc123.projector-tmp", "m[1].json"]
+
+
 def test_without_the_lock_only_old_temporary_files_are_taken_for_leftovers(tmp_path):
     path = tmp_path / "state.json"
     young, old = tmp_path / ".state.json.young.projector-tmp", tmp_path / ".state.json.old.projector-tmp"

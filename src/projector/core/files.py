@@ -147,7 +147,15 @@ def _remove_leftovers(target: Path, older_than: float) -> None:
     only old ones go."""
     import time
 
-    for leftover in target.parent.glob(f".{target.name}.*{TEMPORARY}"):
+    prefix = f".{target.name}."
+    try:
+        names = os.listdir(target.parent)  # not Path.glob: it compiles a regex for every file's name
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(TEMPORARY) and len(name) >= len(prefix) + len(TEMPORARY)):
+            continue
+        leftover = target.parent / name
         try:
             if older_than and time.time() - leftover.stat().st_mtime < older_than:
                 continue
