@@ -97,23 +97,17 @@ def test_a_client_write_between_check_and_swap_is_swapped_back(tmp_path, monkeyp
     assert os.listdir(tmp_path) == ["claude.json"]
 
 
-def test_a_killed_syncs_temporary_file_is_cleaned_up(tmp_path):
-    path = tmp_path / "c.json"
+@pytest.mark.parametrize(("name", "ours", "not_ours"), [
+    ("c.json", ".c.json.abc123.projector-tmp", ".other.json.abc.projector-tmp"),
+    ("m[1].json", ".m[1].json.abc123.projector-tmp", ".m1.json.abc123.projector-tmp"),  # no glob: [1] is no character class
+])
+def test_a_killed_syncs_temporary_file_is_cleaned_up(tmp_path, name, ours, not_ours):
+    path = tmp_path / name
     path.write_text("x")
-    (tmp_path / ".c.json.abc123.projector-tmp").write_text("half")
-    (tmp_path / ".other.json.abc.projector-tmp").write_text("not ours to judge")
+    (tmp_path / ours).write_text("half")
+    (tmp_path / not_ours).write_text("not ours to judge")
     files.write_text(path, "y", expected="x", locked=True)
-    assert sorted(os.listdir(tmp_path)) == [".other.json.abc.projector-tmp", "c.json"]
-
-
-def test_a_leftover_is_found_whatever_characters_the_files_name_holds(tmp_path):
-    """A name is matched as it is spelled: ``[1]`` is no glob character class."""
-    path = tmp_path / "m[1].json"
-    path.write_text("x")
-    (tmp_path / ".m[1].json.abc123.projector-tmp").write_text("half")
-    (tmp_path / ".m1.json.abc123.projector-tmp").write_text("another file's")
-    files.write_text(path, "y", expected="x", locked=True)
-    assert sorted(os.listdir(tmp_path)) == [".m1.json.abc123.projector-tmp", "m[1].json"]
+    assert sorted(os.listdir(tmp_path)) == sorted([not_ours, name])
 
 
 def test_without_the_lock_only_old_temporary_files_are_taken_for_leftovers(tmp_path):
