@@ -30,6 +30,7 @@ def main() -> None:
     if command in (["sync"], ["status"], ["diff"]):
         import os
 
+        _no_cycle_collection()
         from projector import direct
 
         call = direct.parse(sys.argv[1:], os.environ)
@@ -57,3 +58,14 @@ def _inspect_on_first_use() -> None:
             return getattr(inspect, name)
 
     sys.modules["inspect"] = OnFirstUse("inspect")
+
+
+def _no_cycle_collection() -> None:
+    """A sync, status or diff lives a fraction of a second and makes few reference cycles; the
+    cycle collector's passes over all that its imports create (4% of a sync) and its last pass
+    at exit (5%) find next to nothing, so neither runs: the process's memory goes back whole."""
+    import atexit
+    import gc
+
+    gc.disable()
+    atexit.register(gc.freeze)  # the interpreter's final collection leaves frozen objects alone
