@@ -227,13 +227,14 @@ def test_what_tells_a_client_is_installed_counts_by_its_presence(sandbox):
 
 
 def test_a_project_file_in_a_bound_folder_that_was_missing_is_seen(sandbox):
-    """A missing bound folder stands for the project files inside it (one look, not one per file
-    a client could read there): once it is made and a project file appears, the sync works."""
+    """A missing bound folder stands for the project files inside it (one entry and one look, not
+    one per file a client could read there): once a project file appears in it, the sync works."""
     sandbox.install_projector()
     config = sandbox.model(TWO_CLIENTS)
     assert not _sync(sandbox, config)[0]
     assert _sync(sandbox, config)[0]
     (sandbox.home / "work" / "a" / ".codex").mkdir(parents=True)
-    assert _sync(sandbox, config)[0], "an empty folder changes nothing"
+    _sync(sandbox, config)  # the folder appeared: this sync looks inside, once
+    assert _sync(sandbox, config)[0], "then nothing to do"
     (sandbox.home / "work" / "a" / ".codex" / "config.toml").write_text("[mcp_servers.docs]\nurl = \"https://kb.example.com/mcp\"\n")
     assert not _sync(sandbox, config)[0], "a project file appeared in a folder that was missing"

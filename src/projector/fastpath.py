@@ -113,9 +113,10 @@ def _stat(path: str) -> Stat:
 
 
 def _stats(paths: Iterable[str], seen: Mapping) -> dict[str, Stat]:
-    """Each path's stat, as the sync saw it where it did. A path in a folder that is missing is
-    missing without a look: a thousand bound folders that do not exist yet, each with a dozen
-    project files a client could read there, cost a stat each instead of thirteen."""
+    """Each path's stat, as the sync saw it where it did. Paths inside a missing folder are
+    stood for by the outermost missing folder, recorded missing: nothing can appear in it
+    without it appearing first. A thousand bound folders that do not exist yet, each with a
+    dozen project files a client could read there, are a thousand entries and a stat each."""
     missing: dict[str, bool] = {}
 
     def folder_missing(folder: str) -> bool:  # folder: absolute and normalised, as the paths are
@@ -125,12 +126,19 @@ def _stats(paths: Iterable[str], seen: Mapping) -> dict[str, Stat]:
             known = missing[folder] = (parent != folder and folder_missing(parent)) or not os.path.isdir(folder)
         return known
 
+    def outermost_missing(folder: str) -> str:
+        parent = folder.rpartition("/")[0] or "/"
+        return outermost_missing(parent) if parent != folder and folder_missing(parent) else folder
+
     stats: dict[str, Stat] = {}
     for path in sorted(set(paths)):
+        folder = path.rpartition("/")[0] or "/"
         if path in seen:
             stats[path] = list(seen[path]) if seen[path] else None
+        elif folder_missing(folder):
+            stats[outermost_missing(folder)] = None
         else:
-            stats[path] = None if folder_missing(path.rpartition("/")[0] or "/") else _stat(path)
+            stats[path] = _stat(path)
     return stats
 
 

@@ -112,7 +112,9 @@ def test_trusting_a_project_file_syncs_once_at_the_next_prompt(sandbox):
     workspace = sandbox.file("work/a/.projector.yaml", "providers:\n  notes:\n    command: ./notes\n").parent
     _run(sandbox, "bash", ["_projector_hook"])
     assert _syncs(sandbox) == 1 and "notes" not in (sandbox.home / ".codex" / "config.toml").read_text()
-    done = _run(sandbox, "bash", [f"projector trust {workspace} >/dev/null", "_projector_hook", "_projector_hook"])
+    # A person's next prompt comes more than a moment after the command: the trust store's new
+    # mtime has settled by then, and the stamp can take it (see fastpath.unsettled_for).
+    done = _run(sandbox, "bash", [f"projector trust {workspace} >/dev/null", "sleep 0.2", "_projector_hook", "_projector_hook"])
     assert done.returncode == 0, done.stderr
     assert _syncs(sandbox) == 2, "the trust store changed: exactly one more sync"
     assert "[mcp_servers.notes]" in (sandbox.home / ".codex" / "config.toml").read_text()
