@@ -1,18 +1,19 @@
-"""Work worth keeping between runs (a checked model, checked descriptors), as plain JSON beside
-projector's state, valid while the files it came from are unchanged.
+"""Work worth keeping between runs (a checked model, compiled descriptors), as plain JSON beside
+projector's state.
 
-"Unchanged" is decided by each file's inode, ctime, mtime and size, taken *before* the file is
-read: an edit that keeps the size and puts the mtime back (``sed`` + ``touch -r``) still moves
-the ctime, which no user-level call can set, and an edit made while the work runs makes the
-stored key stale instead of the stored result. Where the stat differs but the bytes do not (a
-file rewritten as it was), the bytes, kept beside the result, save the work.
+Two ways to tell it still holds: ``kept`` compares a key that holds what the work was done on
+(the descriptors' bytes), ``kept_while`` asks the stored result whether what it names is
+unchanged (a model's layers: each file's ``stat_key`` taken *before* it was read, and its
+bytes). An edit that keeps the size and puts the mtime back (``sed`` + ``touch -r``) still
+moves the ctime, which no user-level call can set; an edit made while the work runs makes the
+stored key stale instead of the stored result.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
@@ -20,40 +21,29 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def stat_key(paths: Iterable[str | os.PathLike[str]]) -> list[Any]:
-    key: list[Any] = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-            key.append([str(path), info.st_ino, info.st_ctime_ns, info.st_mtime_ns, info.st_size])
-        except OSError:
-            key.append([str(path), None])
-    return key
+def stat_key(path: str) -> list[int] | None:
+    """What an edit cannot keep: inode, ctime, mtime and size (None: no such file). While it is
+    the same, the bytes are; when it moved (a checkout rewriting the file), compare the bytes."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_ino, info.st_ctime_ns, info.st_mtime_ns, info.st_size]
 
 
-def kept(cache: Path, key: list[Any], compute: Callable[[], Any], contents: Sequence[str | os.PathLike[str]] = ()) -> Any:
-    """``compute()``, or what it returned before for the same ``key`` (JSON-able values only).
-    ``contents``: the files whose ``stat_key`` ends ``key``; their bytes may stand in for it:
-    the same bytes again (rewritten by a checkout or a dotfile manager, touched, or copied to
-    another place), the same result. A cache that cannot be read or written costs time, never
-    correctness."""
+def kept(cache: Path, key: list[Any], compute: Callable[[], Any]) -> Any:
+    """``compute()``, or what it returned before for the same ``key`` (JSON-able values only:
+    lists, not tuples, as JSON gives them back). A cache that cannot be read or written costs
+    time, never correctness."""
     try:
         with open(cache, encoding="utf-8") as handle:
             entry = json.load(handle)
         if entry.get("key") == key:
             return entry["data"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        entry = None
-    texts = _texts(contents) if contents else None  # compared whole: no hash to import
-    stats = len(contents)
-    if (texts is not None and isinstance(entry, dict) and entry.get("contents") == texts
-            and isinstance(entry.get("key"), list) and entry["key"][:-stats] == key[:-stats] and "data" in entry):
-        _store(cache, {"key": key, "contents": texts, "data": entry["data"]})
-        return entry["data"]
+        pass
     data = compute()
-    if texts is not None and key[-stats:] != stat_key(contents):
-        texts = None  # a file changed while it was read: what compute() saw may differ from these bytes
-    _store(cache, {"key": key, "contents": texts, "data": data})
+    _store(cache, {"key": key, "data": data})
     return data
 
 
@@ -76,19 +66,6 @@ def kept_while(cache: Path, version: Any, still: Callable[[Any], bool], compute:
 def store(cache: Path, version: Any, data: Any) -> None:
     """Keep ``data`` for ``kept_while`` (a cache that cannot be written costs time, never correctness)."""
     _store(cache, {"version": version, "data": data})
-
-
-def _texts(files: Sequence[str | os.PathLike[str]]) -> list[str] | None:
-    """The files' bytes themselves, as JSON can hold them: a model is small, and comparing bytes
-    needs no hash (hashlib would cost a bridge start more than the comparison)."""
-    try:
-        texts = []
-        for path in files:
-            with open(path, "rb") as handle:
-                texts.append(handle.read().decode("utf-8", "surrogateescape"))
-    except OSError:
-        return None
-    return texts
 
 
 def _store(cache: Path, entry: dict[str, Any]) -> None:

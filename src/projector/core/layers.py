@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from projector.core import model, yamltext
+from projector.core.cache import stat_key
 from projector.core.errors import ModelError, Problem, display_path
 from projector.core.variables import expand_folder
 
@@ -495,7 +496,7 @@ def checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ..
     it includes, merged; with what the check depends on and the clones of its repository
     bindings: JSON, as the cache keeps it. A ModelError carries the files the check read (or
     looked for), each with its stat taken before (``read``): a change there may mend it."""
-    stats: dict[str, Any] = {}  # each file's stat (core.model._stat_key), taken before it is read
+    stats: dict[str, Any] = {}  # each file's stat (core.cache.stat_key), taken before it is read
     try:
         return _checked(path, environ, known_clients, text, stats)
     except ModelError as error:
@@ -508,7 +509,7 @@ def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, .
     root = str(path.absolute())
 
     def read(file: str, shown_file: str) -> str | None:
-        stats[file] = model._stat_key(file)
+        stats[file] = stat_key(file)
         return model._read_layer(file, shown_file)
 
     if text is None:

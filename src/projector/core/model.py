@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 from projector.core import hooks as hook_rules
 from projector.core import locations
+from projector.core.cache import stat_key
 from projector.core.errors import ModelError, Problem, did_you_mean, display_path
 from projector.core.reading import Unreadable, read_regular
 from projector.core.resources import validator
@@ -308,7 +309,7 @@ def _still(entry: Mapping[str, Any], path: Path, environ: Mapping[str, str]) -> 
 
         if any(sorted(m for m in glob.glob(pattern) if os.path.isfile(m)) != matches for pattern, matches in entry["globs"]):
             return False
-    return all(_stat_key(file) == stat or _text_or_none(file) == text for file, text, stat in entry["files"])
+    return all(stat_key(file) == stat or _text_or_none(file) == text for file, text, stat in entry["files"])
 
 
 def _moved(entry: Mapping[str, Any], path: Path) -> dict[str, Any]:
@@ -316,21 +317,11 @@ def _moved(entry: Mapping[str, Any], path: Path) -> dict[str, Any]:
     taken after the bytes were compared: an edit in between leaves a key that stat and text
     both fail, so the next start checks again."""
     file = str(path.absolute())
-    stat = _stat_key(file)
+    stat = stat_key(file)
     if _text_or_none(file) != entry["files"][0][1]:
         stat = None
     root_layer = {**entry["layers"][-1], "path": file}
     return {**entry, "root": str(path), "files": [[file, entry["files"][0][1], stat]], "layers": [root_layer]}
-
-
-def _stat_key(path: str) -> list[int] | None:
-    """What an edit cannot keep (core.cache): while it is the same, the text is; when it moved
-    (a checkout rewriting the file), the text is compared."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return [info.st_ino, info.st_ctime_ns, info.st_mtime_ns, info.st_size]
 
 
 def _quick_yaml(text: str) -> Any:
