@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from projector.compile.clients import Reading
 from projector.compile.ledger import entry_hash
-from projector.compile.reconcile import reconcile as reconcile_as
 from projector.compile.reconcile import recognisable
+from projector.compile.reconcile import reconcile as reconcile_as
 from projector.core.model import Provider
+from projector.core.record import replace
 
 DOCS = Provider("docs", "https://kb.example.com/mcp", "T", None, None)
 PROVIDERS = {"docs": DOCS}

@@ -9,7 +9,6 @@ provider the model no longer has is handed over instead: projector stops managin
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 from projector.commands.common import UsageError, busy, compute, err, sync_lock
 from projector.compile import clients as client_registry
@@ -17,6 +16,7 @@ from projector.compile import documents, ledger
 from projector.compile.ledger import FileRecord, entry_hash
 from projector.core import files
 from projector.core.errors import ProjectorError, did_you_mean
+from projector.core.record import replace
 
 ADOPTABLE = ("drift", "foreign")
 STATES = {"in-sync": "as projector writes it", "adopted": "adopted already", "add": "not there yet", "update": "projector's, to be updated",

@@ -11,7 +11,6 @@ writes the entries again at the next prompt.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from projector.commands.common import UsageError, busy, carry_out, report_warnings
@@ -22,6 +21,7 @@ from projector.compile.targets import TargetFile
 from projector.core import files, model
 from projector.core.errors import Problem, did_you_mean, display_path
 from projector.core.locations import home
+from projector.core.record import replace
 
 
 def run(config: str | None, only: list[str] | None, force: bool) -> int:

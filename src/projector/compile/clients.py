@@ -21,13 +21,13 @@ import posixpath
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from projector.compile import template
 from projector.compile.plan import HttpServer, Plan, Server, StdioServer, for_client
+from projector.core.record import Factory, Record
 from projector.core.variables import folder_or_none
 
 _VARIABLE = re.compile(r"\$\{?(\w+)\}?")
@@ -40,8 +40,7 @@ def platform() -> str:
     return "macos" if sys.platform == "darwin" else "linux"
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(Record):
     """How a client's entry is read back: what it connects to, and what it passes on."""
 
     url_keys: tuple[str, ...]  # the keys that hold a remote entry's URL, the first present wins
@@ -101,8 +100,7 @@ def without_query(url: str) -> str:
     return url.partition("#")[0].partition("?")[0].rstrip("/")
 
 
-@dataclass(frozen=True)
-class ProjectFile:
+class ProjectFile(Record):
     """A file in a workspace that the client reads servers from (a project-level config)."""
 
     path: str  # relative to a workspace root
@@ -110,8 +108,7 @@ class ProjectFile:
     servers_key: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class HookFile:
+class HookFile(Record):
     """Where a client reads user-level command hooks, and how projector's group is spelled."""
 
     dirs: tuple[str, ...]  # this platform's; empty: the client's own folders
@@ -127,8 +124,7 @@ class HookFile:
         return dict(self.events).get(event)
 
 
-@dataclass(frozen=True)
-class Client:
+class Client(Record):
     """One client as its descriptor (clients/<id>.yaml) describes it, for this platform."""
 
     id: str
@@ -153,7 +149,7 @@ class Client:
     detect_binaries: tuple[str, ...]
     notes: tuple[str, ...]  # what doctor says of this client
     hooks: HookFile | None = None  # None: projector writes no hooks for it
-    programs: Mapping[str, template.Program | None] = field(default_factory=dict, compare=False, hash=False)  # by template
+    programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
         environ = self._environ(environ)

@@ -16,7 +16,6 @@ create it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +33,13 @@ from projector.core.invocation import bridge_options, runs_dispatch
 from projector.core.locations import on_path
 from projector.core.model import Model, Provider
 from projector.core.projects import Project
+from projector.core.record import Record, replace
 from projector.fastpath import WORKSPACE
 
 RETRIES = 20  # times a file may change under us before we give up on it for this sync
 
 
-@dataclass(frozen=True)
-class FileResult:
+class FileResult(Record):
     """One client file: its text before and after, and what the ledger records of it."""
 
     target: TargetFile
@@ -69,8 +68,7 @@ class FileResult:
         return self.target.shown
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
     """Everything a sync computed, before anything is written."""
 
     results: tuple[FileResult, ...]
@@ -297,8 +295,7 @@ def _undo_creation(target: TargetFile, text: str, created: str) -> str | None:
 # --------------------------------------------------------------------------- writing
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(Record):
     """What a write left behind: the new ledger and the files as finally written."""
 
     ledger: Ledger
@@ -328,8 +325,7 @@ def write(outcome: Outcome, ledger: Ledger, ledger_file: Path | None = None) -> 
     return Written(final_ledger, tuple(results), tuple(problems))
 
 
-@dataclass
-class _Kept:
+class _Kept(Record, frozen=False):
     """The ledger as its file holds it during a write."""
 
     system: System
@@ -347,9 +343,6 @@ class _Kept:
 
 
 def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept) -> FileResult | Problem:
-    import random
-    import time
-
     for attempt in range(RETRIES):
         if not result.changed:
             return result
@@ -361,6 +354,9 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept
                 outcome.system.write(result.path, result.after, result.bom, result.before)
             return result
         except files.ChangedMeanwhile:
+            import random  # here: its import (seeding included) costs a sync more than its retries ever do
+            import time
+
             time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # let the client finish
             again = evaluate(result.target, ledger.record(result.target.ledger_key), outcome.providers, outcome.force, outcome.system)
             if isinstance(again, Problem):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from projector.core import locations
+from projector.core.record import Factory, Record
 
 SCHEMA = 1
 
@@ -26,22 +26,21 @@ def entry_hash(value: Any) -> str:
     return sha256(canonical.encode("utf-8"))[:32]
 
 
-@dataclass(frozen=True)
-class FileRecord:
+class FileRecord(Record):
     """What projector owns in one client file."""
 
     client: str
-    entries: Mapping[str, str] = field(default_factory=dict)  # entry name -> entry_hash
+    entries: Mapping[str, str] = Factory(dict)  # entry name -> entry_hash
     # What projector brought into being and takes away again with its last entry:
     # "file" (the file did not exist), "key" (the servers key did not exist), or None.
     created: str | None = None
     # Only while a sync writes (recorded before its first write): entry name -> hash of what the
     # file held before the edit. A sync killed before its final ledger write leaves this behind,
     # so an entry stays ours whether the kill came before or after its file was written.
-    previous: Mapping[str, str] = field(default_factory=dict)
+    previous: Mapping[str, str] = Factory(dict)
     # Entries whose hand edit the user adopted (`projector adopt`): name -> hash of the entry
     # projector wanted when it was adopted (while it wants the same, the edit stays).
-    adopted: Mapping[str, str] = field(default_factory=dict)
+    adopted: Mapping[str, str] = Factory(dict)
 
     def owned_in(self, current: Mapping[str, Any] | None) -> dict[str, str]:
         """The entries ours in the file as it is: an entry still holding what an unfinished sync
@@ -53,11 +52,10 @@ class FileRecord:
         return owned
 
 
-@dataclass(frozen=True)
-class Ledger:
+class Ledger(Record):
     """What projector owns in every client file, by the file's absolute path."""
 
-    files: Mapping[str, FileRecord] = field(default_factory=dict)  # by absolute path
+    files: Mapping[str, FileRecord] = Factory(dict)  # by absolute path
 
     def record(self, path: Path) -> FileRecord | None:
         return self.files.get(str(path))

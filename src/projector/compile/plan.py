@@ -15,18 +15,16 @@ no entry for it, and a bound one keeps its HTTP entry everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from projector.core import hooks
 from projector.core.invocation import bridge_args, dispatch_args
 from projector.core.model import Model, Provider
 from projector.core.projects import Project
+from projector.core.record import Record
 from projector.core.scope import with_kbs
 from projector.core.variables import references
 
 
-@dataclass(frozen=True)
-class StdioServer:
+class StdioServer(Record):
     """An entry that starts a command (the bridge, or a local server)."""
 
     command: str
@@ -34,8 +32,7 @@ class StdioServer:
     pass_env: tuple[str, ...]  # variables the server needs from the client's environment
 
 
-@dataclass(frozen=True)
-class HttpServer:
+class HttpServer(Record):
     """An entry the client reaches over HTTP itself."""
 
     url: str
@@ -45,8 +42,7 @@ class HttpServer:
 Server = StdioServer | HttpServer
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record):
     """The entry each provider gets, whatever the client."""
 
     servers: tuple[tuple[str, Server], ...]  # (provider name, server), sorted by name

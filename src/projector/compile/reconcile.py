@@ -14,24 +14,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from projector.compile.clients import Reading, without_query
 from projector.compile.ledger import entry_hash
 from projector.core.invocation import bridge_args
 from projector.core.model import Provider
+from projector.core.record import Factory, Record
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(Record):
     """What one file's entries become, and why."""
 
     edits: dict[str, Any | None]  # name -> new value, or None to remove
     owned: dict[str, str]  # name -> hash of what the file holds for us afterwards
     notes: tuple[str, ...]
     states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | drift | foreign | adopted
-    adopted: dict[str, str] = field(default_factory=dict)  # name -> hash of the entry projector would write, when adopted
+    adopted: dict[str, str] = Factory(dict)  # name -> hash of the entry projector would write, when adopted
 
 
 def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:

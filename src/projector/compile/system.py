@@ -11,11 +11,11 @@ disk holds a moment later.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from projector.core import files
+from projector.core.record import Factory, Record
 
 Stat = tuple[int, int, int, int] | None  # (mtime_ns, size, inode, ctime_ns); None: absent
 
@@ -54,11 +54,10 @@ class System(Protocol):
     def remove(self, path: Path, expected: str | None) -> None: ...
 
 
-@dataclass
-class RealSystem:
+class RealSystem(Record, frozen=False):
     """The files on disk; remembers the stat of each file it read."""
 
-    observed: dict[str, Stat] = field(default_factory=dict)
+    observed: dict[str, Stat] = Factory(dict)
 
     def read(self, path: Path) -> files.Read:
         self.observed[str(path)] = stat_of(str(path))  # before the bytes: a later change shows
@@ -81,8 +80,7 @@ class RealSystem:
         self.observed[folder] = stat_of(folder)
 
 
-@dataclass
-class DryRunSystem(RealSystem):
+class DryRunSystem(RealSystem, frozen=False):
     """Reads the real files; writes nothing."""
 
     def write(self, path: Path, text: str, bom: bool = False, expected: str | None | bool = False) -> None:

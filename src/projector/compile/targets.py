@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,12 @@ from projector.core import locations
 from projector.core.errors import display_path
 from projector.core.model import Model
 from projector.core.projects import Project, trust_path
+from projector.core.record import Record, replace
 from projector.core.resources import descriptor_files
 from projector.fastpath import WORKSPACE
 
 
-@dataclass(frozen=True)
-class TargetFile:
+class TargetFile(Record):
     """One file the compiler edits: a client's global file, or a project file inside a workspace."""
 
     client: Client  # for a project file shared by clients: the first of them
@@ -186,8 +185,7 @@ def _hook_targets(clients: list[Client], environ: Mapping[str, str], hooks: Mapp
     return files + trusts
 
 
-@dataclass(frozen=True)
-class Dependencies:
+class Dependencies(Record):
     """What a sync's result depends on, for the fast path and the shell hook."""
 
     files: tuple[str, ...]  # whose bytes matter: the model, the trust store, the clients' files and descriptors

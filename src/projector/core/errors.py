@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+from projector.core.record import Record
 
 
 def display_path(path: Path | str, home: Path | None = None) -> str:
@@ -24,8 +25,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Record):
     """One thing wrong in a file, and where."""
 
     file: str

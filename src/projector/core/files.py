@@ -17,8 +17,9 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from projector.core.record import Record
 
 BOM = "\ufeff"
 
@@ -31,8 +32,7 @@ class Busy(Exception):
     """Another projector sync holds the lock."""
 
 
-@dataclass(frozen=True)
-class Read:
+class Read(Record):
     """A file's text and whether it began with a byte order mark."""
 
     text: str | None  # None: the file does not exist

@@ -34,13 +34,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from projector.core import model, yamltext
 from projector.core.cache import stat_key
 from projector.core.errors import ModelError, Problem, display_path
+from projector.core.record import Factory, Record
 from projector.core.variables import expand_folder
 
 NAMED: dict[str, tuple[str, ...]] = {"providers": ("url", "token_env", "command"), "hooks": ("command",)}  # section -> the keys that say what an item is
@@ -51,8 +51,7 @@ _VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 _GLOB = re.compile(r"[*?[]")
 
 
-@dataclass(frozen=True)
-class Read:
+class Read(Record):
     """One layer as read."""
 
     path: str  # absolute, as the include named it (not resolved through symlinks)
@@ -63,8 +62,7 @@ class Read:
     by: tuple[Read, int] | None = None  # the including layer and the include's index in its list; None: the model itself
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Record):
     """A problem at ``path`` in layer ``read``; ``{other}`` in the message is the place ``other``."""
 
     read: Read
@@ -83,16 +81,15 @@ class LayerError(Exception):
 # --------------------------------------------------------------------------- reading the layers
 
 
-@dataclass
-class Gathered:
+class Gathered(Record, frozen=False):
     """The layers in order (the model itself last), and everything the reading depended on: the
     check stands while every file has the same text (None: looked for, absent), every glob the
     same matches and every variable an include names the same value."""
 
-    reads: list[Read] = field(default_factory=list)
-    files: list[tuple[str, str | None]] = field(default_factory=list)
-    globs: list[tuple[str, list[str]]] = field(default_factory=list)
-    variables: dict[str, str | None] = field(default_factory=dict)
+    reads: list[Read] = Factory(list)
+    files: list[tuple[str, str | None]] = Factory(list)
+    globs: list[tuple[str, list[str]]] = Factory(list)
+    variables: dict[str, str | None] = Factory(dict)
 
 
 def gather(
@@ -258,8 +255,7 @@ class Origins:
 # --------------------------------------------------------------------------- merging
 
 
-@dataclass
-class Merged:
+class Merged(Record, frozen=False):
     """The layers' data merged, where each part came from, and what is wrong with the merge."""
 
     data: dict[str, Any]

@@ -1,4 +1,4 @@
-"""The user's model (``projector.yaml``): load, validate, and turn into frozen dataclasses.
+"""The user's model (``projector.yaml``): load, validate, and turn into frozen records (core.record).
 
 Validation happens in two passes. The JSON Schema (``schemas/model.schema.json``, also usable by
 editors) checks shapes; the semantic pass checks what a schema cannot: binding paths, references
@@ -12,9 +12,10 @@ import os
 import re
 from collections import namedtuple
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from pathlib import Path
+
+from projector.core.record import Record, fields, replace
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
@@ -37,8 +38,7 @@ Env = tuple[tuple[str, str | None], ...]
 """Variables in order: a value (``${VAR}`` expanded when the server starts) or None (unset)."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Record):
     """What a binding (or a project file) says about one provider; None: it does not say."""
 
     kbs: tuple[str, ...] | None = None
@@ -53,7 +53,7 @@ class Settings:
     linger: float | None = None  # local, shared: seconds the server outlives its last session
 
     def said(self) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(self) if getattr(self, f.name) is not None)
+        return tuple(name for name in fields(self) if getattr(self, name) is not None)
 
     def over(self, base: Settings) -> Settings:
         """These settings laid over ``base``: each said value replaces, ``env`` merges by name."""
@@ -63,8 +63,7 @@ class Settings:
         return replace(base, **merged)
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(Record):
     """A named MCP server: remote (url) or local (command)."""
 
     name: str
@@ -93,8 +92,7 @@ class Provider:
                         shared=self.shared, linger=self.linger)
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(Record):
     """A folder and what it says of each provider there."""
 
     path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
@@ -107,9 +105,8 @@ class Binding:
         return dict(self.uses).get(provider)
 
 
-# Clone, Repo and Layer are named tuples, as immutable as a frozen dataclass: the bridge imports
-# this module at every start, and a dataclass costs ~3.7M instructions to define, a named tuple
-# ~0.8M (collections.namedtuple: typing.NamedTuple would import typing).
+# Clone, Repo and Layer are named tuples (collections.namedtuple: typing.NamedTuple would import
+# typing): as immutable as a record, and the model's cache holds them as JSON arrays.
 
 Clone = namedtuple("Clone", "path remote root")
 """A clone of a repository binding's repository found on this machine, and why it matched:
@@ -129,8 +126,7 @@ providers and ``hooks`` the hooks it defines or gives settings to; ``distrust`` 
 run (an included layer not trusted with these bytes), None: they may."""
 
 
-@dataclass(frozen=True)
-class Model:
+class Model(Record):
     """The checked model."""
 
     source: Path
@@ -719,7 +715,6 @@ def _elsewhere(places: Places, where: tuple[Any, ...], other: str) -> str:
 
 def _repo_problems(places: Places, raw: str, binding: Mapping[str, Any], seen: dict[str, str]) -> list[Problem]:
     from projector.core import layers
-
     from projector.core.repos import normalise
 
     where = ("bindings", raw)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+from projector.core.record import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
@@ -29,8 +30,7 @@ SCHEMA = 1
 LAYER = "layer"  # a record's kind: a model layer (core.layers); records without one are project files
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(Record):
     """A trusted project file."""
 
     root: str  # canonical folder the file sits in
@@ -195,8 +195,7 @@ def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-@dataclass(frozen=True)
-class Around:
+class Around(Record):
     """The project files at a folder and above it."""
 
     trusted: tuple[Project, ...]  # whose bytes are still the trusted ones, by root

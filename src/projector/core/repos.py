@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from projector.core.reading import Unreadable, read_regular
+from projector.core.record import Record
 
 SCAN_DEPTH = 3  # a root, a host, an owner, the clone: ~/src/github.com/acme/api
 SKIPPED = frozenset({"node_modules", "__pycache__"})  # folders that hold no clone worth binding
@@ -77,8 +77,7 @@ def _config_value(value: str) -> str:
     return re.split(r"\s[#;]", value, maxsplit=1)[0].strip()
 
 
-@dataclass(frozen=True)
-class Clone:
+class Clone(Record):
     """A git working tree found on this machine."""
 
     path: str  # canonical
@@ -87,8 +86,7 @@ class Clone:
     root: str | None  # the root it was found under; None: a bound folder
 
 
-@dataclass(frozen=True)
-class Scan:
+class Scan(Record):
     """What a look for clones found, and what it read."""
 
     clones: tuple[Clone, ...]

@@ -12,15 +12,14 @@ provider, its ``default`` KB set).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from projector.core.folders import Worktree, canonical, contains, seen_from, worktree
 from projector.core.model import Binding, KbSet, Model, Provider, Settings
 from projector.core.projects import Project
+from projector.core.record import Record
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(Record):
     """A folder's workspace for one provider."""
 
     root: str | None  # the workspace root (in a git worktree: the worktree's folder); None: none
@@ -29,8 +28,7 @@ class Placement:
     settings: Settings  # what they say of the provider (the project file's laid over the binding's)
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(Record):
     """A remote provider's KB set in a folder, and where it came from."""
 
     kbs: KbSet  # None: every KB; (): none

@@ -9,17 +9,16 @@ and gets no workspace settings at all.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from projector.core.model import Env, Model, Settings
 from projector.core.projects import Project
+from projector.core.record import Record
 from projector.core.scope import Placement, place
 
 DEFAULTS = Settings(enabled=True, args=(), cwd=".", env=(), env_files=(), direnv=False, shared=False, linger=30.0)  # cwd: the workspace root
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(Record):
     """What the bridge runs for a local provider in a folder."""
 
     provider: str

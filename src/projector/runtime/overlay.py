@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
+from projector.core.record import Record
 from projector.core.variables import expand_value
 
 TYPE_CHECKING = False  # the hook dispatcher builds overlays too, and must not import the model's types
@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 DIRENV_TIMEOUT = 30.0  # seconds; a nix-backed .envrc can be slow, a hung one must not hang the client
 
 
-@dataclass(frozen=True)
-class Overlay:
+class Overlay(Record):
     """A local server's environment, and what changed it."""
 
     environ: dict[str, str]  # the server's whole environment

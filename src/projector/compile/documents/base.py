@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
+
+from projector.core.record import Record
 
 Edits = Mapping[str, Any | None]
 """Entry name → the new value, or None to remove the entry."""
 
 
-@dataclass(frozen=True)
-class Splice:
+class Splice(Record):
     """Bytes replacing ``source[start:end]``: how every document edits its text in place."""
 
     start: int  # byte offsets into the UTF-8 text

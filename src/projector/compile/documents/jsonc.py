@@ -11,7 +11,6 @@ indentation unit, member indentation, separator spacing, trailing commas, line e
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any
 
@@ -28,6 +27,7 @@ from projector.compile.documents.base import (
     too_deep,
 )
 from projector.core.errors import DocumentError, Problem
+from projector.core.record import Record
 
 
 @cache
@@ -38,8 +38,7 @@ def _parser() -> Any:
     return Parser(Language(tree_sitter_hujson.language()))
 
 
-@dataclass(frozen=True)
-class _Style:
+class _Style(Record):
     """How the file is spelled, so what projector writes into it looks like the rest."""
 
     unit: str  # one level of indentation

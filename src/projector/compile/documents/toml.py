@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any
 
@@ -30,6 +29,7 @@ from projector.compile.documents.base import (
     too_deep,
 )
 from projector.core.errors import DocumentError, Problem
+from projector.core.record import Record
 
 
 @cache
@@ -54,8 +54,7 @@ def _grammar(package: str) -> Any:
     return binding.language()
 
 
-@dataclass(frozen=True)
-class _Piece:
+class _Piece(Record):
     """Bytes of the file that define (part of) one entry."""
 
     start: int  # start of its first line

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from projector.core.record import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
@@ -25,8 +26,7 @@ if TYPE_CHECKING:
 USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--state DIR] [--log-file FILE] [--check]"
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Record):
     """The command line."""
 
     provider: str
@@ -135,17 +135,13 @@ def _logger(provider: str, log_file: str | None):
     return log
 
 
-class Where:
-    """The session's folder and the model that applies there. (A plain class: a frozen dataclass
-    compiles six methods when it is defined, ~0.7 ms of every bridge start.)"""
+class Where(Record):
+    """The session's folder and the model that applies there."""
 
-    __slots__ = ("model", "provider", "folder", "projects")
-
-    def __init__(self, model: Any, provider: Any, folder: str, projects: tuple[Any, ...]):
-        self.model = model  # the checked model
-        self.provider = provider  # the model's provider of that name; None: only project files declare it
-        self.folder = folder  # canonical
-        self.projects = projects  # trusted project files around the folder
+    model: Any  # the checked model
+    provider: Any  # the model's provider of that name; None: only project files declare it
+    folder: str  # canonical
+    projects: tuple[Any, ...]  # trusted project files around the folder
 
 
 def _locate(options: Options, log: Any) -> Where:

@@ -18,10 +18,10 @@ import json
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from projector import __version__
 from projector.core.locations import state_folder
+from projector.core.record import Record
 from projector.runtime.launch import Launch
 
 try:
@@ -37,8 +37,7 @@ class Unavailable(Exception):
     """No host can serve this session (the reason is for the user); it runs unshared."""
 
 
-@dataclass(frozen=True)
-class Address:
+class Address(Record):
     """Where a shared host for one launch plan lives."""
 
     key: str
