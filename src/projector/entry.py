@@ -11,8 +11,6 @@ import sys
 
 def main() -> None:
     command = sys.argv[1:2]
-    if command in (["mcp"], ["dispatch"], ["sync"], ["status"], ["diff"]):
-        _inspect_on_first_use()
     if command == ["mcp"]:
         from projector.runtime.bridge import main as bridge
 
@@ -40,25 +38,6 @@ def main() -> None:
     from projector.cli import main as cli
 
     cli()
-
-
-def _inspect_on_first_use() -> None:
-    """``dataclasses`` (3.11) imports ``inspect`` (with ast, dis and tokenize: about a fifth of a
-    bridge start, 8 ms of a sync) only to write a docstring for a class that has none. Every
-    dataclass in projector has one, so ``inspect`` is loaded only if something really uses it."""
-    if "inspect" in sys.modules:
-        return
-    import types
-
-    class OnFirstUse(types.ModuleType):
-        def __getattr__(self, name: str) -> object:
-            if sys.modules.get("inspect") is self:  # the first use: later ones find the real module
-                del sys.modules["inspect"]
-            import inspect
-
-            return getattr(inspect, name)
-
-    sys.modules["inspect"] = OnFirstUse("inspect")
 
 
 def _no_cycle_collection() -> None:

@@ -225,7 +225,7 @@ def test_a_sync_loads_only_what_its_work_needs(sandbox):
     config.write_text(MODEL.replace("token_env: T", "token_env: U"))  # every entry changes
     edited = _imported(sandbox, "sync", "--config", str(config))
     assert edited & HEAVY == {"ruamel"} and "tomllib" in edited  # core.quickschema says yes to a valid model
-    # dataclasses loads inspect only to write docstrings; tree_sitter_toml's queries load tempfile
-    assert edited & {"inspect", "tempfile"} == set()
+    # records are not dataclasses (which load inspect); tree_sitter_toml's queries load tempfile
+    assert edited & {"dataclasses", "inspect", "tempfile", "random"} == set()
     assert _imported(sandbox, "sync", "--config", str(config)) & (HEAVY | {"tree_sitter", "dataclasses", "json"}) == set()
     assert _imported(sandbox, "status", "--config", str(config)) & (HEAVY | {"tree_sitter_toml", "hashlib", "tempfile", "inspect"}) == set()

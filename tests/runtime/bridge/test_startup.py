@@ -10,7 +10,7 @@ import sys
 import pytest
 from test_bridge import INIT, Layout
 
-HEAVY = {"ruamel.yaml", "jsonschema", "_ssl", "threading", "inspect", "typing", "httpx", "typer", "jinja2", "tomlkit", "ctypes"}
+HEAVY = {"ruamel.yaml", "jsonschema", "_ssl", "threading", "inspect", "dataclasses", "typing", "httpx", "typer", "jinja2", "tomlkit", "ctypes"}
 
 
 def imported(layout: Layout, folder: str, env: dict) -> tuple[set[str], str]:
