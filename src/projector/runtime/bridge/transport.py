@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 from urllib.parse import unquote, urlsplit
 
+from projector.core.record import Record
 from projector.runtime.bridge.loop import Interrupted, Loop
 
 
@@ -43,29 +44,22 @@ CHUNK = 1 << 16
 IO_TIMEOUT = 30.0  # seconds any one connect, send or read may block
 
 
-class Proxy:
-    """An http proxy from the environment. (Plain classes here: a frozen dataclass compiles six
-    methods when it is defined, ~0.7 ms of every bridge start.)"""
+class Proxy(Record):
+    """An http proxy from the environment."""
 
-    __slots__ = ("host", "port", "authorization")
-
-    def __init__(self, host: str, port: int, authorization: str | None):
-        self.host = host
-        self.port = port
-        self.authorization = authorization  # Proxy-Authorization, from the proxy URL's user:password
+    host: str
+    port: int
+    authorization: str | None  # Proxy-Authorization, from the proxy URL's user:password
 
 
-class Endpoint:
+class Endpoint(Record):
     """Where requests go: the provider, or its proxy."""
 
-    __slots__ = ("scheme", "host", "port", "target", "proxy")
-
-    def __init__(self, scheme: str, host: str, port: int, target: str, proxy: Proxy | None):
-        self.scheme = scheme  # http | https
-        self.host = host
-        self.port = port
-        self.target = target  # what the request line names: path?query, or the absolute URL through a plain-http proxy
-        self.proxy = proxy
+    scheme: str  # http | https
+    host: str
+    port: int
+    target: str  # what the request line names: path?query, or the absolute URL through a plain-http proxy
+    proxy: Proxy | None
 
     @property
     def tunnel(self) -> bool:
@@ -423,12 +417,15 @@ class _Fresh:
         self._pool.give(connection)
 
 
+INTERRUPTED = "the session ended first"  # a signal cut a blocking step short: the session's end answers the call
+
+
 def describe(error: BaseException) -> str:
     """What went wrong on the way to the provider, in words. Never an exception's own text where
     it could hold a header (and so the token): http.client quotes a header it refuses."""
     name = type(error).__name__
     if isinstance(error, Interrupted):
-        return "the session ended first"
+        return INTERRUPTED
     if isinstance(error, TimeoutError):
         return "no answer in time"
     if isinstance(error, ConnectionRefusedError):

@@ -390,6 +390,8 @@ class _Reply:
         up._exchanges.discard(exchange)
         if call.done or self.kind == "late":
             return
+        if problem == transport.INTERRUPTED:
+            return  # the call stays waiting: close() answers it with why the session ended
         if self.kind == "gone":
             up._session_gone(call)
         elif self.kind == "sse" or (problem is not None and self.decoder.last_id):
