@@ -16,15 +16,17 @@ the connection, and the host cancels that session's requests.
 
 from __future__ import annotations
 
+import _signal  # not `signal`, `contextlib` or `typing`: a second session's start pays for every import
 import _socket  # not `socket`: see projector.runtime.host
 import json
 import os
-import signal
 import struct
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any, NoReturn
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
 from projector.runtime.host.address import (
@@ -93,24 +95,25 @@ def connect_or_start(where: Address, spec: dict[str, Any]) -> _socket.socket:
     for _ in range(3):
         if (connection := connect(where.socket)) is not None:
             return connection
-        with _start_lock(where.lock):
+        lock = _start_lock(where.lock)
+        try:
             if (connection := connect(where.socket)) is not None:
                 return connection
             _start(spec)
+        finally:
+            os.close(lock)  # releases the lock
     raise Unavailable(f"the host at {where.socket} did not answer after starting")
 
 
-@contextmanager
-def _start_lock(path: str) -> Iterator[None]:
+def _start_lock(path: str) -> int:
+    """The start lock's descriptor, locked (closing it releases the lock)."""
     from projector.core.files import flock_within
 
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        if not flock_within(fd, START_WAIT, poll=0.01):
-            raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
-        yield
-    finally:
-        os.close(fd)  # releases the lock
+    if not flock_within(fd, START_WAIT, poll=0.01):
+        os.close(fd)
+        raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
+    return fd
 
 
 def _start(spec: dict[str, Any]) -> None:
@@ -145,8 +148,8 @@ def hand_over(connection: _socket.socket, provider: str) -> NoReturn:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(connection.fileno(), 0)
     os.dup2(null, 1)  # the client's stdout is the host's now: its end comes from the host alone
-    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; the waiter must not inherit that
-        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    for number in (_signal.SIGPIPE, _signal.SIGXFSZ):  # Python ignores these; the waiter must not inherit that
+        _signal.signal(number, _signal.SIG_DFL)
     try:
         os.execv(WAITER[0], [*WAITER, f"projector-mcp-{provider}"])
     except OSError:  # no /bin/sh: wait here instead
