@@ -1,7 +1,7 @@
 """Shared workspace servers (``shared: true``): memory, the second session's start and the cost
 per request, each against a baseline measured in the same run.
 
-    .venv/bin/python bench/host_bench.py [--sessions 10] [--runs 15] [--calls 500]
+    .venv/bin/python bench/host_bench.py [--sessions 10] [--runs 15] [--calls 500] [--projector PATH]
 
 1. Memory: N sessions in one workspace against a server that holds 50 MB from its start, twice:
    the official SDK's server (tests/servers/report_server.py --allocate 50, what a Python MCP
@@ -129,7 +129,7 @@ def memory_rows(label: str, alone_bridge: list[str], shared_bridge: list[str], w
     together = [Session.spawn(shared_bridge, workspace, env) for _ in range(count)]
     for session in together:
         assert "result" in session.ask(INIT)
-    status = host_status(runtime, shared_bridge[3])
+    status = host_status(runtime, shared_bridge[shared_bridge.index("--provider") + 1])
     shared_rss, shared_pss = total([s.process.pid for s in together] + [status["pid"], status["server_pid"]])
     waiter_rss, waiter_pss = memory(together[-1].process.pid)
     host_rss, host_pss = memory(status["pid"])
@@ -180,6 +180,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--projector", help="a projector console script installed as a user would (`pip install .`): the "
+                        "bridge and the `python -c pass` baseline use its interpreter (default: this one's)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory(prefix="pjb-", dir="/tmp") as runtime_dir:
         root, runtime = Path(folder), Path(runtime_dir)
@@ -201,7 +203,9 @@ def main() -> None:
         env = {"HOME": str(root / "home"), "PATH": f"{Path(py).parent}:{os.environ['PATH']}", "XDG_STATE_HOME": str(root / "state"),
                "XDG_CONFIG_HOME": str(root / "config"), "XDG_RUNTIME_DIR": str(runtime)}
         os.environ.update(XDG_RUNTIME_DIR=str(runtime), XDG_STATE_HOME=env["XDG_STATE_HOME"])
-        bridge = lambda name: [str(Path(py).parent / "projector"), "mcp", "--provider", name, "--config", str(config)]  # noqa: E731
+        script = options.projector or str(Path(py).parent / "projector")
+        installed = Path(script).read_text().splitlines()[0].removeprefix("#!")  # the script's own interpreter
+        bridge = lambda name: [installed, script, "mcp", "--provider", name, "--config", str(config)]  # noqa: E731
         count = options.sessions
 
         # 1. memory
@@ -216,7 +220,7 @@ def main() -> None:
         baseline = []
         for _ in range(options.runs):
             start = time.perf_counter()
-            subprocess.run([py, "-c", "pass"], check=True)
+            subprocess.run([installed, "-c", "pass"], check=True)
             baseline.append(time.perf_counter() - start)
         second, own = [], []
         for _ in range(options.runs):
