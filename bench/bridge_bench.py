@@ -1,6 +1,6 @@
 """The bridge's costs, each against baselines measured in the same run (issue 14's targets).
 
-    .venv/bin/python bench/bridge_bench.py [--runs N] [--calls N] [--upstream stdlib|sdk]
+    .venv/bin/python bench/bridge_bench.py [--runs N] [--calls N] [--upstream stdlib|sdk] [--projector PATH]
 
 Baselines, as in ../shared/bench-bridges (whose harness is the reference for these figures):
 - `python -c pass`, for the start of a session answered locally (empty KB set: target ≤ 3×);
@@ -29,6 +29,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import interpreter  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -155,7 +158,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--upstream", choices=["stdlib", "sdk"], default="stdlib")
+    parser.add_argument("--projector", help="a projector console script installed as a user would (`pip install .`): "
+                        "it, the floor and `python -c pass` run on its interpreter (default: this venv's, whose .pth "
+                        "files slow every start)")
     options = parser.parse_args()
+    script = options.projector or str(Path(sys.executable).parent / "projector")
+    python = interpreter(script)
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -168,14 +176,14 @@ def main() -> None:
                     f"bindings:\n  {root}/bound:\n    kb: [alpha]\n  {root}/none:\n    kb: []\n")
             model.write_text(text)
             env = {"HOME": tmp, "PATH": os.environ["PATH"], "KB_TOKEN": TOKEN, "XDG_STATE_HOME": str(root / "state")}
-            bridge = [str(Path(sys.executable).parent / "projector"), "mcp", "--provider", "kb", "--config", str(model)]
-            floor = [sys.executable, str(FLOOR), upstream.url + "?kbs=alpha", "-H", f"Authorization: Bearer {TOKEN}"]
+            bridge = [python, script, "mcp", "--provider", "kb", "--config", str(model)]
+            floor = [python, str(FLOOR), upstream.url + "?kbs=alpha", "-H", f"Authorization: Bearer {TOKEN}"]
             spawn_to_initialize(bridge, root / "bound", env)  # the cache, the page cache, .pyc files
             rows: dict[str, list[float]] = {k: [] for k in ("python", "floor", "warm", "cold", "miss", "local")}
             edits = iter(range(1_000_000))
             for run in range(options.runs):  # interleaved, so drift hits every row alike
                 started = time.perf_counter()
-                subprocess.run([sys.executable, "-c", "pass"], check=True)
+                subprocess.run([python, "-c", "pass"], check=True)
                 rows["python"].append(time.perf_counter() - started)
                 if FLOOR.exists():
                     rows["floor"].append(spawn_to_initialize(floor, root, env))
