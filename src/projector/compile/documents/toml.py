@@ -13,7 +13,6 @@ An entry may also be spelled by the user as sub-tables (``[servers.name.env]``),
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import cache, cached_property
 from typing import Any
 
@@ -64,6 +63,8 @@ class _Piece(Record):
 
 class TomlDocument:
     def __init__(self, text: str, *, source: str, strict: bool = True):
+        import tomllib  # here: it imports typing, datetime and string, which a sync without a TOML client does without
+
         self.text = text
         self.source = source
         self._bytes = text.encode("utf-8")
@@ -207,6 +208,8 @@ def _key_path(node: Any) -> list[str]:
     if node.type == "dotted_key":
         return [part for child in node.children if child.type != "." for part in _key_path(child)]
     if node.type == "quoted_key":
+        import tomllib
+
         return [tomllib.loads(f"k = {node.text.decode('utf-8')}")["k"]]
     return [node.text.decode("utf-8")]
 
