@@ -53,7 +53,7 @@ class Faulty:
                     message = json.loads(body)
                 except ValueError:
                     message = {}
-                owner._record(self, message)
+                owner._record(self, message, body)
                 owner._post(self, message)
 
             def do_GET(self) -> None:  # noqa: N802
@@ -89,8 +89,9 @@ class Faulty:
     def methods(self) -> list[str]:
         return [r["rpc"] or r["method"] for r in self.requests]
 
-    def _record(self, handler: Any, message: dict[str, Any]) -> None:
+    def _record(self, handler: Any, message: dict[str, Any], body: bytes = b"") -> None:
         self.requests.append({
+            "body": body,
             "method": handler.command, "rpc": message.get("method"), "id": message.get("id"),
             "session": handler.headers.get("Mcp-Session-Id"), "auth": handler.headers.get("Authorization"),
             "last_event_id": handler.headers.get("Last-Event-ID"), "at": time.monotonic(),
@@ -116,6 +117,10 @@ class Faulty:
             return handler._send(404, body.encode(), "application/json")
         if self.fault == "not-rpc":
             return handler._send(200, b'{"hello":"world"}', "application/json")
+        if self.fault in ("float-id", "extra-member"):  # the request's id as a float; a member JSON-RPC does not have
+            answer = {"jsonrpc": "2.0", "id": message.get("id"), "result": {"tools": []}}
+            answer.update({"id": float(answer["id"])} if self.fault == "float-id" else {"extra": 1})
+            return handler._send(200, json.dumps(answer).encode(), "application/json")
         if self.fault == "huge-retry":
             self._pending[session] = message.get("id")
             handler.close_connection = True

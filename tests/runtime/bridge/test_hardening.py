@@ -188,3 +188,34 @@ def test_a_notification_sent_just_before_eof_reaches_the_server_before_the_delet
     bridge.send(INITIALIZED)
     assert bridge.close() == 0  # what bench-bridges' spawn-only runs do
     assert server.methods() == ["initialize", "notifications/initialized", "DELETE"]
+
+
+# --------------------------------------------------------------------------- what passes through
+
+
+def test_a_request_reaches_the_provider_as_the_client_wrote_it(faulty, tmp_path):
+    """Numbers JSON allows but Python's floats do not keep (1e400, 0.1 written long) arrive
+    unchanged: the client's own bytes are POSTed, not a re-encoding of them."""
+    server = faulty()
+    bridge = Raw(Layout(tmp_path, server.url), "work/a")
+    bridge.send(INIT)
+    assert "result" in bridge.receive()
+    written = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "t", "arguments": {"big": 1e400, "long": 0.10000000000000000555}}}'
+    bridge.send(INITIALIZED, written)
+    assert bridge.receive()["id"] == 7
+    assert [r["body"] for r in server.requests if r["id"] == 7] == [written.encode()]
+    assert bridge.close() == 0
+
+
+@pytest.mark.parametrize("fault", ["float-id", "extra-member"])
+def test_an_answer_with_another_id_type_or_extra_members_is_written_anew(faulty, tmp_path, fault):
+    """The provider's bytes go on to the client only when they say exactly what the bridge would
+    write; an id of another type (1.0 for 1) or a member JSON-RPC has not is not passed on."""
+    server = faulty(fault)
+    bridge = Raw(Layout(tmp_path, server.url), "work/a")
+    bridge.send(INIT)
+    assert "result" in bridge.receive()
+    bridge.send(INITIALIZED, TOOLS_LIST)
+    line = bridge.lines.get(timeout=15)
+    assert json.loads(line) == {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}} and b'"id":1,' in line
+    assert bridge.close() == 0

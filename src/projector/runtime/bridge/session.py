@@ -88,15 +88,15 @@ class Session:
 
     # ------------------------------------------------------------------ dispatch
 
-    def receive(self, line: Line) -> None:
-        """One line from the client."""
+    def receive(self, line: Line, raw: bytes | None = None) -> None:
+        """One line from the client (``raw``: its bytes, when it is one message)."""
         if not self.started and isinstance(line, dict) and line.get("method") == "initialize":
             self.started = True
             self.start(line)
         else:
-            self.handle(line)
+            self.handle(line, raw)
 
-    def handle(self, line: Line) -> None:
+    def handle(self, line: Line, raw: bytes | None = None) -> None:
         if isinstance(line, Exception):
             self.send(error(None, PARSE_ERROR, f"Parse error: {line}"))
             return
@@ -118,15 +118,16 @@ class Session:
         elif self.mode == "local":
             self._answer_locally(line)
         elif self.mode == "proxy":
-            self._forward(line)
+            self._forward(line, raw)
         elif self.mode == "failed":
             if has_id:
                 self.send(error(line["id"], -32000, f"projector: the provider is not available in this session: {self.failure}"))
         else:
             self._roots_mode(line)
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.writer.send(message)
+    def send(self, message: dict[str, Any], raw: bytes | None = None) -> None:
+        """One message to the client (``raw``: its bytes, already encoded)."""
+        self.writer.send(message, raw)
 
     # ------------------------------------------------------------------ local server
 
@@ -216,7 +217,7 @@ class Session:
         opening["params"] = dict(opening.get("params") or {}, protocolVersion=self.promised_version)
         self._upstream().request(opening, self._opened)
 
-    def _opened(self, answer: dict[str, Any]) -> None:
+    def _opened(self, answer: dict[str, Any], _raw: bytes | None = None) -> None:
         """The provider's answer to the initialize sent on the client's behalf."""
         waiting, self.waiting = self.waiting, []
         if "result" not in answer:
@@ -239,9 +240,9 @@ class Session:
             self.upstream = self.upstream_for(self.kbs, self.loop, self._from_server)
         return self.upstream
 
-    def _forward(self, message: dict[str, Any]) -> None:
+    def _forward(self, message: dict[str, Any], raw: bytes | None = None) -> None:
         if "id" in message:
-            self._upstream().request(message, self.send)
+            self._upstream().request(message, self.send, raw)
         else:
             self._upstream().notify(message)
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CHUNK = 1 << 16
+UTF8_BOM = b"\xef\xbb\xbf"
 
 Line = dict[str, object] | list[object] | Exception  # a parsed message, a batch, or why a line was not one
 
@@ -42,11 +43,12 @@ class Writer:
         self._fd = fd
         self.broken = False
 
-    def send(self, message: dict[str, Any]) -> bool:
-        """Write one message; False once the client has gone (stdout closed)."""
+    def send(self, message: dict[str, Any], raw: bytes | None = None) -> bool:
+        """Write one message (``raw``: its bytes, already encoded on one line); False once the
+        client has gone (stdout closed)."""
         if self.broken:
             return False
-        view = memoryview(encode(message) + b"\n")
+        view = memoryview((encode(message) if raw is None else raw) + b"\n")
         try:
             while view:
                 view = view[os.write(self._fd, view) :]
@@ -67,7 +69,7 @@ def claim_stdout() -> Writer:
 class Reader:
     """Lines of fd 0, parsed, handed to ``deliver`` as they complete; ``ended`` after end of input."""
 
-    def __init__(self, deliver: Callable[[Line], None], fd: int = 0):
+    def __init__(self, deliver: Callable[[Line, bytes | None], None], fd: int = 0):
         self.fd = fd
         self.deliver = deliver
         self.ended = False
@@ -83,7 +85,7 @@ class Reader:
             rest = b"".join(self._pending).rstrip(b"\r")
             self._pending = []
             if rest.strip():
-                self.deliver(_parse(rest))
+                self._line(rest)
             return
         if b"\n" not in chunk:
             self._pending.append(chunk)  # a long line arriving piece by piece: joined once, at its end
@@ -95,7 +97,13 @@ class Reader:
         for line in lines:
             line = line.rstrip(b"\r")
             if line.strip():
-                self.deliver(_parse(line))
+                self._line(line)
+
+    def _line(self, line: bytes) -> None:
+        """One line, parsed; a message is handed on with the client's own bytes (valid UTF-8
+        JSON, as parsed) so that a request goes on to the provider as the client wrote it."""
+        value = _parse(line)
+        self.deliver(value, line if isinstance(value, dict) and not line.startswith(UTF8_BOM) else None)
 
 
 def _parse(line: bytes) -> Line:

@@ -69,11 +69,23 @@ def as_response(item: Any, id_: Any) -> dict[str, Any] | None:
     return None
 
 
+def verbatim(body: bytes, item: Any, response: dict[str, Any]) -> bytes | None:
+    """The provider's bytes of a JSON answer, to pass on as they are, when they say exactly
+    what ``response`` says (the same members and values, the id of the same type) on one ASCII
+    line; None: ``response`` is encoded anew."""
+    body = body.strip()
+    if item == response and type(item["id"]) is type(response["id"]) and body.isascii() and b"\n" not in body and b"\r" not in body:
+        return body
+    return None
+
+
 class Call:
     """A request on its way: the message, who gets the answer, and how far it got."""
 
-    def __init__(self, message: dict[str, Any], reply: Callable[[dict[str, Any]], None]):
+    def __init__(self, message: dict[str, Any], reply: Callable[[dict[str, Any], bytes | None], None], raw: bytes | None = None):
         self.message = message
+        self.method = str(message.get("method"))
+        self.raw = raw  # the client's own bytes of the message, when it sent it whole
         self.reply = reply
         self.done = False
         self.barrier = False  # later messages wait for its answer (initialize)
@@ -83,9 +95,9 @@ class Call:
         self.exchange: transport.Exchange | None = None
         self.timer: Any = None
 
-    @property
-    def method(self) -> str:
-        return str(self.message.get("method"))
+    def body(self) -> bytes:
+        """The request as POSTed: the client's own bytes where there are any (no second encoding)."""
+        return self.raw if self.raw is not None else encode(self.message)
 
 
 class Upstream:
@@ -121,12 +133,13 @@ class Upstream:
 
     # ------------------------------------------------------------------ what the session calls
 
-    def request(self, message: dict[str, Any], reply: Callable[[dict[str, Any]], None]) -> None:
-        """Send a request; ``reply`` gets its answer (or an error) exactly once."""
+    def request(self, message: dict[str, Any], reply: Callable[[dict[str, Any], bytes | None], None], raw: bytes | None = None) -> None:
+        """Send a request; ``reply`` gets its answer (or an error) exactly once. ``raw``: the
+        message's bytes as the client sent them."""
         if self.settings.refusal:
             reply(error(message.get("id"), SERVER_ERROR, f"projector: {self.settings.refusal}"))
             return
-        call = Call(message, reply)
+        call = Call(message, reply, raw)
         if call.method == "initialize":
             self._initialize = message
         self._calls.add(call)
@@ -188,7 +201,7 @@ class Upstream:
         if call.method == "initialize":
             call.barrier = self._blocked = True
         call.sent_session = self.session_id
-        call.exchange = self._exchange("POST", encode(call.message), self._headers(call.method), _Reply(self, call))
+        call.exchange = self._exchange("POST", call.body(), self._headers(call.method), _Reply(self, call))
 
     def _post_note(self, message: dict[str, Any]) -> None:
         if self._closed:
@@ -198,7 +211,8 @@ class Upstream:
 
     # ------------------------------------------------------------------ answers
 
-    def _answer(self, call: Call, response: dict[str, Any]) -> None:
+    def _answer(self, call: Call, response: dict[str, Any], raw: bytes | None = None) -> None:
+        """``raw``: the provider's own bytes of ``response``, where they say exactly that."""
         if call.done:
             return
         call.done = True
@@ -208,7 +222,7 @@ class Upstream:
             self.protocol_version = response["result"].get("protocolVersion") or self.protocol_version
         if call.barrier:
             self._unblock()
-        call.reply(response)
+        call.reply(response, raw)
 
     def _fail(self, call: Call, message: str, code: int = SERVER_ERROR) -> None:
         self._answer(call, error(call.message.get("id"), code, f"projector: {message}"))
@@ -281,7 +295,7 @@ class Upstream:
             self.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self._submit(call)
 
-    def _reopened(self, answer: dict[str, Any]) -> None:
+    def _reopened(self, answer: dict[str, Any], _raw: bytes | None = None) -> None:
         if "result" in answer or self._closed:
             return
         reason = (answer.get("error") or {}).get("message", "refused")
@@ -370,7 +384,7 @@ class _Reply:
             return
         up.pool.close()
         up.pool = transport.Pool(place)  # for the rest of the session: one request, not two, per message
-        self.call.exchange = up._exchange("POST", encode(self.call.message), up._headers(self.call.method), _Reply(up, self.call))
+        self.call.exchange = up._exchange("POST", self.call.body(), up._headers(self.call.method), _Reply(up, self.call))
 
     def chunk(self, exchange: transport.Exchange, data: bytes) -> None:
         if self.kind == "sse":
@@ -399,8 +413,9 @@ class _Reply:
         elif problem is not None:
             up._fail(call, f"cannot reach the provider at {up._where()}: {problem}")
         elif self.kind == "json":
+            body = b"".join(self.body)
             try:
-                item = json.loads(b"".join(self.body))
+                item = json.loads(body)
             except ValueError:
                 up._fail(call, "the provider's answer is not JSON", INTERNAL_ERROR)
                 return
@@ -408,7 +423,7 @@ class _Reply:
             if response is None:
                 up._fail(call, "the provider's answer is not a JSON-RPC response", INTERNAL_ERROR)
             else:
-                up._answer(call, response)
+                up._answer(call, response, verbatim(body, item, response))
         else:
             self._error_status()
 
