@@ -110,9 +110,12 @@ def _start_lock(path: str) -> int:
     from projector.core.files import flock_within
 
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    if not flock_within(fd, START_WAIT, poll=0.01):
+    try:
+        if not flock_within(fd, START_WAIT, poll=0.01):
+            raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
+    except BaseException:
         os.close(fd)
-        raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
+        raise
     return fd
 
 
