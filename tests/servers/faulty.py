@@ -117,8 +117,12 @@ class Faulty:
             return handler._send(404, body.encode(), "application/json")
         if self.fault == "not-rpc":
             return handler._send(200, b'{"hello":"world"}', "application/json")
-        if self.fault in ("float-id", "extra-member"):  # the request's id as a float; a member JSON-RPC does not have
+        if self.fault in ("float-id", "extra-member", "utf-16", "duplicate-id"):  # answers a parser may read otherwise
             answer = {"jsonrpc": "2.0", "id": message.get("id"), "result": {"tools": []}}
+            if self.fault == "utf-16":  # JSON in UTF-16, which json.loads reads too
+                return handler._send(200, json.dumps(answer).encode("utf-16-le"), "application/json")
+            if self.fault == "duplicate-id":  # a first-wins parser reads "x", a last-wins one the request's id
+                return handler._send(200, json.dumps(answer).replace('"id"', '"id": "x", "id"', 1).encode(), "application/json")
             answer.update({"id": float(answer["id"])} if self.fault == "float-id" else {"extra": 1})
             return handler._send(200, json.dumps(answer).encode(), "application/json")
         if self.fault == "huge-retry":

@@ -207,10 +207,11 @@ def test_a_request_reaches_the_provider_as_the_client_wrote_it(faulty, tmp_path)
     assert bridge.close() == 0
 
 
-@pytest.mark.parametrize("fault", ["float-id", "extra-member"])
-def test_an_answer_with_another_id_type_or_extra_members_is_written_anew(faulty, tmp_path, fault):
+@pytest.mark.parametrize("fault", ["float-id", "extra-member", "utf-16", "duplicate-id"])
+def test_an_answer_another_parser_could_read_otherwise_is_written_anew(faulty, tmp_path, fault):
     """The provider's bytes go on to the client only when they say exactly what the bridge would
-    write; an id of another type (1.0 for 1) or a member JSON-RPC has not is not passed on."""
+    write, to any parser: not with an id of another type (1.0 for 1), a member JSON-RPC has
+    not, in UTF-16 (json.loads reads it; the client reads UTF-8 lines) or with the id twice."""
     server = faulty(fault)
     bridge = Raw(Layout(tmp_path, server.url), "work/a")
     bridge.send(INIT)

@@ -71,12 +71,22 @@ def as_response(item: Any, id_: Any) -> dict[str, Any] | None:
 
 def verbatim(body: bytes, item: Any, response: dict[str, Any]) -> bytes | None:
     """The provider's bytes of a JSON answer, to pass on as they are, when they say exactly
-    what ``response`` says (the same members and values, the id of the same type) on one ASCII
-    line; None: ``response`` is encoded anew."""
+    what ``response`` says, to any parser: the same members and values, an id of the same
+    plain type (a string, an integer or null: ``True == 1`` and ``[1] == [True]`` for Python),
+    each member named once (a parser may keep the first of two, or refuse them), on one line of
+    UTF-8 (ASCII without NUL: ``json.loads`` also reads UTF-16 and UTF-32). None: ``response``
+    is encoded anew."""
     body = body.strip()
-    if item == response and type(item["id"]) is type(response["id"]) and body.isascii() and b"\n" not in body and b"\r" not in body:
-        return body
-    return None
+    if not (item == response and type(item["id"]) is type(response["id"]) and type(response["id"]) in _PLAIN_IDS):
+        return None
+    if not body.isascii() or b"\n" in body or b"\r" in body or b"\x00" in body:
+        return None
+    if any(body.count(b'"%s"' % name.encode()) != 1 for name in item):  # also inside the result: then encoded anew
+        return None
+    return body
+
+
+_PLAIN_IDS = (str, int, type(None))
 
 
 class Call:
