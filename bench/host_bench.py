@@ -33,6 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import interpreter  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = '''import json, sys
 held = bytearray(50 << 20)
@@ -204,7 +207,7 @@ def main() -> None:
                "XDG_CONFIG_HOME": str(root / "config"), "XDG_RUNTIME_DIR": str(runtime)}
         os.environ.update(XDG_RUNTIME_DIR=str(runtime), XDG_STATE_HOME=env["XDG_STATE_HOME"])
         script = options.projector or str(Path(py).parent / "projector")
-        installed = Path(script).read_text().splitlines()[0].removeprefix("#!")  # the script's own interpreter
+        installed = interpreter(script)  # the script's own Python
         bridge = lambda name: [installed, script, "mcp", "--provider", name, "--config", str(config)]  # noqa: E731
         count = options.sessions
 

@@ -51,9 +51,23 @@ class Case:
 
 
 def interpreter(projector: str) -> str:
-    """The Python a console script runs with (its shebang)."""
-    first = Path(projector).read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    return first[2:].strip() if first.startswith("#!") else sys.executable
+    """The Python a console script runs with: its shebang, through ``env``, or the ``exec``
+    line of pip's ``/bin/sh`` launcher (written for long paths and paths with spaces)."""
+    import shlex
+
+    lines = Path(projector).read_text(encoding="utf-8", errors="replace").splitlines()[:3]
+    if not lines or not lines[0].startswith("#!"):
+        return sys.executable
+    words = lines[0][2:].split()
+    if words and words[0].endswith("/env") and len(words) > 1:
+        return shutil.which(words[1]) or sys.executable
+    if words and words[0].endswith("/sh"):
+        launcher = next((line for line in lines[1:] if line.startswith(LAUNCHER)), None)
+        return shlex.split(launcher[len(LAUNCHER):])[0] if launcher else sys.executable
+    return lines[0][2:].strip()
+
+
+LAUNCHER = "'''exec' "  # how pip's /bin/sh launcher's second line starts
 
 
 def rounds(cases: list[Case], runs: int) -> None:
