@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import namedtuple
 from collections.abc import Mapping
 
-TYPE_CHECKING = False  # typing is not imported at run time (see below)
+from projector.core.record import Record
+
+TYPE_CHECKING = False  # typing is not imported at run time: the commands read here start without it
 if TYPE_CHECKING:
     from typing import Any
 
@@ -26,18 +27,20 @@ FLAG, SWITCH, TEXT, TEXTS, NUMBER = "flag", "switch", "text", "texts", "number"
 _PLAIN_NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 
-# Named tuples, not dataclasses: this module is on the path of every command it parses, and a
-# dataclass costs eight times as much to define (it compiles its methods when its module loads).
-# collections' namedtuple, not typing's NamedTuple: that one compiles each field's annotation
-# (a string here) into a ForwardRef, and the first compile() sets up the AST types (10M
-# instructions, 3% of a sync).
+class Option(Record):
+    """One option of a command as typer reads it."""
 
-# dest: the typer function's parameter; kind: flag | switch (--x/--no-x) | text | texts
-# (repeatable) | number; names: tuple[str, ...]; default: Any
-Option = namedtuple("Option", "dest kind names default", defaults=(None,))
-# module: projector.commands.<name>, whose ``run`` takes the options in this order;
-# options: tuple[Option, ...]
-Command = namedtuple("Command", "module options")
+    dest: str  # the typer function's parameter
+    kind: str  # flag | switch (--x/--no-x) | text | texts (repeatable) | number
+    names: tuple[str, ...]
+    default: Any = None
+
+
+class Command(Record):
+    """A command direct.py reads as typer would."""
+
+    module: str  # projector.commands.<name>, whose ``run`` takes the options in this order
+    options: tuple[Option, ...]
 
 
 CONFIG = Option("config", TEXT, ("--config", "-c"))
@@ -53,7 +56,11 @@ COMMANDS = {
 }
 
 
-Call = namedtuple("Call", "command values")  # values: tuple[Any, ...], in the order of command.options
+class Call(Record):
+    """What a command line asks for."""
+
+    command: Command
+    values: tuple[Any, ...]  # in the order of command.options
 
 
 def parse(argv: list[str], environ: Mapping[str, str]) -> Call | None:

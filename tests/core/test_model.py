@@ -38,7 +38,7 @@ def load(tmp_path: Path, text: str, **env: str):
     return model.load(path, environ, CLIENTS)
 
 
-def test_a_good_model_becomes_frozen_dataclasses(tmp_path):
+def test_a_good_model_becomes_frozen_records(tmp_path):
     loaded = load(tmp_path, GOOD)
     assert loaded.clients == ("codex", "claude-code")
     docs, github = loaded.providers
