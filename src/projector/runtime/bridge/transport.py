@@ -10,9 +10,7 @@ through the proxy in absolute form.
 
 from __future__ import annotations
 
-import os
 import socket
-import sys
 from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
@@ -22,24 +20,9 @@ if TYPE_CHECKING:
 from urllib.parse import unquote, urlsplit
 
 from projector.core.record import Record
+from projector.runtime.bridge.head import Response, http_client
 from projector.runtime.bridge.loop import Interrupted, Loop
 
-
-def _http_client() -> Any:
-    """``http.client`` without its eager ``import ssl`` (only for HTTPSConnection, which the
-    bridge does not use: TLS is set up below, and only for https)."""
-    if "http.client" not in sys.modules and "ssl" not in sys.modules:
-        sys.modules["ssl"] = None  # type: ignore[assignment] - makes its `import ssl` fail
-        try:
-            import http.client
-        finally:
-            del sys.modules["ssl"]
-    import http.client
-
-    return http.client
-
-
-http_client = _http_client()
 CHUNK = 1 << 16
 IO_TIMEOUT = 30.0  # seconds any one connect, send or read may block
 
@@ -165,6 +148,8 @@ def _tls_context() -> Any:
 
 class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
     """One keep-alive connection to the endpoint (through its proxy, if any)."""
+
+    response_class = Response
 
     def __init__(self, place: Endpoint, timeout: float):
         via = place.proxy

@@ -1,0 +1,137 @@
+"""A provider's response head, read for ``http.client`` without the ``email`` package.
+
+``http.client`` parses a response's header block with ``email.parser`` into an
+``email.message.Message``, and every lookup goes through the email policy's header handling:
+for the five fields of a typical MCP answer that is about 21 µs, a fifth of everything the
+bridge does for a proxied call. ``Response`` is ``http.client``'s own response class (its status
+line, its body reading, its keep-alive decision) whose ``begin`` reads the fields into a small
+``Fields`` instead. The connection sets it as its ``response_class``.
+
+``begin`` does what ``http.client``'s does (the same text in 3.11, 3.12 and 3.13) except how the
+fields are read: the same limits (a line of at most 65,536 bytes, at most 100 fields), names
+matched without regard to case, an obsolete folded line joined to its field with a space
+(RFC 9112 section 5.2), and values without surrounding whitespace (RFC 9110 section 5.5; the
+email package keeps trailing whitespace). A line that is not a field (no colon, whitespace
+before the colon) is skipped; the email package stops reading fields at it.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+import sys
+
+
+def _http_client() -> Any:
+    """``http.client`` without its eager ``import ssl`` (only for HTTPSConnection, which the
+    bridge does not use: the transport sets TLS up itself, and only for https)."""
+    if "http.client" not in sys.modules and "ssl" not in sys.modules:
+        sys.modules["ssl"] = None  # type: ignore[assignment] - makes its `import ssl` fail
+        try:
+            import http.client
+        finally:
+            del sys.modules["ssl"]
+    import http.client
+
+    return http.client
+
+
+http_client = _http_client()
+MAX_LINE = 65536  # http.client's _MAXLINE
+MAX_LINES = 100  # http.client's _MAXHEADERS
+_BLANK = (b"\r\n", b"\n", b"")
+_FOLDED = (b" ", b"\t")
+
+
+class Fields:
+    """A response's header fields: what ``http.client`` and the bridge ask of an
+    ``email.message.Message`` (``get``, ``get_all``, ``items``, ``in``)."""
+
+    __slots__ = ("_by_name", "_items")
+
+    def __init__(self, items: list[tuple[str, str]]):
+        self._items = items
+        self._by_name: dict[str, list[str]] = {}
+        for name, value in items:
+            self._by_name.setdefault(name.lower(), []).append(value)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The first value of the field (as ``Message.get``)."""
+        values = self._by_name.get(name.lower())
+        return values[0] if values else default
+
+    def get_all(self, name: str, default: Any = None) -> Any:
+        """Every value of the field, in order (``HTTPResponse.getheader`` joins them with ", ")."""
+        values = self._by_name.get(name.lower())
+        return list(values) if values else default
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._items)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._by_name
+
+    def __repr__(self) -> str:
+        return f"Fields({self._items!r})"
+
+
+def read_fields(fp: Any) -> Fields:
+    """The header block up to its blank line, from a binary file (the response's socket file)."""
+    items: list[tuple[str, str]] = []
+    for _ in range(MAX_LINES + 1):
+        line = fp.readline(MAX_LINE + 1)
+        if len(line) > MAX_LINE:
+            raise http_client.LineTooLong("header line")
+        if line in _BLANK:
+            return Fields(items)
+        text = line.decode("iso-8859-1").strip()
+        if line[:1] in _FOLDED:
+            if items:
+                name, value = items[-1]
+                items[-1] = (name, f"{value} {text}" if value else text)
+            continue
+        name, colon, value = text.partition(":")
+        if colon and name and not name[-1].isspace():
+            items.append((name, value.strip()))
+    raise http_client.HTTPException(f"got more than {MAX_LINES} headers")
+
+
+class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
+    """``http.client``'s response, its fields read by ``read_fields``."""
+
+    def begin(self) -> None:
+        if self.headers is not None:
+            return  # already begun
+        while True:
+            version, status, reason = self._read_status()
+            if status != http_client.CONTINUE:
+                break
+            read_fields(self.fp)  # a 100 Continue's own (empty) block
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        elif version.startswith("HTTP/1."):
+            self.version = 11
+        else:
+            raise http_client.UnknownProtocol(version)
+        self.code = self.status = status
+        self.reason = reason.strip()
+        self.headers = self.msg = read_fields(self.fp)
+        self.chunked = (self.headers.get("transfer-encoding") or "").lower() == "chunked"
+        self.chunk_left = None
+        self.will_close = self._check_close()
+        self.length = None if self.chunked else _length(self.headers.get("content-length"))
+        if status in (http_client.NO_CONTENT, http_client.NOT_MODIFIED) or 100 <= status < 200 or self._method == "HEAD":
+            self.length = 0
+        if not self.will_close and not self.chunked and self.length is None:
+            self.will_close = True  # no length and not chunked: the body ends when the connection does
+
+
+def _length(value: str | None) -> int | None:
+    """Content-Length as http.client reads it: an integer, else unknown (None)."""
+    try:
+        length = int(value) if value else None
+    except ValueError:
+        return None
+    return length if length is None or length >= 0 else None

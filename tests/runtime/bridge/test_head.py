@@ -1,0 +1,112 @@
+"""The response head read without the email package: held to http.client's own HTTPResponse on
+the same bytes, and to the RFC where the two differ on purpose."""
+
+from __future__ import annotations
+
+import http.client
+import io
+
+import pytest
+
+from projector.runtime.bridge.head import Response
+
+JSON = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+
+
+class _Socket:
+    def __init__(self, data: bytes):
+        self._data = data
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(io.BytesIO(self._data))
+
+
+def _begun(cls: type[http.client.HTTPResponse], data: bytes, method: str = "POST") -> http.client.HTTPResponse:
+    response = cls(_Socket(data), method=method)  # type: ignore[arg-type]
+    response.begin()
+    return response
+
+
+def _seen(response: http.client.HTTPResponse) -> dict[str, object]:
+    """Everything http.client and the bridge take from a head, and the body http.client reads after it."""
+    return {
+        "status": response.status,
+        "reason": response.reason,
+        "version": response.version,
+        "chunked": response.chunked,
+        "length": response.length,
+        "will_close": response.will_close,
+        "content-type": response.getheader("Content-Type"),
+        "session": response.getheader("mcp-session-id"),
+        "location": response.getheader("LOCATION", "none"),
+        "link": response.getheader("Link"),
+        "items": response.getheaders(),
+        "body": response.read(),
+    }
+
+
+SAME_AS_HTTP_CLIENT = {
+    "json with a length": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 36\r\n"
+                          b"Mcp-Session-Id: abc-123\r\n\r\n" + JSON,
+    "chunked, any case": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nTransfer-Encoding: Chunked\r\n\r\n"
+                         b"5\r\ndata:\r\n0\r\n\r\n",
+    "no length: until closed": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + JSON,
+    "connection: close": b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 36\r\n\r\n" + JSON,
+    "http/1.0 keep-alive": b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 36\r\n\r\n" + JSON,
+    "http/1.0 without it": b"HTTP/1.0 200 OK\r\nContent-Length: 36\r\n\r\n" + JSON,
+    "202 accepted": b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
+    "204 with a length": b"HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n",
+    "100 continue first": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 36\r\n\r\n" + JSON,
+    "a field twice": b"HTTP/1.1 200 OK\r\nLink: <a>\r\nContent-Length: 2\r\nlink: <b>\r\n\r\n{}",
+    "a redirect": b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /mcp/\r\nContent-Length: 0\r\n\r\n",
+    "a bad length": b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\nConnection: close\r\n\r\n" + JSON,
+    "a negative length": b"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n" + JSON,
+    "an empty value": b"HTTP/1.1 200 OK\r\nMcp-Session-Id:\r\nContent-Length: 0\r\n\r\n",
+    "lf line ends": b"HTTP/1.1 200 OK\nContent-Type: application/json\nContent-Length: 36\n\n" + JSON,
+    "latin-1 value": b"HTTP/1.1 200 OK\r\nX-Name: caf\xe9\r\nContent-Length: 0\r\n\r\n",
+    "a proxy's close": b"HTTP/1.1 200 OK\r\nProxy-Connection: close\r\nContent-Length: 0\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("data", SAME_AS_HTTP_CLIENT.values(), ids=SAME_AS_HTTP_CLIENT.keys())
+def test_a_head_reads_as_http_client_reads_it(data):
+    assert _seen(_begun(Response, data)) == _seen(_begun(http.client.HTTPResponse, data))
+
+
+def test_a_head_answer_has_no_body():
+    data = b"HTTP/1.1 200 OK\r\nContent-Length: 36\r\n\r\n"
+    assert _seen(_begun(Response, data, "HEAD")) == _seen(_begun(http.client.HTTPResponse, data, "HEAD"))
+
+
+def test_values_lose_the_whitespace_around_them_as_rfc_9110_says():
+    response = _begun(Response, b"HTTP/1.1 200 OK\r\nMcp-Session-Id:  abc \t\r\nContent-Length: 0\r\n\r\n")
+    assert response.getheader("Mcp-Session-Id") == "abc"  # the email package keeps "abc \t"
+
+
+def test_a_folded_line_continues_its_field_with_one_space():
+    response = _begun(Response, b"HTTP/1.1 200 OK\r\nX-Long: one\r\n  two\r\n\tthree\r\nContent-Length: 0\r\n\r\n")
+    assert response.getheader("X-Long") == "one two three"
+    assert response.length == 0
+
+
+def test_a_line_that_is_no_field_is_skipped_and_the_rest_still_read():
+    response = _begun(Response, b"HTTP/1.1 200 OK\r\nnonsense\r\nBad Name : x\r\nContent-Length: 2\r\n\r\n{}")
+    assert [name for name, _ in response.getheaders()] == ["Content-Length"]
+    assert response.read() == b"{}"  # the email package stops at "nonsense": no length, read until closed
+
+
+def test_the_limits_are_http_clients():
+    many = b"".join(b"X-%d: v\r\n" % i for i in range(101))
+    with pytest.raises(http.client.HTTPException, match="more than 100 headers"):
+        _begun(Response, b"HTTP/1.1 200 OK\r\n" + many + b"\r\n")
+    _begun(Response, b"HTTP/1.1 200 OK\r\n" + many[: many.index(b"X-100")] + b"\r\n")  # 100 are fine
+    with pytest.raises(http.client.LineTooLong):
+        _begun(Response, b"HTTP/1.1 200 OK\r\nX: " + b"v" * 70_000 + b"\r\n\r\n")
+    with pytest.raises(http.client.UnknownProtocol):
+        _begun(Response, b"HTTP/2.0 200 OK\r\n\r\n")
+
+
+def test_the_head_is_read_without_the_email_package():
+    fields = _begun(Response, SAME_AS_HTTP_CLIENT["json with a length"]).headers
+    assert type(fields).__module__ == "projector.runtime.bridge.head"
+    assert "mcp-session-id" in fields and "Content-Type" in fields and "X-Missing" not in fields
