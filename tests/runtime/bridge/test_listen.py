@@ -3,6 +3,8 @@ setting opens the standalone GET stream; whatever it says, no request waits fore
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.types import ListRootsResult, Root
@@ -69,3 +71,26 @@ def test_the_listening_stream_is_relayed_and_resumed_from_its_last_event(faulty,
     assert gets == [None, "s1"]
     answers = [r for r in server.requests if r["method"] == "POST" and r["rpc"] is None and r["id"] == 7]
     assert len(answers) == 1, "the client's answer went up with the server's own id"
+
+
+def test_each_request_has_its_own_time(kb_server, tmp_path):
+    """Two requests that hang, sent a second apart, each time out after its own `timeout` (one
+    alarm serves all requests: it must re-arm for the next one, not fire them together); a
+    request answered meanwhile is not disturbed."""
+    server = kb_server(options=("--session-roots",))
+    bridge = Raw(Layout(tmp_path, server.url, settings="    timeout: 2\n"), "work/a")
+    bridge.send(INIT, INITIALIZED)
+    bridge.receive()
+    hang = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "session_roots", "arguments": {}}}
+    started = time.monotonic()
+    bridge.send(dict(hang, id="first"))
+    time.sleep(1.0)
+    bridge.send(dict(hang, id="second"), {"jsonrpc": "2.0", "id": "list", "method": "tools/list"})
+    arrivals = {}
+    for _ in range(3):
+        answer = bridge.receive()
+        arrivals[answer["id"]] = (time.monotonic() - started, answer)
+    assert "result" in arrivals["list"][1] and arrivals["list"][0] < 1.9
+    assert "within 2 s" in arrivals["first"][1]["error"]["message"] and 1.9 < arrivals["first"][0] < 2.9
+    assert "within 2 s" in arrivals["second"][1]["error"]["message"] and arrivals["second"][0] > 2.9
+    assert bridge.close() == 0

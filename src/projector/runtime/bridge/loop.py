@@ -36,18 +36,18 @@ class Interrupted(Exception):
 
 
 class Timer:
-    __slots__ = ("when", "callback", "live", "_loop")
+    """A callback due at ``when``; a cancelled one stays in the heap until its time (there are
+    few: a request's timeout is not one, see upstream's alarm)."""
 
-    def __init__(self, loop: Loop, when: float, callback: Callable[[], None]):
+    __slots__ = ("callback", "live", "when")
+
+    def __init__(self, when: float, callback: Callable[[], None]):
         self.when = when
         self.callback = callback
         self.live = True
-        self._loop = loop
 
     def cancel(self) -> None:
-        if self.live:
-            self.live = False
-            self._loop._cancelled += 1
+        self.live = False
 
 
 class Loop:
@@ -56,10 +56,10 @@ class Loop:
         self._watched: dict[int, tuple[Any, Callable[[], None]]] = {}  # fd -> (file, callback)
         self._timers: list[tuple[float, int, Timer]] = []
         self._order = itertools.count()
-        self._cancelled = 0  # cancelled timers still in the heap (each request's timeout is one)
         self.signalled = False
         self._blocking = 0  # > 0: inside a blocking call a signal may interrupt
         self._wake: int | None = None
+        self._guard = _Blocking(self)  # one for every blocking call: it only counts
 
     # ------------------------------------------------------------------ signals
 
@@ -91,7 +91,7 @@ class Loop:
         it (Interrupted)."""
         if self.signalled:
             raise Interrupted()
-        return _Blocking(self)
+        return self._guard
 
     # ------------------------------------------------------------------ files and timers
 
@@ -101,17 +101,18 @@ class Loop:
         self._poll.register(fd, READABLE)
 
     def unwatch(self, file: Any) -> None:
-        fd = next((fd for fd, (known, _) in self._watched.items() if known is file), None)
+        """Stop watching ``file`` (the same object ``watch`` was given: a socket that was closed
+        meanwhile no longer knows its descriptor, and that number may be another file's now)."""
+        fd = file if isinstance(file, int) else file.fileno()
+        entry = self._watched.get(fd)
+        if entry is None or entry[0] is not file:
+            fd = next((fd for fd, (known, _) in self._watched.items() if known is file), None)
         if fd is not None:
             del self._watched[fd]
             self._poll.unregister(fd)
 
     def later(self, delay: float, callback: Callable[[], None]) -> Timer:
-        timer = Timer(self, time.monotonic() + delay, callback)
-        if self._cancelled > 64 and self._cancelled * 2 > len(self._timers):
-            self._timers = [entry for entry in self._timers if entry[2].live]  # answered requests' timeouts
-            heapq.heapify(self._timers)
-            self._cancelled = 0
+        timer = Timer(time.monotonic() + delay, callback)
         heapq.heappush(self._timers, (timer.when, next(self._order), timer))
         return timer
 
@@ -120,7 +121,6 @@ class Loop:
         timeout = limit
         while self._timers and not self._timers[0][2].live:
             heapq.heappop(self._timers)
-            self._cancelled -= 1
         if self._timers:
             until = max(0.0, self._timers[0][0] - time.monotonic())
             timeout = until if timeout is None else min(timeout, until)
@@ -135,8 +135,6 @@ class Loop:
             if timer.live:
                 timer.live = False
                 timer.callback()
-            else:
-                self._cancelled -= 1
 
 
 class _Blocking:

@@ -21,6 +21,7 @@ through, so the server sees them in the client's order.
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 
@@ -104,7 +105,7 @@ class Call:
         self.resumes = 0
         self.sent_session: str | None = None
         self.exchange: transport.Exchange | None = None
-        self.timer: Any = None
+        self.deadline = 0.0  # when it times out (time.monotonic())
 
     def body(self) -> bytes:
         """The request as POSTed: the client's own bytes where there are any (no second encoding)."""
@@ -128,7 +129,10 @@ class Upstream:
         if self.pool.place.proxy and self.pool.place.proxy.authorization and not self.pool.place.tunnel:
             self._base["Proxy-Authorization"] = self.pool.place.proxy.authorization
         self._initialize: dict[str, Any] | None = None  # the client's, replayed after a 404
-        self._calls: set[Call] = set()
+        # Waiting for their answers, in the order they were made, which is the order of their
+        # deadlines (one timeout for all): one alarm, for the first, serves them all.
+        self._calls: dict[Call, None] = {}
+        self._alarm: Any = None
         self._exchanges: set[transport.Exchange] = set()
         self._queue: deque[Call | dict[str, Any]] = deque()  # waiting behind a barrier
         self._blocked = False
@@ -153,8 +157,10 @@ class Upstream:
         call = Call(message, reply, raw)
         if call.method == "initialize":
             self._initialize = message
-        self._calls.add(call)
-        call.timer = self.loop.later(self.settings.timeout, lambda: self._timed_out(call))
+        call.deadline = time.monotonic() + self.settings.timeout
+        self._calls[call] = None
+        if self._alarm is None:
+            self._alarm = self.loop.later(self.settings.timeout, self._due)
         self._submit(call)
 
     def notify(self, message: dict[str, Any]) -> None:
@@ -227,8 +233,7 @@ class Upstream:
         if call.done:
             return
         call.done = True
-        call.timer.cancel()
-        self._calls.discard(call)
+        self._calls.pop(call, None)
         if call.method == "initialize" and "result" in response and isinstance(response["result"], dict):
             self.protocol_version = response["result"].get("protocolVersion") or self.protocol_version
         if call.barrier:
@@ -266,9 +271,21 @@ class Upstream:
             else:
                 self._answer(owner, response)
 
+    def _due(self) -> None:
+        """The alarm: the calls whose time is up are answered with the timeout's error."""
+        self._alarm = None
+        now = time.monotonic()
+        for call in list(self._calls):
+            if call.deadline > now:
+                break
+            self._timed_out(call)
+        first = next(iter(self._calls), None)
+        if first is not None and self._alarm is None:
+            self._alarm = self.loop.later(first.deadline - now, self._due)
+
     def _timed_out(self, call: Call) -> None:
         if call.done:
-            return
+            return  # answered by what an earlier call's timeout set off
         if call.exchange is not None:
             call.exchange.cancel()
             self._exchanges.discard(call.exchange)
