@@ -4,7 +4,8 @@ the same bytes, and to the RFC where the two differ on purpose."""
 from __future__ import annotations
 
 import http.client
-import io
+import socket
+import struct
 
 import pytest
 
@@ -13,16 +14,23 @@ from projector.runtime.bridge.head import Response
 JSON = b'{"jsonrpc":"2.0","id":1,"result":{}}'
 
 
-class _Socket:
-    def __init__(self, data: bytes):
-        self._data = data
+_OPENED: list[socket.socket] = []
 
-    def makefile(self, mode: str) -> io.BufferedReader:
-        return io.BufferedReader(io.BytesIO(self._data))
+
+@pytest.fixture(autouse=True)
+def _close_sockets():
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def _begun(cls: type[http.client.HTTPResponse], data: bytes, method: str = "POST") -> http.client.HTTPResponse:
-    response = cls(_Socket(data), method=method)  # type: ignore[arg-type]
+    """A response to ``method``, read from a real socket whose peer sent ``data`` and closed."""
+    ours, theirs = socket.socketpair()
+    _OPENED.append(ours)
+    with theirs:
+        theirs.sendall(data)
+    response = cls(ours, method=method)
     response.begin()
     return response
 
@@ -110,3 +118,43 @@ def test_the_head_is_read_without_the_email_package():
     fields = _begun(Response, SAME_AS_HTTP_CLIENT["json with a length"]).headers
     assert type(fields).__module__ == "projector.runtime.bridge.head"
     assert "mcp-session-id" in fields and "Content-Type" in fields and "X-Missing" not in fields
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+def test_after_the_head_a_read_never_waits_and_tells_nothing_yet_from_the_end():
+    ours, theirs = socket.socketpair()
+    _OPENED.extend((ours, theirs))
+    theirs.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+    response = Response(ours, method="POST")
+    response.begin()
+    response.reader.stream()
+    assert response.fp.read1(1 << 16) == b"" and response.reader.nothing_yet()
+    theirs.sendall(b"data: 1\n\n")
+    assert response.fp.read1(1 << 16) == b"data: 1\n\n"
+    theirs.close()
+    assert response.fp.read1(1 << 16) == b"" and not response.reader.nothing_yet()
+
+
+def test_the_body_is_read_after_http_client_closed_the_connection():
+    """http.client closes a connection that will not be kept before the body is read: the
+    response's reader keeps the socket open until it is done, as http.client's own file does."""
+    ours, theirs = socket.socketpair()
+    with theirs:
+        theirs.sendall(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 4\r\n\r\nnope")
+    response = Response(ours, method="POST")
+    response.begin()
+    ours.close()
+    assert response.will_close and response.read() == b"nope"
+    response.close()
+    assert ours.fileno() == -1
+
+
+def test_a_head_that_stops_coming_is_a_timeout():
+    ours, theirs = socket.socketpair()
+    _OPENED.extend((ours, theirs))
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("@ll", 0, 200_000))
+    theirs.sendall(b"HTTP/1.1 200 OK\r\nContent-")
+    with pytest.raises(TimeoutError):
+        Response(ours, method="POST").begin()

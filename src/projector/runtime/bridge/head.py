@@ -7,6 +7,13 @@ bridge does for a proxied call. ``Response`` is ``http.client``'s own response c
 line, its body reading, its keep-alive decision) whose ``begin`` reads the fields into a small
 ``Fields`` instead. The connection sets it as its ``response_class``.
 
+``Reader`` is the socket as the response reads it. On plain TCP the connection's socket blocks,
+its every send and receive limited by the kernel (``SO_SNDTIMEO``, ``SO_RCVTIMEO``): CPython's
+own timeouts poll() before each call, and switching a socket between them and non-blocking
+reads costs an ioctl each way. The head is read blocking (the loop saw it arrive), the body
+with ``MSG_DONTWAIT``, which never waits. A TLS socket takes no flags: it keeps CPython's
+timeout, switched to non-blocking for the body (``settimeout(0)``) and back for the next request.
+
 ``begin`` does what ``http.client``'s does (the same text in 3.11, 3.12 and 3.13) except how the
 fields are read: the same limits (a line of at most 65,536 bytes, at most 100 fields), names
 matched without regard to case, an obsolete folded line joined to its field with a space
@@ -21,6 +28,8 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
+import io
+import socket
 import sys
 
 
@@ -98,8 +107,73 @@ def read_fields(fp: Any) -> Fields:
     raise http_client.HTTPException(f"got more than {MAX_LINES} headers")
 
 
+class Reader(io.RawIOBase):
+    """A response's socket, read blocking for the head and without waiting after ``stream()``;
+    ``waiting``: the last read found nothing yet (rather than the end of the stream)."""
+
+    def __init__(self, sock: socket.socket):
+        super().__init__()
+        self.sock = sock
+        self._hold: Any = None
+        self.plain = type(sock) is socket.socket  # not TLS
+        self.flags = 0
+        self.waiting = False
+
+    def makefile(self, _mode: str) -> io.BufferedReader:
+        """What ``HTTPResponse`` reads (it calls ``sock.makefile("rb")``)."""
+        return io.BufferedReader(self)
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def hold(self) -> None:
+        """Keep the socket open until the response is read, as http.client's own file does: it
+        closes a connection that will not be kept before the body is read."""
+        self._hold = self.sock.makefile("rb", buffering=0)
+
+    def close(self) -> None:
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None
+        super().close()
+
+    def readinto(self, buffer: Any) -> int | None:
+        try:
+            return self.sock.recv_into(buffer, 0, self.flags)
+        except BlockingIOError:
+            if not self.flags:
+                raise TimeoutError("no answer in time") from None  # SO_RCVTIMEO ran out
+            self.waiting = True
+            return None
+        except OSError as error:
+            if type(error).__name__ != "SSLWantReadError":  # (ssl is imported only for https)
+                raise
+            self.waiting = True
+            return None
+
+    def stream(self) -> None:
+        """From now on never wait for more."""
+        if self.plain:
+            self.flags = socket.MSG_DONTWAIT
+        else:
+            self.sock.settimeout(0.0)
+
+    def nothing_yet(self) -> bool:
+        """Whether the empty read just made found nothing yet, rather than the end."""
+        waiting, self.waiting = self.waiting, False
+        return waiting
+
+
 class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
-    """``http.client``'s response, its fields read by ``read_fields``."""
+    """``http.client``'s response, its socket read by a ``Reader`` and its fields by
+    ``read_fields``."""
+
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
+        self.reader = Reader(sock)
+        super().__init__(self.reader, debuglevel, method, url)
 
     def begin(self) -> None:
         if self.headers is not None:
@@ -126,6 +200,8 @@ class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
             self.length = 0
         if not self.will_close and not self.chunked and self.length is None:
             self.will_close = True  # no length and not chunked: the body ends when the connection does
+        if self.will_close:
+            self.reader.hold()  # http.client closes the connection once begin() returns
 
 
 def _length(value: str | None) -> int | None:

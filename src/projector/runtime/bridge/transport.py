@@ -11,6 +11,7 @@ through the proxy in absolute form.
 from __future__ import annotations
 
 import socket
+import struct
 from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
@@ -155,6 +156,7 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         via = place.proxy
         super().__init__(via.host if via else place.host, via.port if via else place.port, timeout=timeout)
         self.place = place
+        self._limit: float | None = None  # SO_RCVTIMEO and SO_SNDTIMEO in force (plain TCP)
         self._create_connection = self._open
         if place.tunnel:
             assert via is not None
@@ -182,6 +184,23 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         super().connect()  # TCP with TCP_NODELAY (http.client sets it), then a proxy's CONNECT
         if self.place.scheme == "https":
             self.sock = _tls_context().wrap_socket(self.sock, server_hostname=self.place.host)
+        else:  # blocking, the kernel limiting each call (see head.Reader)
+            self.sock.settimeout(None)
+            self._limit = None
+            self.wait_at_most(self.timeout)
+
+    def wait_at_most(self, timeout: float) -> None:
+        """The longest any one send or receive of the next request may wait."""
+        self.timeout = timeout
+        if self.sock is None:
+            return  # connect() applies it
+        if self.place.scheme == "https":
+            self.sock.settimeout(timeout)  # blocking again (with a limit) after a body read without waiting
+        elif timeout != self._limit:
+            self._limit = timeout
+            limit = struct.pack("@ll", int(timeout), int(timeout % 1 * 1_000_000))  # struct timeval
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, limit)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, limit)
 
 
 class Pool:
@@ -199,8 +218,7 @@ class Pool:
         while self._idle:
             connection = self._idle.pop()
             if connection.place is self.place and connection.sock is not None:
-                connection.timeout = timeout
-                connection.sock.settimeout(timeout)  # blocking again (with a limit) for the next request
+                connection.wait_at_most(timeout)
                 return connection, True
             connection.close()
         return Connection(self.place, timeout), False
@@ -276,8 +294,7 @@ class Exchange:
                 with self.loop.blocking():
                     self.response = self._connection.getresponse()  # type: ignore[union-attr]
                 self._body = Body(self.response)
-                assert self._sock is not None
-                self._sock.settimeout(0.0)  # the body is read as it comes: never wait for more here
+                self.response.reader.stream()  # the body is read as it comes: never wait for more here
                 self.sink.head(self, self.response)
             while not self.done:
                 if self._body.finished:
@@ -308,20 +325,8 @@ class Exchange:
         decodes chunks only with blocking reads, so the body is read raw, see Body.) A read of
         CHUNK (more than the reader's buffer) always empties its buffer, so waiting for the
         socket to be readable never leaves buffered bytes behind."""
-        try:
-            data = self.response.fp.read1(CHUNK)
-        except BlockingIOError:
-            return None
-        except OSError as error:
-            if type(error).__name__ == "SSLWantReadError":
-                return None
-            raise
-        if data or self.pool.place.scheme == "https":
-            return data  # TLS says "nothing yet" with SSLWantReadError: an empty read is its end
-        try:  # plain TCP: no data, or the server's close?
-            return b"" if self._sock.recv(1, socket.MSG_PEEK) == b"" else self._read()  # type: ignore[union-attr]
-        except BlockingIOError:
-            return None
+        data = self.response.fp.read1(CHUNK)
+        return None if not data and self.response.reader.nothing_yet() else data
 
     def _fail(self, error: BaseException) -> None:
         if self.done:
@@ -411,7 +416,7 @@ def describe(error: BaseException) -> str:
     name = type(error).__name__
     if isinstance(error, Interrupted):
         return INTERRUPTED
-    if isinstance(error, TimeoutError):
+    if isinstance(error, (TimeoutError, BlockingIOError)):  # BlockingIOError: SO_SNDTIMEO ran out
         return "no answer in time"
     if isinstance(error, ConnectionRefusedError):
         return "connection refused"
