@@ -233,6 +233,7 @@ class Upstream:
         if call.done:
             return
         call.done = True
+        call.exchange = None  # (its sink holds the call: without this every request left a cycle for the GC)
         self._calls.pop(call, None)
         if call.method == "initialize" and "result" in response and isinstance(response["result"], dict):
             self.protocol_version = response["result"].get("protocolVersion") or self.protocol_version
