@@ -3,6 +3,7 @@ throw-away one the system trusts through SSL_CERT_FILE, and a CONNECT proxy (HTT
 
 from __future__ import annotations
 
+import http.client
 import select
 import socket
 import threading
@@ -10,6 +11,8 @@ import threading
 import pytest
 from conftest import throwaway_ca
 from test_bridge import INIT, INITIALIZED, Layout, Raw, kbs_sent, with_client
+
+from projector.runtime.bridge.transport import Connection, endpoint
 
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
@@ -115,3 +118,26 @@ def test_no_proxy_sends_https_straight_to_the_provider(tls_server, tmp_path):
     with_client(layout.params("work/a"), lambda c: c.list_tools())
     proxy.close()
     assert proxy.tunnels == [] and kbs_sent(server) == {"kbs=api-a,handbook"}
+
+
+# --------------------------------------------------------------------------- header lines
+
+
+def _request_head(connection: http.client.HTTPConnection, headers: list[tuple[str, str]]) -> list[bytes]:
+    """The lines a request's head would be sent as (nothing is sent: no connection is opened)."""
+    connection.putrequest("POST", "/mcp")
+    for name, value in headers:
+        connection.putheader(name, value)
+    return list(connection._buffer)  # type: ignore[attr-defined]
+
+
+def test_remembered_header_lines_are_http_clients_lines_and_still_checked():
+    headers = [("Accept", "application/json, text/event-stream"), ("Authorization", "Bearer t0ken"),
+               ("Mcp-Session-Id", "abc-123"), ("Content-Length", "42")]
+    place = endpoint("http://127.0.0.1:9/mcp", {})
+    expected = _request_head(http.client.HTTPConnection("127.0.0.1", 9), headers)
+    assert _request_head(Connection(place, 1.0), headers) == expected
+    assert _request_head(Connection(place, 1.0), headers) == expected, "the second time, from remembered lines"
+    for value in ("abc\r\nX-Injected: 1", "abc\n"):  # what a provider's session id must never do to a request
+        with pytest.raises(ValueError, match="Invalid header value"):
+            _request_head(Connection(place, 1.0), [("Mcp-Session-Id", value)])

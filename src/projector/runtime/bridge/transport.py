@@ -147,6 +147,9 @@ def _tls_context() -> Any:
     return _tls
 
 
+_HEADER_LINES: dict[tuple[Any, ...], bytes] = {}  # (name, *values) -> the line http.client made of them
+
+
 class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
     """One keep-alive connection to the endpoint (through its proxy, if any)."""
 
@@ -168,6 +171,18 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         host, port = address
         # An ASCII host as bytes: a str would make getaddrinfo import the idna codec (~3 ms).
         return socket.create_connection((host.encode("ascii") if host.isascii() else host, port), *args)  # type: ignore[arg-type]
+
+    def putheader(self, header: str, *values: Any) -> None:
+        """http.client's, remembered: each distinct line is checked and encoded once. A session
+        sends the same seven on every request, and checking them was a fifth of a proxied call."""
+        key = (header, *values)
+        line = _HEADER_LINES.get(key)
+        if line is not None:
+            self._buffer.append(line)
+            return
+        super().putheader(header, *values)
+        if header != "Content-Length" and len(_HEADER_LINES) < 64:  # (a length is rarely seen twice)
+            _HEADER_LINES[key] = self._buffer[-1]
 
     def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
         """A request's headers and its body in one write: http.client sends them apart, two
