@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 from urllib.parse import unquote, urlsplit
 
 from projector.core.record import Record
-from projector.runtime.bridge.head import Response, http_client
 from projector.runtime.bridge.loop import Interrupted, Loop
+from projector.runtime.bridge.response import Response, http_client
 
 CHUNK = 1 << 16
 IO_TIMEOUT = 30.0  # seconds any one connect, send or read may block
@@ -199,7 +199,7 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         super().connect()  # TCP with TCP_NODELAY (http.client sets it), then a proxy's CONNECT
         if self.place.scheme == "https":
             self.sock = _tls_context().wrap_socket(self.sock, server_hostname=self.place.host)
-        else:  # blocking, the kernel limiting each call (see head.Reader)
+        else:  # blocking, the kernel limiting each call (see response.Reader)
             self.sock.settimeout(None)
             self._limit = None
             self.wait_at_most(self.timeout)

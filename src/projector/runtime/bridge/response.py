@@ -1,4 +1,5 @@
-"""A provider's response head, read for ``http.client`` without the ``email`` package.
+"""A provider's response as ``http.client`` reads it, without the ``email`` package and
+without a system call the bridge does not need.
 
 ``http.client`` parses a response's header block with ``email.parser`` into an
 ``email.message.Message``, and every lookup goes through the email policy's header handling:
@@ -142,7 +143,7 @@ class Reader(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int | None:
         try:
-            return self.sock.recv_into(buffer, 0, self.flags)
+            return self.sock.recv_into(buffer, 0, self.flags) if self.plain else self.sock.recv_into(buffer)
         except BlockingIOError:
             if not self.flags:
                 raise TimeoutError("no answer in time") from None  # SO_RCVTIMEO ran out

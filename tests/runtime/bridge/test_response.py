@@ -1,5 +1,5 @@
-"""The response head read without the email package: held to http.client's own HTTPResponse on
-the same bytes, and to the RFC where the two differ on purpose."""
+"""The provider's response: its head read without the email package, held to http.client's own
+HTTPResponse on the same bytes (and to the RFC where the two differ on purpose), and its reader."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from projector.runtime.bridge.head import Response
+from projector.runtime.bridge.response import Response
 
 JSON = b'{"jsonrpc":"2.0","id":1,"result":{}}'
 
@@ -116,7 +116,7 @@ def test_the_limits_are_http_clients():
 
 def test_the_head_is_read_without_the_email_package():
     fields = _begun(Response, SAME_AS_HTTP_CLIENT["json with a length"]).headers
-    assert type(fields).__module__ == "projector.runtime.bridge.head"
+    assert type(fields).__module__ == "projector.runtime.bridge.response"
     assert "mcp-session-id" in fields and "Content-Type" in fields and "X-Missing" not in fields
 
 
