@@ -11,7 +11,14 @@ purpose for one ``fault``:
 - ``gone``: every request that carries a session id gets 404 (so the retry in a new session too);
 - ``listen-drop``: the standalone GET stream sends a notification (event id ``s1``, ``retry: 100``)
   and ends; the GET that resumes it from ``s1`` sends a request of the server's own (id 7) and
-  stays open.
+  stays open;
+- ``slow-call``: a ``tools/call`` is answered in two parts, the first bytes of its head at once and
+  the rest ``SLOW_CALL`` seconds later;
+- ``slow-read``: a request's body is read 16 KiB at a time, 50 ms apart, through a small receive
+  buffer (a provider that takes a large request slowly);
+- ``stall-delete``: the DELETE that ends a session is read and never answered.
+
+``tls=(certificate, key)`` serves https (TLS 1.3, whose session tickets follow the handshake).
 
 Every HTTP request is recorded in ``requests`` (method, JSON-RPC method and id, headers), in order.
 Without a fault it is a fast stdlib upstream (a benchmark's, like bench-bridges' ``rec``):
@@ -29,11 +36,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 STALL_LIMIT = 60.0  # seconds a stalled answer is held at most (the test ends it sooner)
+SLOW_CALL = 2.0
 
 
 class Faulty:
-    def __init__(self, fault: str):
+    def __init__(self, fault: str, tls: tuple[str, str] | None = None):
         self.fault = fault
+        self.scheme = "https" if tls else "http"
         self.requests: list[dict[str, Any]] = []
         self.released = threading.Event()
         self._sessions = itertools.count(1)
@@ -48,7 +57,8 @@ class Faulty:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                length = int(self.headers.get("Content-Length") or 0)
+                body = owner._read_slowly(self, length) if owner.fault == "slow-read" else self.rfile.read(length)
                 try:
                     message = json.loads(body)
                 except ValueError:
@@ -62,6 +72,8 @@ class Faulty:
 
             def do_DELETE(self) -> None:  # noqa: N802
                 owner._record(self, {})
+                if owner.fault == "stall-delete":
+                    return owner._stall()
                 self._send(200, b"", "application/json")
 
             def _send(self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None) -> None:
@@ -75,11 +87,17 @@ class Faulty:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        if tls:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}/mcp"
 
     def stop(self) -> None:
         self.released.set()
@@ -99,6 +117,20 @@ class Faulty:
 
     def _stall(self) -> None:
         self.released.wait(STALL_LIMIT)
+
+    def _read_slowly(self, handler: Any, length: int) -> bytes:
+        import socket
+
+        handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        pieces: list[bytes] = []
+        while length > 0 and not self.released.is_set():
+            piece = handler.rfile.read1(min(length, 16384))
+            if not piece:
+                break
+            pieces.append(piece)
+            length -= len(piece)
+            time.sleep(0.05)
+        return b"".join(pieces)
 
     def _post(self, handler: Any, message: dict[str, Any]) -> None:
         method, session = message.get("method"), handler.headers.get("Mcp-Session-Id")
@@ -125,6 +157,13 @@ class Faulty:
                 return handler._send(200, json.dumps(answer).replace('"id"', '"id": "x", "id"', 1).encode(), "application/json")
             answer.update({"id": float(answer["id"])} if self.fault == "float-id" else {"extra": 1})
             return handler._send(200, json.dumps(answer).encode(), "application/json")
+        if self.fault == "slow-call" and method == "tools/call":
+            reply = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "result": {"content": []}}).encode()
+            whole = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(reply), reply)
+            handler.wfile.write(whole[:10])
+            time.sleep(SLOW_CALL)
+            handler.wfile.write(whole[10:])
+            return None
         if self.fault == "huge-retry":
             self._pending[session] = message.get("id")
             handler.close_connection = True

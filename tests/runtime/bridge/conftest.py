@@ -29,8 +29,8 @@ def faulty():
     """A fault-injecting upstream (tests/servers/faulty.py) in this process."""
     started: list[Faulty] = []
 
-    def start(fault: str = "none") -> Faulty:
-        server = Faulty(fault)
+    def start(fault: str = "none", tls: tuple[str, str] | None = None) -> Faulty:
+        server = Faulty(fault, tls)
         started.append(server)
         return server
 

@@ -220,3 +220,21 @@ def test_an_answer_another_parser_could_read_otherwise_is_written_anew(faulty, t
     line = bridge.lines.get(timeout=15)
     assert json.loads(line) == {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}} and b'"id":1,' in line
     assert bridge.close() == 0
+
+
+def test_signals_do_not_stretch_the_delete_at_the_end(faulty, tmp_path):
+    """The DELETE that ends a session runs outside the loop, limited to 2 s; a signal that
+    interrupts it must not start the limit again (the kernel's own does)."""
+    server = faulty("stall-delete")
+    bridge = Raw(Layout(tmp_path, server.url), "work/a")
+    bridge.send(INIT, INITIALIZED)
+    assert "result" in bridge.receive()
+    started = time.monotonic()
+    bridge.process.send_signal(signal.SIGTERM)
+    while bridge.process.poll() is None and time.monotonic() - started < 8:
+        time.sleep(0.3)
+        if bridge.process.poll() is None:
+            bridge.process.send_signal(signal.SIGHUP)
+    assert bridge.process.wait(timeout=5) == 0
+    assert time.monotonic() - started < 4
+    assert server.methods()[-1] == "DELETE"

@@ -89,10 +89,12 @@ def test_a_head_answer_has_no_body():
 def test_values_lose_the_whitespace_around_them_as_rfc_9110_says():
     response = _begun(Response, b"HTTP/1.1 200 OK\r\nMcp-Session-Id:  abc \t\r\nContent-Length: 0\r\n\r\n")
     assert response.getheader("Mcp-Session-Id") == "abc"  # the email package keeps "abc \t"
+    latin = _begun(Response, b"HTTP/1.1 200 OK\r\nX-Name: \xa0caf\xe9\xa0\r\nContent-Length: 0\r\n\r\n")
+    assert latin.getheader("X-Name") == "\xa0caf\xe9\xa0", "only HTTP's whitespace (space, tab) is taken off"
 
 
 def test_a_folded_line_continues_its_field_with_one_space():
-    response = _begun(Response, b"HTTP/1.1 200 OK\r\nX-Long: one\r\n  two\r\n\tthree\r\nContent-Length: 0\r\n\r\n")
+    response = _begun(Response, b"HTTP/1.1 200 OK\r\nX-Long: one\r\n  two\r\n\tthree\r\n \r\nContent-Length: 0\r\n\r\n")
     assert response.getheader("X-Long") == "one two three"
     assert response.length == 0
 
@@ -103,11 +105,12 @@ def test_a_line_that_is_no_field_is_skipped_and_the_rest_still_read():
     assert response.read() == b"{}"  # the email package stops at "nonsense": no length, read until closed
 
 
-def test_the_limits_are_http_clients():
-    many = b"".join(b"X-%d: v\r\n" % i for i in range(101))
+@pytest.mark.parametrize("cls", [Response, http.client.HTTPResponse])
+def test_the_limits_are_http_clients(cls):
+    many = b"".join(b"X-%d: v\r\n" % i for i in range(100))
     with pytest.raises(http.client.HTTPException, match="more than 100 headers"):
-        _begun(Response, b"HTTP/1.1 200 OK\r\n" + many + b"\r\n")
-    _begun(Response, b"HTTP/1.1 200 OK\r\n" + many[: many.index(b"X-100")] + b"\r\n")  # 100 are fine
+        _begun(cls, b"HTTP/1.1 200 OK\r\n" + many + b"\r\n")
+    _begun(cls, b"HTTP/1.1 200 OK\r\n" + many[: many.index(b"X-99")] + b"\r\n")  # 99 and the blank line are fine
     with pytest.raises(http.client.LineTooLong):
         _begun(Response, b"HTTP/1.1 200 OK\r\nX: " + b"v" * 70_000 + b"\r\n\r\n")
     with pytest.raises(http.client.UnknownProtocol):
@@ -158,3 +161,14 @@ def test_a_head_that_stops_coming_is_a_timeout():
     theirs.sendall(b"HTTP/1.1 200 OK\r\nContent-")
     with pytest.raises(TimeoutError):
         Response(ours, method="POST").begin()
+
+
+def test_bytes_read_ahead_are_the_start_of_the_response():
+    """The connection reads a head without waiting before http.client parses it: the response
+    reads those bytes first, then the socket."""
+    ours, theirs = socket.socketpair()
+    _OPENED.extend((ours, theirs))
+    theirs.sendall(b"rest}")
+    response = Response(ours, method="POST", ahead=b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"a\":")
+    response.begin()
+    assert response.status == 200 and response.read() == b'{"a":rest}'

@@ -7,6 +7,7 @@ import http.client
 import select
 import socket
 import threading
+import time
 
 import pytest
 from conftest import throwaway_ca
@@ -141,3 +142,43 @@ def test_remembered_header_lines_are_http_clients_lines_and_still_checked():
     for value in ("abc\r\nX-Injected: 1", "abc\n"):  # what a provider's session id must never do to a request
         with pytest.raises(ValueError, match="Invalid header value"):
             _request_head(Connection(place, 1.0), [("Mcp-Session-Id", value)])
+
+
+# --------------------------------------------------------------------------- waiting for an answer
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_slow_answer_holds_no_other_request_up(faulty, tmp_path, scheme):
+    """Two calls whose answers begin at once but end 2 s later (the second on a new connection,
+    which on https TLS 1.3's session tickets make readable before any answer): a request sent
+    after them is answered at once. A blocking read of a head held every other request up."""
+    ca, cert, key = throwaway_ca(tmp_path)
+    server = faulty("slow-call", (str(cert), str(key)) if scheme == "https" else None)
+    layout = Layout(tmp_path, server.url)
+    layout.env["SSL_CERT_FILE"] = str(ca)
+    bridge = Raw(layout, "work/a")
+    bridge.send(INIT, INITIALIZED)
+    assert "result" in bridge.receive()
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "slow", "arguments": {}}}
+    bridge.send(dict(call, id="slow-1"), dict(call, id="slow-2"))
+    time.sleep(0.3)
+    sent = time.monotonic()
+    bridge.send({"jsonrpc": "2.0", "id": "quick", "method": "tools/list"})
+    first = bridge.receive()
+    assert first["id"] == "quick" and time.monotonic() - sent < 1.0
+    assert {bridge.receive()["id"], bridge.receive()["id"]} == {"slow-1", "slow-2"}
+    assert bridge.close() == 0
+
+
+def test_a_provider_that_takes_a_large_request_slowly_gets_the_timeout_not_more(faulty, tmp_path):
+    """The kernel's send limit counts each send() on its own: a large request to a provider that
+    reads a little at a time must still end within the provider's `timeout`, not once it has
+    all arrived (6 MiB at 320 KiB/s: 19 s)."""
+    server = faulty("slow-read")
+    bridge = Raw(Layout(tmp_path, server.url, settings="    timeout: 2\n"), "work/a")
+    big = dict(INIT, params=dict(INIT["params"], padding="x" * (6 << 20)))
+    started = time.monotonic()
+    bridge.send(big)
+    answer = bridge.receive(timeout=30)
+    assert "no answer in time" in answer["error"]["message"] and time.monotonic() - started < 3.5, answer
+    assert bridge.close() == 0

@@ -16,7 +16,8 @@ with ``MSG_DONTWAIT``, which never waits. A TLS socket takes no flags: it keeps 
 timeout, switched to non-blocking for the body (``settimeout(0)``) and back for the next request.
 
 ``begin`` does what ``http.client``'s does (the same text in 3.11, 3.12 and 3.13) except how the
-fields are read: the same limits (a line of at most 65,536 bytes, at most 100 fields), names
+fields are read: the same limits (a line of at most 65,536 bytes, at most 100 lines with the
+blank one), names
 matched without regard to case, an obsolete folded line joined to its field with a space
 (RFC 9112 section 5.2), and values without surrounding whitespace (RFC 9110 section 5.5; the
 email package keeps trailing whitespace). A line that is not a field (no colon, whitespace
@@ -53,6 +54,7 @@ MAX_LINE = 65536  # http.client's _MAXLINE
 MAX_LINES = 100  # http.client's _MAXHEADERS
 _BLANK = (b"\r\n", b"\n", b"")
 _FOLDED = (b" ", b"\t")
+_WHITESPACE = " \t\r\n"  # what HTTP calls whitespace (str.strip() would also take latin-1's NBSP and NEL)
 
 
 class Fields:
@@ -90,21 +92,21 @@ class Fields:
 def read_fields(fp: Any) -> Fields:
     """The header block up to its blank line, from a binary file (the response's socket file)."""
     items: list[tuple[str, str]] = []
-    for _ in range(MAX_LINES + 1):
+    for _ in range(MAX_LINES):  # the blank line counts, as in http.client
         line = fp.readline(MAX_LINE + 1)
         if len(line) > MAX_LINE:
             raise http_client.LineTooLong("header line")
         if line in _BLANK:
             return Fields(items)
-        text = line.decode("iso-8859-1").strip()
+        text = line.decode("iso-8859-1").strip(_WHITESPACE)
         if line[:1] in _FOLDED:
-            if items:
+            if items and text:
                 name, value = items[-1]
                 items[-1] = (name, f"{value} {text}" if value else text)
             continue
         name, colon, value = text.partition(":")
-        if colon and name and not name[-1].isspace():
-            items.append((name, value.strip()))
+        if colon and name and name[-1] not in _WHITESPACE:
+            items.append((name, value.strip(_WHITESPACE)))
     raise http_client.HTTPException(f"got more than {MAX_LINES} headers")
 
 
@@ -112,9 +114,10 @@ class Reader(io.RawIOBase):
     """A response's socket, read blocking for the head and without waiting after ``stream()``;
     ``waiting``: the last read found nothing yet (rather than the end of the stream)."""
 
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: socket.socket, ahead: bytes = b""):
         super().__init__()
         self.sock = sock
+        self._ahead = memoryview(ahead)  # read already (the connection waited for the head without blocking)
         self._hold: Any = None
         self.plain = type(sock) is socket.socket  # not TLS
         self.flags = 0
@@ -142,6 +145,11 @@ class Reader(io.RawIOBase):
         super().close()
 
     def readinto(self, buffer: Any) -> int | None:
+        if self._ahead:
+            size = min(len(buffer), len(self._ahead))
+            buffer[:size] = self._ahead[:size]
+            self._ahead = self._ahead[size:]
+            return size
         try:
             return self.sock.recv_into(buffer, 0, self.flags) if self.plain else self.sock.recv_into(buffer)
         except BlockingIOError:
@@ -172,8 +180,9 @@ class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
     """``http.client``'s response, its socket read by a ``Reader`` and its fields by
     ``read_fields``."""
 
-    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
-        self.reader = Reader(sock)
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None,
+                 ahead: bytes = b""):
+        self.reader = Reader(sock, ahead)
         super().__init__(self.reader, debuglevel, method, url)
 
     def begin(self) -> None:

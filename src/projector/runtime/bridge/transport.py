@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import socket
 import struct
+import sys
+import time
 from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
@@ -148,18 +150,22 @@ def _tls_context() -> Any:
 
 
 _HEADER_LINES: dict[tuple[Any, ...], bytes] = {}  # (name, *values) -> the line http.client made of them
+_HEADER_LINES_KEPT = 64
+_UNREMEMBERED = ("Content-Length", "Last-Event-ID")  # a new value nearly every time
+HEAD_LIMIT = 1 << 20  # bytes read ahead for a head before http.client is left to refuse it
 
 
 class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
     """One keep-alive connection to the endpoint (through its proxy, if any)."""
 
-    response_class = Response
-
     def __init__(self, place: Endpoint, timeout: float):
         via = place.proxy
         super().__init__(via.host if via else place.host, via.port if via else place.port, timeout=timeout)
         self.place = place
+        self.plain = place.scheme == "http"
         self._limit: float | None = None  # SO_RCVTIMEO and SO_SNDTIMEO in force (plain TCP)
+        self._ahead = b""  # the next response's first bytes, read without waiting (head_arrived)
+        self.response_class = self._response  # http.client calls it as it would a class
         self._create_connection = self._open
         if place.tunnel:
             assert via is not None
@@ -181,8 +187,35 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
             self._buffer.append(line)
             return
         super().putheader(header, *values)
-        if header != "Content-Length" and len(_HEADER_LINES) < 64:  # (a length is rarely seen twice)
+        if header not in _UNREMEMBERED:
+            if len(_HEADER_LINES) >= _HEADER_LINES_KEPT:
+                _HEADER_LINES.clear()  # a session's lines come back at its next request
             _HEADER_LINES[key] = self._buffer[-1]
+
+    def send(self, data: Any) -> None:
+        """http.client's, with one limit for the whole of it on plain TCP: the kernel's limits
+        each send() on its own, so a provider reading a large body slowly could stretch it
+        without end (CPython's own timeout limits the whole sendall, as TLS keeps it)."""
+        if self.sock is None and self.auto_open:
+            self.connect()  # (http.client's send opens the connection on first use)
+        if self.sock is None or not self.plain or not isinstance(data, bytes):
+            return super().send(data)
+        sys.audit("http.client.send", self, data)
+        view = memoryview(data)
+        deadline = time.monotonic() + self.timeout
+        sent = self.sock.send(view)  # all of it, nearly always
+        if sent == len(view):
+            return None
+        try:
+            while sent < len(view):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no answer in time")
+                self._set_limit(left)
+                sent += self.sock.send(view[sent:])
+        finally:
+            self._set_limit(self.timeout)
+        return None
 
     def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
         """A request's headers and its body in one write: http.client sends them apart, two
@@ -209,13 +242,54 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         self.timeout = timeout
         if self.sock is None:
             return  # connect() applies it
-        if self.place.scheme == "https":
+        if not self.plain:
             self.sock.settimeout(timeout)  # blocking again (with a limit) after a body read without waiting
         elif timeout != self._limit:
-            self._limit = timeout
-            limit = struct.pack("@ll", int(timeout), int(timeout % 1 * 1_000_000))  # struct timeval
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, limit)
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, limit)
+            self._set_limit(timeout)
+
+    def _set_limit(self, seconds: float) -> None:
+        self._limit = seconds
+        whole, micro = divmod(max(1, round(seconds * 1_000_000)), 1_000_000)  # at least 1 µs: zero means no limit
+        limit = struct.pack("@ll", whole, micro)  # struct timeval
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, limit)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, limit)
+
+    def whole_call_limits(self) -> None:
+        """CPython's own timeout from now on, which limits each whole call even when signals
+        interrupt it (the kernel's starts again after each): for the DELETE at the end of a
+        session, which runs outside the loop. The connection is closed after it."""
+        if self.sock is None:
+            self.connect()
+        self.sock.settimeout(self.timeout)
+
+    def head_arrived(self) -> bool:
+        """Whether the next response's head is all here, reading what the socket has without
+        waiting. Readable is not enough: half a head, or a TLS 1.3 server's session tickets
+        right after the handshake, and a blocking read would hold every other request up."""
+        sock = self.sock
+        if not self.plain:
+            sock.settimeout(0.0)
+        try:
+            while True:
+                data = sock.recv(CHUNK, socket.MSG_DONTWAIT) if self.plain else sock.recv(CHUNK)
+                if not data:
+                    return True  # closed: getresponse() says how
+                ahead = self._ahead = self._ahead + data if self._ahead else data
+                if b"\r\n\r\n" in ahead or b"\n\n" in ahead or len(ahead) > HEAD_LIMIT:
+                    return True
+        except BlockingIOError:
+            return False
+        except OSError as error:
+            if type(error).__name__ != "SSLWantReadError":
+                raise
+            return False
+        finally:
+            if not self.plain:
+                sock.settimeout(self.timeout)
+
+    def _response(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None) -> Response:
+        ahead, self._ahead = self._ahead, b""
+        return Response(sock, debuglevel, method, url, ahead=ahead)
 
 
 class Pool:
@@ -306,6 +380,8 @@ class Exchange:
     def _readable(self) -> None:
         try:
             if self.response is None:
+                if not self._connection.head_arrived():  # type: ignore[union-attr]
+                    return  # the rest of the head comes later: the loop calls again
                 with self.loop.blocking():
                     self.response = self._connection.getresponse()  # type: ignore[union-attr]
                 self._body = Body(self.response)

@@ -281,8 +281,11 @@ class Upstream:
                 break
             self._timed_out(call)
         first = next(iter(self._calls), None)
-        if first is not None and self._alarm is None:
-            self._alarm = self.loop.later(first.deadline - now, self._due)
+        if first is None or (self._alarm is not None and self._alarm.when <= first.deadline):
+            return  # nothing waits, or a request made meanwhile set an alarm that is early enough
+        if self._alarm is not None:
+            self._alarm.cancel()
+        self._alarm = self.loop.later(first.deadline - now, self._due)
 
     def _timed_out(self, call: Call) -> None:
         if call.done:
@@ -356,6 +359,7 @@ class Upstream:
         headers.pop("Content-Type", None)
         try:
             connection, _ = self.pool.take(DELETE_TIMEOUT)
+            connection.whole_call_limits()  # outside the loop: no signal may stretch it
             connection.request("DELETE", self.pool.place.target, headers=headers)
             connection.getresponse().read()
             connection.close()
