@@ -8,12 +8,13 @@ bridge does for a proxied call. ``Response`` is ``http.client``'s own response c
 line, its body reading, its keep-alive decision) whose ``begin`` reads the fields into a small
 ``Fields`` instead. The connection sets it as its ``response_class``.
 
-``Reader`` is the socket as the response reads it. On plain TCP the connection's socket blocks,
-its every send and receive limited by the kernel (``SO_SNDTIMEO``, ``SO_RCVTIMEO``): CPython's
-own timeouts poll() before each call, and switching a socket between them and non-blocking
-reads costs an ioctl each way. The head is read blocking (the loop saw it arrive), the body
-with ``MSG_DONTWAIT``, which never waits. A TLS socket takes no flags: it keeps CPython's
-timeout, switched to non-blocking for the body (``settimeout(0)``) and back for the next request.
+``Reader`` is the socket as the response reads it: first the bytes the connection read ahead
+(it waits for a whole head in the loop, without blocking), then the socket. On plain TCP the
+connection's socket blocks, its every send and receive limited by the kernel (``SO_SNDTIMEO``,
+``SO_RCVTIMEO``): CPython's own timeouts poll() before each call, and switching a socket between
+them and non-blocking reads costs an ioctl each way. The body is read with ``MSG_DONTWAIT``,
+which never waits. A TLS socket takes no flags: it keeps CPython's timeout, switched to
+non-blocking for the body (``settimeout(0)``) and back for the next request.
 
 ``begin`` does what ``http.client``'s does (the same text in 3.11, 3.12 and 3.13) except how the
 fields are read: the same limits (a line of at most 65,536 bytes, at most 100 lines with the
@@ -111,7 +112,7 @@ def read_fields(fp: Any) -> Fields:
 
 
 class Reader(io.RawIOBase):
-    """A response's socket, read blocking for the head and without waiting after ``stream()``;
+    """A response's bytes: those read ahead, then the socket, without waiting after ``stream()``;
     ``waiting``: the last read found nothing yet (rather than the end of the stream)."""
 
     def __init__(self, sock: socket.socket, ahead: bytes = b""):
