@@ -238,3 +238,18 @@ def test_signals_do_not_stretch_the_delete_at_the_end(faulty, tmp_path):
     assert bridge.process.wait(timeout=5) == 0
     assert time.monotonic() - started < 4
     assert server.methods()[-1] == "DELETE"
+
+
+def test_a_notification_the_provider_never_answers_holds_back_nothing_for_long(faulty, tmp_path):
+    """Notifications go up in the client's order, each after the one before is through; one the
+    provider never answers is given up after the provider's `timeout`, and what follows goes on."""
+    server = faulty("stall-note")
+    bridge = Raw(Layout(tmp_path, server.url, settings="    timeout: 2\n"), "work/a", "--log-file", str(tmp_path / "log"))
+    bridge.send(INIT)
+    assert "result" in bridge.receive()
+    bridge.send(INITIALIZED)
+    time.sleep(1.0)
+    bridge.send(TOOLS_LIST)
+    assert "result" in bridge.receive(timeout=10), "answered once the notification was given up"
+    assert "notifications/initialized did not reach the provider: no answer within 2 s" in (tmp_path / "log").read_text()
+    assert bridge.close() == 0

@@ -224,7 +224,10 @@ class Upstream:
         if self._closed:
             return
         self._blocked = True
-        self._exchange("POST", encode(message), self._headers(message.get("method")), _Ack(self, message))
+        ack = _Ack(self, message)
+        exchange = self._exchange("POST", encode(message), self._headers(message.get("method")), ack)
+        if not exchange.done:  # a provider that never answers it must not hold back what follows
+            ack.timer = self.loop.later(self.settings.timeout, lambda: ack.give_up(exchange))
 
     # ------------------------------------------------------------------ answers
 
@@ -512,6 +515,7 @@ class _Ack:
         self.up = upstream
         self.message = message
         self.status = 0
+        self.timer: Any = None
 
     def head(self, exchange: transport.Exchange, response: Any) -> None:
         self.status = response.status
@@ -519,8 +523,15 @@ class _Ack:
     def chunk(self, exchange: transport.Exchange, data: bytes) -> None:
         pass
 
+    def give_up(self, exchange: transport.Exchange) -> None:
+        """No answer within the provider's timeout: the messages queued behind it go on."""
+        exchange.cancel()
+        self.end(exchange, f"no answer within {self.up.settings.timeout:g} s; what the client sent after it goes on")
+
     def end(self, exchange: transport.Exchange, problem: str | None) -> None:
         up = self.up
+        if self.timer is not None:
+            self.timer.cancel()
         up._exchanges.discard(exchange)
         what = self.message.get("method") or "an answer to the provider's request"
         if problem is not None:
