@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from projector.runtime.bridge.response import Response
+from projector.runtime.bridge.response import Response, final_head_in
 
 JSON = b'{"jsonrpc":"2.0","id":1,"result":{}}'
 
@@ -172,3 +172,26 @@ def test_bytes_read_ahead_are_the_start_of_the_response():
     response = Response(ours, method="POST", ahead=b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"a\":")
     response.begin()
     assert response.status == 200 and response.read() == b'{"a":rest}'
+
+
+def test_interim_answers_are_skipped_to_the_final_one():
+    """http.client skips only 100 Continue: a 103 Early Hints would be taken as the answer, and
+    the real one read as the next request's."""
+    data = b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+    response = _begun(Response, data)
+    assert (response.status, response.getheader("Link"), response.read()) == (200, None, b"{}")
+
+
+@pytest.mark.parametrize(("data", "whole"), [
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", True),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n", False),
+    (b"HTTP/1.1 200 OK\nContent-Length: 2\n\n{}", True),
+    (b"HTTP/1.1 200 OK\nContent-Length: 2\n\r\n{}", True),  # LF lines, a CRLF blank line: http.client reads it
+    (b"HTTP/1.1 100 Continue\r\n\r\n", False),
+    (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", True),
+    (b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\n", False),
+    (b"HTTP/1.1 101 Switching Protocols\r\n\r\n", True),
+    (b"garbage\r\n\r\n", True),  # whole enough for http.client to refuse
+])
+def test_a_whole_final_head_is_recognised_before_it_is_parsed(data, whole):
+    assert final_head_in(data) is whole

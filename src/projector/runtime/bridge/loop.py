@@ -48,6 +48,11 @@ class Timer:
 
     def cancel(self) -> None:
         self.live = False
+        self.callback = _nothing  # what it would have called is freed now, not at its time
+
+
+def _nothing() -> None:
+    pass
 
 
 class Loop:

@@ -191,9 +191,9 @@ class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
             return  # already begun
         while True:
             version, status, reason = self._read_status()
-            if status != http_client.CONTINUE:
+            if not _interim(status):
                 break
-            read_fields(self.fp)  # a 100 Continue's own (empty) block
+            read_fields(self.fp)  # an interim answer's fields (http.client skips only 100)
         if version in ("HTTP/1.0", "HTTP/0.9"):
             self.version = 10
         elif version.startswith("HTTP/1."):
@@ -213,6 +213,28 @@ class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
             self.will_close = True  # no length and not chunked: the body ends when the connection does
         if self.will_close:
             self.reader.hold()  # http.client closes the connection once begin() returns
+
+
+def _interim(status: int) -> bool:
+    """A 1xx answer that another follows: 100 Continue, 102 Processing, 103 Early Hints (101
+    switches protocols: it is the last)."""
+    return 100 <= status < 200 and status != 101
+
+
+def final_head_in(data: bytes) -> bool:
+    """Whether ``data`` starts with a whole final head (interim 1xx heads before it skipped)."""
+    if data[9:10] != b"1" and (b"\n\r\n" in data or b"\n\n" in data):
+        return True  # the usual: "HTTP/1.1 200 …" and its blank line
+    start = 0
+    while True:
+        ends = [at for at in (data.find(b"\n\r\n", start), data.find(b"\n\n", start)) if at >= 0]
+        if not ends:
+            return False
+        status = data[start : data.find(b"\n", start)].split(None, 2)[1:2]
+        if not (status and status[0].isdigit() and _interim(int(status[0]))):
+            return True
+        at = min(ends)
+        start = at + (3 if data[at + 1 : at + 2] == b"\r" else 2)
 
 
 def _length(value: str | None) -> int | None:

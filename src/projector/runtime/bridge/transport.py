@@ -24,7 +24,13 @@ from urllib.parse import unquote, urlsplit
 
 from projector.core.record import Record
 from projector.runtime.bridge.loop import Interrupted, Loop
-from projector.runtime.bridge.response import Response, http_client
+from projector.runtime.bridge.response import (
+    MAX_LINE,
+    MAX_LINES,
+    Response,
+    final_head_in,
+    http_client,
+)
 
 CHUNK = 1 << 16
 IO_TIMEOUT = 30.0  # seconds any one connect, send or read may block
@@ -152,7 +158,7 @@ def _tls_context() -> Any:
 _HEADER_LINES: dict[tuple[Any, ...], bytes] = {}  # (name, *values) -> the line http.client made of them
 _HEADER_LINES_KEPT = 64
 _UNREMEMBERED = ("Content-Length", "Last-Event-ID")  # a new value nearly every time
-HEAD_LIMIT = 1 << 20  # bytes read ahead for a head before http.client is left to refuse it
+HEAD_LIMIT = (MAX_LINES + 1) * (MAX_LINE + 1)  # more than a head http.client would take: it refuses it from these bytes
 
 
 class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
@@ -165,7 +171,6 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         self.plain = place.scheme == "http"
         self._limit: float | None = None  # SO_RCVTIMEO and SO_SNDTIMEO in force (plain TCP)
         self._ahead = b""  # the next response's first bytes, read without waiting (head_arrived)
-        self.response_class = self._response  # http.client calls it as it would a class
         self._create_connection = self._open
         if place.tunnel:
             assert via is not None
@@ -275,7 +280,7 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
                 if not data:
                     return True  # closed: getresponse() says how
                 ahead = self._ahead = self._ahead + data if self._ahead else data
-                if b"\r\n\r\n" in ahead or b"\n\n" in ahead or len(ahead) > HEAD_LIMIT:
+                if final_head_in(ahead) or len(ahead) > HEAD_LIMIT:
                     return True
         except BlockingIOError:
             return False
@@ -286,6 +291,13 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         finally:
             if not self.plain:
                 sock.settimeout(self.timeout)
+
+    @property
+    def response_class(self) -> Any:
+        """What http.client calls to make a response (as it would a class): one that starts with
+        the bytes read ahead. (A property: a bound method kept on the instance would make every
+        connection a reference cycle.)"""
+        return self._response
 
     def _response(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None) -> Response:
         ahead, self._ahead = self._ahead, b""
@@ -357,7 +369,7 @@ class Exchange:
             with self.loop.blocking():
                 self._connection.request(self.method, self.pool.place.target, body=self.body, headers=self.headers)
         except Exception as error:  # noqa: BLE001 - every failure ends the exchange with words, not a traceback
-            if self._reused and not isinstance(error, Interrupted):
+            if self._reused and not isinstance(error, (Interrupted, TimeoutError, BlockingIOError)):  # a stale connection, not a slow provider
                 return self._again()
             self._fail(error)
             return self

@@ -364,7 +364,7 @@ class Upstream:
             connection, _ = self.pool.take(DELETE_TIMEOUT)
             connection.whole_call_limits()  # outside the loop: no signal may stretch it
             connection.request("DELETE", self.pool.place.target, headers=headers)
-            connection.getresponse().read()
+            connection.getresponse()  # its status is enough: the connection is closed, body unread
             connection.close()
         except Exception as error:  # noqa: BLE001 - the session is ending; a failed DELETE is only noted
             self.log(f"could not end the provider's session: {transport.describe(error)}")
@@ -525,13 +525,18 @@ class _Ack:
 
     def give_up(self, exchange: transport.Exchange) -> None:
         """No answer within the provider's timeout: the messages queued behind it go on."""
+        self.timer = None
         exchange.cancel()
-        self.end(exchange, f"no answer within {self.up.settings.timeout:g} s; what the client sent after it goes on")
+        self.status = 202  # as if accepted: it was sent, and may well have arrived
+        self.up.log(f"{self.message.get('method') or 'an answer to the provider'} got no answer from the provider "
+                    f"within {self.up.settings.timeout:g} s; what the client sent after it goes on")
+        self.end(exchange, None)
 
     def end(self, exchange: transport.Exchange, problem: str | None) -> None:
         up = self.up
         if self.timer is not None:
             self.timer.cancel()
+            self.timer = None  # (its callback holds this sink and the exchange)
         up._exchanges.discard(exchange)
         what = self.message.get("method") or "an answer to the provider's request"
         if problem is not None:
