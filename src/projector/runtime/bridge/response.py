@@ -53,6 +53,7 @@ def _http_client() -> Any:
 http_client = _http_client()
 MAX_LINE = 65536  # http.client's _MAXLINE
 MAX_LINES = 100  # http.client's _MAXHEADERS
+HEAD_LIMIT = (MAX_LINES + 1) * (MAX_LINE + 1)  # bytes of a head more than http.client would take
 _BLANK = (b"\r\n", b"\n", b"")
 _FOLDED = (b" ", b"\t")
 _WHITESPACE = " \t\r\n"  # what HTTP calls whitespace (str.strip() would also take latin-1's NBSP and NEL)
@@ -153,14 +154,11 @@ class Reader(io.RawIOBase):
             return size
         try:
             return self.sock.recv_into(buffer, 0, self.flags) if self.plain else self.sock.recv_into(buffer)
-        except BlockingIOError:
-            if not self.flags:
-                raise TimeoutError("no answer in time") from None  # SO_RCVTIMEO ran out
-            self.waiting = True
-            return None
         except OSError as error:
-            if type(error).__name__ != "SSLWantReadError":  # (ssl is imported only for https)
+            if not nothing_arrived(error):
                 raise
+            if isinstance(error, BlockingIOError) and not self.flags:
+                raise TimeoutError("no answer in time") from None  # a blocking read: SO_RCVTIMEO ran out
             self.waiting = True
             return None
 
@@ -213,6 +211,12 @@ class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
             self.will_close = True  # no length and not chunked: the body ends when the connection does
         if self.will_close:
             self.reader.hold()  # http.client closes the connection once begin() returns
+
+
+def nothing_arrived(error: OSError) -> bool:
+    """Whether a read failed only because nothing has arrived yet: EAGAIN, or TLS's
+    SSLWantReadError (known by name: ``ssl`` is imported only for https)."""
+    return isinstance(error, BlockingIOError) or type(error).__name__ == "SSLWantReadError"
 
 
 def _interim(status: int) -> bool:

@@ -25,11 +25,11 @@ from urllib.parse import unquote, urlsplit
 from projector.core.record import Record
 from projector.runtime.bridge.loop import Interrupted, Loop
 from projector.runtime.bridge.response import (
-    MAX_LINE,
-    MAX_LINES,
+    HEAD_LIMIT,
     Response,
     final_head_in,
     http_client,
+    nothing_arrived,
 )
 
 CHUNK = 1 << 16
@@ -158,7 +158,6 @@ def _tls_context() -> Any:
 _HEADER_LINES: dict[tuple[Any, ...], bytes] = {}  # (name, *values) -> the line http.client made of them
 _HEADER_LINES_KEPT = 64
 _UNREMEMBERED = ("Content-Length", "Last-Event-ID")  # a new value nearly every time
-HEAD_LIMIT = (MAX_LINES + 1) * (MAX_LINE + 1)  # more than a head http.client would take: it refuses it from these bytes
 
 
 class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
@@ -280,12 +279,10 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
                 if not data:
                     return True  # closed: getresponse() says how
                 ahead = self._ahead = self._ahead + data if self._ahead else data
-                if final_head_in(ahead) or len(ahead) > HEAD_LIMIT:
+                if final_head_in(ahead) or len(ahead) > HEAD_LIMIT:  # (too long: http.client refuses it from these bytes)
                     return True
-        except BlockingIOError:
-            return False
         except OSError as error:
-            if type(error).__name__ != "SSLWantReadError":
+            if not nothing_arrived(error):
                 raise
             return False
         finally:
