@@ -29,6 +29,7 @@ from projector.core.cache import stat_key
 from projector.core.errors import ModelError, Problem, did_you_mean, display_path
 from projector.core.reading import Unreadable, read_regular
 from projector.core.resources import validator
+from projector.core.tools import ToolRule, rule
 from projector.core.variables import expand_folder
 
 KbSet = tuple[str, ...] | None
@@ -51,6 +52,7 @@ class Settings(Record):
     direnv: bool | None = None
     shared: bool | None = None  # local: the workspace's sessions share one server
     linger: float | None = None  # local, shared: seconds the server outlives its last session
+    tools: ToolRule | None = None  # the tools offered here (core.tools): replaces the provider's whole
 
     def said(self) -> tuple[str, ...]:
         return tuple(name for name in fields(self) if getattr(self, name) is not None)
@@ -81,6 +83,7 @@ class Provider(Record):
     linger: float | None = None
     listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
     timeout: float = 120.0  # remote: seconds a request through the bridge may take
+    tools: ToolRule | None = None  # the tools offered where no workspace says (core.tools); None: all
 
     @property
     def local(self) -> bool:
@@ -89,7 +92,7 @@ class Provider(Record):
     def launch(self) -> Settings:
         """A local provider's own definition, as the base its bindings are laid over."""
         return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None,
-                        shared=self.shared, linger=self.linger)
+                        shared=self.shared, linger=self.linger, tools=self.tools)
 
 
 class Binding(Record):
@@ -501,7 +504,7 @@ expand_path = expand_folder
 
 REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "shared", "linger")
-REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
+REMOTE_SETTINGS = ("kbs", "enabled", "tools")  # what a workspace may change of a remote provider
 RESERVED = ("worktrees", "providers", "hooks", "repo", "remove")  # keys of a binding or project file that are not providers
 
 
@@ -661,7 +664,7 @@ def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, A
         settings = value if isinstance(value, Mapping) else {"kbs": value}
         for key in settings:
             if (local and key == "kbs") or (not local and key not in REMOTE_SETTINGS):
-                kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs and enabled")
+                kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs, enabled and tools")
                 problems.append(places.problem(at + (key,), f'"{key}" is not a setting of {kind} provider "{provider_name}" (it takes {allowed})', key=True))
         mounted = spec.get("kbs")
         for index, kb in enumerate(settings.get("kbs") or []):
@@ -762,6 +765,7 @@ def settings(value: Any) -> Settings:
         direnv=value.get("direnv"),
         shared=value.get("shared"),
         linger=value.get("linger"),
+        tools=rule(value.get("tools")),
     )
 
 
@@ -782,6 +786,7 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         linger=spec.get("linger"),
         listen=bool(spec.get("listen", False)),
         timeout=float(spec.get("timeout", Provider.timeout)),
+        tools=rule(spec.get("tools")),
     )
 
 
