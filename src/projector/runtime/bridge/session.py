@@ -27,6 +27,8 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
+    from projector.core.tools import ToolRule
+
 from projector import __version__
 from projector.core.model import KbSet
 from projector.runtime.bridge.loop import Loop
@@ -59,6 +61,8 @@ class Session:
         roots_scope: Callable[[list[str]], KbSet] | None,  # root paths -> KB set; None: no roots step
         instructions: str,
         log: Callable[[str], None],
+        tools: ToolRule | None = None,  # the folder's tool rule (core.tools); None: every tool
+        show_hidden: bool = False,  # tools/list keeps the hidden tools, marked (`projector tools --all`)
     ):
         self.writer = writer
         self.loop = loop
@@ -80,6 +84,10 @@ class Session:
         self._roots_timer: Any = None
         self._server_ids = itertools.count(1)
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
+        self.tools = tools
+        self.show_hidden = show_hidden
+        if tools is not None:  # chosen once: a session without a rule forwards as if there were no filter
+            self._forward = self._forward_filtered  # type: ignore[method-assign]
 
     @property
     def busy(self) -> bool:
@@ -245,6 +253,21 @@ class Session:
             self._upstream().request(message, self.send, raw)
         else:
             self._upstream().notify(message)
+
+    def _forward_filtered(self, message: dict[str, Any], raw: bytes | None = None) -> None:
+        """``_forward`` under a tool rule: a hidden tool's call is answered here, a tool list is
+        filtered on its way back (runtime.toolfilter)."""
+        from projector.runtime import toolfilter
+
+        assert self.tools is not None
+        refusal = toolfilter.hidden_call(message, self.tools)
+        if refusal is not None:
+            self.send(refusal)
+        elif message["method"] == "tools/list" and "id" in message:
+            rule, show = self.tools, self.show_hidden
+            self._upstream().request(message, lambda answer, _raw: self.send(toolfilter.filtered_list(answer, rule, show)), raw)
+        else:
+            Session._forward(self, message, raw)
 
     def _from_server(self, message: dict[str, Any]) -> None:
         """The server's own request or notification, on to the client."""

@@ -7,14 +7,15 @@
   stdout, and wait; also the queries ``projector ps``, ``stop`` and ``explain`` make.
 
 The socket between a bridge (or a command) and a host carries a greeting, one byte of request
-and, for a session, its two file descriptors; never a JSON-RPC message.
+and, for a session, its two file descriptors and its tool rule; never a JSON-RPC message.
 """
 
 import _socket  # not `socket`: its enums and selectors cost every session's start milliseconds
 import struct
 
 HELLO = b"projector-host 1\n"  # a host's greeting on every connection it accepts
-ATTACH = b"A"  # + SCM_RIGHTS [stdin, stdout]: the host serves this session
+ATTACH = b"A"  # + the session's tool rule as JSON, if any, + SCM_RIGHTS [stdin, stdout]: the host serves this session
+ATTACH_LIMIT = 1 << 16  # bytes of an attach request (a tool rule beyond that is refused by the bridge)
 STATUS = b"?"  # one JSON line about the host
 STOP = b"X"  # end the host now
 

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
+from projector.runtime.host import ATTACH, ATTACH_LIMIT, HELLO, STATUS, STOP, peer_uid
 from projector.runtime.host.mux import SERVER, Mux, error
 
 TYPE_CHECKING = False  # the host imports as little as it can: every module is resident memory
@@ -236,11 +236,11 @@ class Host:
         self.greeted.discard(connection)
         self.selector.unregister(connection)
         try:
-            what, fds, _flags, _address = socket.recv_fds(connection, 16, 2)
+            what, fds, _flags, _address = socket.recv_fds(connection, ATTACH_LIMIT, 2)
         except OSError:
             what, fds = b"", []
         if what[:1] == ATTACH and len(fds) == 2:
-            self._attach(connection, fds[0], fds[1])  # from here on, the session's faults are its own
+            self._attach(connection, fds[0], fds[1], _tool_rule(what[1:]))  # from here on, the session's faults are its own
             return
         for fd in fds:
             os.close(fd)
@@ -272,12 +272,12 @@ class Host:
 
     # ------------------------------------------------------------------ sessions
 
-    def _attach(self, control: socket.socket, reader: int, writer: int) -> None:
+    def _attach(self, control: socket.socket, reader: int, writer: int, tools: Any = None) -> None:
         link = Link(next(self.numbers), reader, writer, control)
         os.set_blocking(reader, False)
         os.set_blocking(writer, False)
         self.links[link.number] = link
-        self.mux.attach(link.number)
+        self.mux.attach(link.number, tools)
         self.linger_until = None
         self.selector.register(control, selectors.EVENT_READ, self._guarded(link, self._close))  # EOF: its process has gone
         read = self._guarded(link, self._session_readable)
@@ -588,3 +588,17 @@ def main() -> None:
         host._stop_server()
         os._exit(1)
     os._exit(0)
+
+
+def _tool_rule(said: bytes) -> Any:
+    """The session's tool rule (core.tools) as its bridge sent it with the attach; None: none.
+    A rule that cannot be read hides every tool: the session must not see more than it may."""
+    if not said:
+        return None
+    from projector.core.tools import ToolRule, rule
+
+    try:
+        found = rule(json.loads(said))
+    except ValueError:
+        found = None
+    return found if found is not None else ToolRule(allow=())
