@@ -40,7 +40,7 @@ HIDDEN = "projector/hidden"  # in a hidden tool's _meta, when the session shows 
 
 def filtered_list(response: dict[str, Any], rule: ToolRule, show_hidden: bool = False) -> dict[str, Any]:
     """A ``tools/list`` response with only the tools ``rule`` offers (the rest of it, the
-    cursor included, as it was); an error or an odd result passes as it is. ``show_hidden``:
+    page marker included, as it was); an error or an odd result passes as it is. ``show_hidden``:
     the hidden ones stay, marked ``_meta: {"projector/hidden": true}`` (their calls are still
     refused)."""
     result = response.get("result")
