@@ -20,9 +20,11 @@ from projector.core.record import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 GLOB_CHARACTERS = "*?["
+VERDICTS_KEPT = 100_000  # names whose verdict a rule keeps (a server that names its tools anew each list cannot grow it for ever)
 
 
 class ToolRule(Record):
@@ -33,10 +35,7 @@ class ToolRule(Record):
 
     def offers(self, name: object) -> bool:
         """Whether tool ``name`` is offered (a name that is not a string never is)."""
-        if not isinstance(name, str):
-            return False
-        allowed, denied = _compiled(self)
-        return (allowed is None or allowed.match(name) is not None) and (denied is None or denied.match(name) is None)
+        return judge(self)(name)
 
     @property
     def exact(self) -> bool:
@@ -51,14 +50,32 @@ class ToolRule(Record):
         return "{" + ", ".join(parts) + "}" if parts else "{} (every tool)"
 
 
-_patterns: dict[ToolRule, tuple[re.Pattern[str] | None, re.Pattern[str] | None]] = {}
+_judges: dict[ToolRule, Callable[[object], bool]] = {}
 
 
-def _compiled(rule: ToolRule) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
-    found = _patterns.get(rule)
-    if found is None:
-        found = _patterns[rule] = (_one(rule.allow) if rule.allow is not None else None, _one(rule.deny) if rule.deny else None)
-    return found
+def judge(rule: ToolRule) -> Callable[[object], bool]:
+    """``rule.offers`` as one function, made once per rule: the patterns compiled into one
+    expression per list, and each name's verdict kept (a session lists the same names again
+    after every list_changed; a filtered list asks it once per tool)."""
+    found = _judges.get(rule)
+    if found is not None:
+        return found
+    allowed = _one(rule.allow) if rule.allow is not None else None
+    denied = _one(rule.deny) if rule.deny else None
+    verdicts: dict[str, bool] = {}
+
+    def offers(name: object) -> bool:
+        if type(name) is not str:
+            return isinstance(name, str) and offers(str(name))
+        verdict = verdicts.get(name)
+        if verdict is None:
+            verdict = (allowed is None or allowed.match(name) is not None) and (denied is None or denied.match(name) is None)
+            if len(verdicts) < VERDICTS_KEPT:
+                verdicts[name] = verdict
+        return verdict
+
+    _judges[rule] = offers
+    return offers
 
 
 def _one(patterns: tuple[str, ...]) -> re.Pattern[str]:

@@ -29,10 +29,15 @@ def hidden_call(message: dict[str, Any], rule: ToolRule) -> dict[str, Any] | Non
         return None
     params = message.get("params")
     name = params.get("name") if isinstance(params, dict) else None
-    if rule.offers(name):
-        return None
+    from projector.core.tools import judge
+
+    return None if judge(rule)(name) else unknown_tool(message["id"], name)
+
+
+def unknown_tool(id_: Any, name: Any) -> dict[str, Any]:
+    """The MCP spec's answer to a call of a tool the server does not have."""
     shown = name if isinstance(name, str) else repr(name)
-    return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": INVALID_PARAMS, "message": f"Unknown tool: {shown}"}}
+    return {"jsonrpc": "2.0", "id": id_, "error": {"code": INVALID_PARAMS, "message": f"Unknown tool: {shown}"}}
 
 
 HIDDEN = "projector/hidden"  # in a hidden tool's _meta, when the session shows them (`projector tools --all`)
@@ -47,10 +52,14 @@ def filtered_list(response: dict[str, Any], rule: ToolRule, show_hidden: bool = 
     tools = result.get("tools") if isinstance(result, dict) else None
     if not isinstance(tools, list):
         return response
-    offers = rule.offers
+    from projector.core.tools import judge
+
+    offers = judge(rule)
     if show_hidden:
         kept = [tool if offers(tool.get("name")) else dict(tool, _meta=dict(tool.get("_meta") or {}, **{HIDDEN: True}))
                 for tool in tools if isinstance(tool, dict)]
     else:
         kept = [tool for tool in tools if isinstance(tool, dict) and offers(tool.get("name"))]
+        if len(kept) == len(tools):
+            return response  # nothing hidden: the provider's own bytes may go on as they are
     return dict(response, result=dict(result, tools=kept))

@@ -87,6 +87,11 @@ class Session:
         self.tools = tools
         self.show_hidden = show_hidden
         if tools is not None:  # chosen once: a session without a rule forwards as if there were no filter
+            from projector.core.tools import judge
+            from projector.runtime import toolfilter
+
+            self._offers = judge(tools)
+            self._toolfilter = toolfilter
             self._forward = self._forward_filtered  # type: ignore[method-assign]
 
     @property
@@ -256,18 +261,24 @@ class Session:
 
     def _forward_filtered(self, message: dict[str, Any], raw: bytes | None = None) -> None:
         """``_forward`` under a tool rule: a hidden tool's call is answered here, a tool list is
-        filtered on its way back (runtime.toolfilter)."""
-        from projector.runtime import toolfilter
+        filtered on its way back (runtime.toolfilter). The call path adds one dict lookup."""
+        method = message["method"]
+        if method == "tools/call" and "id" in message:
+            params = message.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if not self._offers(name):
+                self.send(self._toolfilter.unknown_tool(message["id"], name))
+                return
+        elif method == "tools/list" and "id" in message:
+            rule, show, toolfilter = self.tools, self.show_hidden, self._toolfilter
 
-        assert self.tools is not None
-        refusal = toolfilter.hidden_call(message, self.tools)
-        if refusal is not None:
-            self.send(refusal)
-        elif message["method"] == "tools/list" and "id" in message:
-            rule, show = self.tools, self.show_hidden
-            self._upstream().request(message, lambda answer, _raw: self.send(toolfilter.filtered_list(answer, rule, show)), raw)
-        else:
-            Session._forward(self, message, raw)
+            def filtered(answer: dict[str, Any], provider_raw: bytes | None) -> None:
+                kept = toolfilter.filtered_list(answer, rule, show)
+                self.send(kept, provider_raw if kept is answer else None)
+
+            self._upstream().request(message, filtered, raw)
+            return
+        Session._forward(self, message, raw)
 
     def _from_server(self, message: dict[str, Any]) -> None:
         """The server's own request or notification, on to the client."""
