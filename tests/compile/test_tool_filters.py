@@ -33,7 +33,7 @@ EXPECTED = {
     "codex": ({"enabled_tools": ["read_file", "search"]}, {"disabled_tools": ["delete_page", "drop"]}),
     "gemini": ({"includeTools": ["read_file", "search"]}, {"excludeTools": ["delete_page", "drop"]}),
     "qwen": ({"includeTools": ["read_file", "search"]}, {"excludeTools": ["delete_page", "drop"]}),
-    "copilot": ({"tools": ["read_file", "search"]}, None),
+    "copilot": ({"tools": ["read_file", "search"]}, {"excludeTools": ["delete_page", "drop"]}),
     "kiro": (None, {"disabledTools": ["delete_page", "drop"]}),
     "windsurf": (None, {"disabledTools": ["delete_page", "drop"]}),
     "crush": (None, {"disabled_tools": ["delete_page", "drop"]}),
