@@ -200,7 +200,8 @@ def test_no_code_names_a_client():
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
     found = [f"{path.relative_to(source)}:{number}: {line.strip()}"
              for path in sorted(source.rglob("*")) if path.suffix in (".py", ".sh", ".fish", ".yaml", ".json")
-             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if pattern.search(line.replace('"cursor"', ""))]  # MCP's own name for a page marker (tools/list's params) is not the client
     assert found == []
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from projector.compile import clients
 from projector.compile.plan import HttpServer, StdioServer, plan
-from projector.core.model import Model, Provider
+from projector.core.modeltypes import Model, Provider
 from projector.core.tools import ToolRule
 
 PROJECTOR = "/usr/local/bin/projector"

@@ -95,13 +95,13 @@ def listed(command: list[str], folder: str) -> list[dict[str, Any]]:
         talk.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "projector-tools", "version": "1"}})
         talk.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         tools: list[dict[str, Any]] = []
-        cursor = None
+        after = None  # the page marker the last page gave
         while True:
-            page = talk.ask("tools/list", {"cursor": cursor} if cursor else {})
+            page = talk.ask("tools/list", {"cursor": after} if after else {})
             tools += [{"name": str(t.get("name")), "hidden": bool((t.get("_meta") or {}).get(HIDDEN))}
                       for t in page.get("tools") or () if isinstance(t, dict)]
-            cursor = page.get("nextCursor")
-            if not cursor:
+            after = page.get("nextCursor")
+            if not after:
                 return tools
     finally:
         talk.close()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from projector.core.tools import ToolRule
 
 from projector import __version__
-from projector.core.model import KbSet
+from projector.core.modeltypes import KbSet
 from projector.runtime.bridge.loop import Loop
 from projector.runtime.bridge.stdio import Line, Reader, Writer, error
 
