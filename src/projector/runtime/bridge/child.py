@@ -9,8 +9,6 @@ comes back by id, and the server's own requests and notifications go to ``delive
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 from collections.abc import Callable
 
@@ -19,10 +17,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 from projector.runtime.bridge.loop import Loop
-from projector.runtime.bridge.stdio import Writer, error
+from projector.runtime.bridge.stdio import Line, Reader, Writer, error
 
 SERVER_ERROR = -32000
-CHUNK = 1 << 16
 END_WAIT = 2.0  # seconds the server has to exit once its stdin is closed, before it is terminated
 
 
@@ -36,7 +33,7 @@ class Child:
             argv, executable=program, cwd=cwd, env=environ, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self.writer = Writer(self.process.stdin.fileno())
         self.replies: dict[Any, Callable[[dict[str, Any], bytes | None], None]] = {}
-        self._pending: list[bytes] = []
+        self.reader = Reader(self._message, self.process.stdout.fileno())  # the server's lines, as the client's are read
         self.gone: str | None = None  # why the server can take no more messages
         loop.watch(self.process.stdout, self._readable)
 
@@ -75,40 +72,21 @@ class Child:
     # ------------------------------------------------------------------ from the server
 
     def _readable(self) -> None:
-        try:
-            chunk = os.read(self.process.stdout.fileno(), CHUNK)
-        except OSError:
-            chunk = b""
-        if not chunk:
+        self.reader.readable()
+        if self.reader.ended:
             self.loop.unwatch(self.process.stdout)
             self._ended("the server exited")
-            return
-        if b"\n" not in chunk:
-            self._pending.append(chunk)
-            return
-        lines = chunk.split(b"\n")
-        if self._pending:
-            lines[0] = b"".join(self._pending) + lines[0]
-        self._pending = [lines.pop()] if lines[-1] else []
-        for line in lines:
-            line = line.rstrip(b"\r")
-            if line.strip():
-                self._line(line)
 
-    def _line(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            self.log("the server wrote a line that is not JSON; ignored")
-            return
+    def _message(self, message: Line, raw: bytes | None) -> None:
         if not isinstance(message, dict):
+            self.log("the server wrote a line that is not a JSON-RPC message; ignored")
             return
         if isinstance(message.get("method"), str):
             self.deliver(message)
             return
         reply = self.replies.pop(_key(message.get("id")), None)
         if reply is not None:
-            reply(message, line)  # the server's own bytes (json.loads read them as UTF-8)
+            reply(message, raw)  # the server's own bytes, when they are one message as parsed
 
     def _ended(self, why: str) -> None:
         if self.gone is None:
