@@ -1,4 +1,4 @@
-"""Tools per folder with real clients: a sixty-tool server (tests/servers/many_tools.py) whose
+"""Tools per folder with real clients (Claude Code, Codex, Gemini, Qwen): a sixty-tool server (tests/servers/many_tools.py) whose
 folders allow different tools. The client in folder A is offered exactly A's tools, in B B's; a
 call the model makes of a hidden tool fails and never reaches the server (it records what it
 receives)."""
@@ -13,7 +13,7 @@ import pytest
 from conftest import Desk
 
 MANY_TOOLS = Path(__file__).parents[1] / "servers" / "many_tools.py"
-CLIENTS = ["claude-code", "codex"]
+CLIENTS = ["claude-code", "codex", "gemini", "qwen"]
 
 
 def ruled(desk: Desk) -> tuple[Path, Path, Path]:
@@ -63,3 +63,17 @@ def _prefix(desk: Desk) -> str:
     import drivers
 
     return drivers.DRIVERS[desk.client].prefix.format(server="many")
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini", "qwen", "copilot", "claude-code", "opencode"])
+def test_an_unbound_providers_rule_hides_its_tools_by_the_clients_own_filter_or_the_bridge(desk):
+    """Codex, Gemini, Qwen and Copilot get the plain HTTP entry with their own filter's key;
+    Claude Code and OpenCode, which have none, get the bridge. Each is offered the same tools."""
+    desk.model_path.parent.mkdir(parents=True, exist_ok=True)
+    desk.model_path.write_text(f"version: 1\nclients: [{desk.client}]\nproviders:\n  docs:\n    url: {desk.kb.url}?desk={desk.tag}\n"
+                               "    token_env: DOCS_TOKEN\n    default: [handbook]\n    tools: {deny: [big]}\n")
+    desk.projector("sync")
+    run = desk.drive(desk.scratch)
+    assert set(run.tools("docs")) == {"search", "first_root"}, run.summary()
+    bridged = any(provider == "docs" for _, provider in desk.bridges())
+    assert bridged == (desk.client in ("claude-code", "opencode"))
