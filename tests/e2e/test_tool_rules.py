@@ -1,7 +1,7 @@
-"""Tools per folder with real clients (Claude Code, Codex, Gemini, Qwen): a sixty-tool server (tests/servers/many_tools.py) whose
-folders allow different tools. The client in folder A is offered exactly A's tools, in B B's; a
-call the model makes of a hidden tool fails and never reaches the server (it records what it
-receives)."""
+"""Tools per folder with real clients (Claude Code, Codex, Gemini, Qwen): a sixty-tool server
+(tests/servers/many_tools.py) whose folders allow different tools. The client in folder A is
+offered exactly A's tools, in B B's; a call the model makes of a hidden tool fails and never
+reaches the server (it records what it receives)."""
 
 from __future__ import annotations
 

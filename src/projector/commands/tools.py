@@ -21,6 +21,7 @@ from projector.commands.common import err, load_model
 from projector.core import scope
 from projector.core.errors import ProjectorError, display_path
 from projector.core.invocation import bridge_args, bridge_options
+from projector.core.projects import around
 from projector.runtime.toolfilter import HIDDEN
 
 SCHEMA = 1
@@ -41,14 +42,12 @@ def run(folder: str | None, provider: str | None, config: str | None, show_all: 
     if not os.path.isdir(folder):
         err(f"error: {folder} is not a folder")
         return 2
-    names = [p.name for p in loaded.providers]
+    trusted = around(scope.canonical(folder), os.environ).trusted
+    names = [p.name for p in loaded.providers] + sorted({p.name for project in trusted for p in project.providers} - {p.name for p in loaded.providers})
     if provider is not None and provider not in names:
         err(f'error: no provider "{provider}" in {display_path(loaded.source)} (providers: {", ".join(names) or "none"})')
         return 2
     options = bridge_options(loaded.source, os.environ)
-    from projector.core.projects import around
-
-    trusted = around(scope.canonical(folder), os.environ).trusted
     report = []
     for name in [provider] if provider else names:
         here = scope.tools(loaded, name, scope.canonical(folder), trusted)
