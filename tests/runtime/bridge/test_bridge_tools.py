@@ -154,6 +154,17 @@ def test_a_shared_servers_host_filters_each_session_by_its_folder(tmp_path):
         attach.stop(host["socket"])
 
 
+def test_a_rule_too_large_to_hand_a_shared_host_runs_unshared_and_still_filters(tmp_path):
+    many = "[" + ", ".join(f"never_a_tool_named_like_this_{n:05d}" for n in range(2500)) + ", 'admin_*']"
+    folders = Folders(tmp_path, provider_rule=f"{{deny: {many}}}", shared=True)
+    raw = session(folders, "c")
+    assert len(listed(raw)[0]) == 40
+    assert call(raw, 30, "admin_4")["error"]["message"] == "Unknown tool: admin_4"
+    raw.close()
+    assert b"runs unshared in this session" in b"".join(raw.stderr)
+    assert folders.calls() == []
+
+
 @pytest.fixture
 def remote(kb_server, tmp_path):
     server = kb_server()

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
+from projector.runtime.host import ATTACH, ATTACH_LIMIT, HELLO, STATUS, STOP, peer_uid
 from projector.runtime.host.address import (
     Address,
     Unavailable,
@@ -146,6 +146,9 @@ def hand_over(connection: _socket.socket, provider: str, tools: Any = None) -> N
     applies to this session: core.tools), then wait for the session's end as a shell reading
     the connection (the process the client spawned must live that long)."""
     rule = b"" if tools is None else json.dumps({"allow": tools.allow, "deny": tools.deny}).encode("utf-8")
+    if len(ATTACH + rule) > ATTACH_LIMIT:
+        connection.close()
+        raise Unavailable(f"its tool rule is larger than the {ATTACH_LIMIT} bytes a host takes with a session")
     try:
         connection.sendmsg([ATTACH + rule], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
     except OSError as problem:  # the host went between its greeting and now: nothing was handed over
