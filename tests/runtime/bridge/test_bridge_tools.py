@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,8 @@ class Folders:
             + f"bindings:\n  {root}/a:\n    many: {{tools: {{allow: ['read_*']}}}}\n"
             f"  {root}/b:\n    many: {{tools: {{deny: ['admin_*', write_1]}}}}\n  {root}/c:\n    many: {{}}\n"
         )
-        self.env = {"HOME": str(root), "PATH": os.environ["PATH"], "XDG_RUNTIME_DIR": str(root / "run")}
-        (root / "run").mkdir(mode=0o700, exist_ok=True)
+        run = tempfile.mkdtemp(prefix="pj")  # short: a host's socket path must fit a Unix socket's
+        self.env = {"HOME": str(root), "PATH": os.environ["PATH"], "XDG_RUNTIME_DIR": run}
 
     def command(self, *extra: str) -> list[str]:
         return [sys.executable, "-m", "projector", "mcp", "--provider", "many", "--config", str(self.config), *extra]

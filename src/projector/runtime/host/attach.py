@@ -57,6 +57,7 @@ def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],
         "workspace": workspace(plan, folder), "program": program, "argv": list(argv(plan, program)), "cwd": plan.cwd,
         "env": environ, "linger": plan.linger,
     }
+    attached_rule(plan.tools)  # one too large for a host: before a host is started for it
     hand_over(connect_or_start(where, spec), plan.provider, plan.tools)
 
 
@@ -141,14 +142,20 @@ def _start(spec: dict[str, Any]) -> None:
         raise Unavailable(f"the host did not start: {why[-1] if why else 'no reason given'} (log: {spec['log']})")
 
 
+def attached_rule(tools: Any) -> bytes:
+    """The session's tool rule as the attach carries it (b"": none); Unavailable when it is
+    larger than a host takes with a session (the bridge then filters it unshared)."""
+    rule = b"" if tools is None else json.dumps({"allow": tools.allow, "deny": tools.deny}).encode("utf-8")
+    if len(ATTACH + rule) > ATTACH_LIMIT:
+        raise Unavailable(f"its tool rule is larger than the {ATTACH_LIMIT} bytes a host takes with a session")
+    return rule
+
+
 def hand_over(connection: _socket.socket, provider: str, tools: Any = None) -> NoReturn:
     """Give the host this session's stdin and stdout (and its folder's tool rule, which the host
     applies to this session: core.tools), then wait for the session's end as a shell reading
     the connection (the process the client spawned must live that long)."""
-    rule = b"" if tools is None else json.dumps({"allow": tools.allow, "deny": tools.deny}).encode("utf-8")
-    if len(ATTACH + rule) > ATTACH_LIMIT:
-        connection.close()
-        raise Unavailable(f"its tool rule is larger than the {ATTACH_LIMIT} bytes a host takes with a session")
+    rule = attached_rule(tools)
     try:
         connection.sendmsg([ATTACH + rule], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
     except OSError as problem:  # the host went between its greeting and now: nothing was handed over
