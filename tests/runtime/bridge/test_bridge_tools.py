@@ -29,7 +29,7 @@ class Folders:
         self.config.write_text(
             f"version: 1\nproviders:\n  many:\n    command: {sys.executable}\n    args: {args}\n"
             f"    env: {{MANY_TOOLS_RECORD: {self.record}}}\n    tools: {provider_rule}\n"
-            + ("    shared: true\n" if shared else "")
+            + ("    shared: true\n    linger: 1\n" if shared else "")
             + f"bindings:\n  {root}/a:\n    many: {{tools: {{allow: ['read_*']}}}}\n"
             f"  {root}/b:\n    many: {{tools: {{deny: ['admin_*', write_1]}}}}\n  {root}/c:\n    many: {{}}\n"
         )
