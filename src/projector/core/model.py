@@ -81,6 +81,7 @@ class Provider(Record):
     linger: float | None = None
     listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
     timeout: float = 120.0  # remote: seconds a request through the bridge may take
+    insecure: bool = False  # remote: its token may go over plain http:// to a host that is not this machine
 
     @property
     def local(self) -> bool:
@@ -499,7 +500,7 @@ def _quoted(value: Any) -> str:
 expand_path = expand_folder
 
 
-REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout")
+REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout", "insecure")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "shared", "linger")
 REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
 RESERVED = ("worktrees", "providers", "hooks", "repo", "remove")  # keys of a binding or project file that are not providers
@@ -609,8 +610,13 @@ def pasted_token(value: str, provider: str) -> str | None:
 
 def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
+    folded: dict[str, str] = {}  # a name in lower case -> the first provider named so
     for name, provider in providers.items():
         at = ("providers", name)
+        first = folded.setdefault(str(name).casefold(), str(name))
+        if first != name:
+            problems.append(places.problem(at, f'"{first}" ({places.at(("providers", first), key=True)}) and "{name}" differ only in '
+                                           "case, and a client that folds case (Goose) takes them for one provider: rename one", key=True))
         if name in RESERVED:
             problems.append(places.problem(at, f'"{name}" is a reserved word in bindings; give the provider another name', key=True))
         if ("url" in provider) == ("command" in provider):
@@ -618,6 +624,7 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
             continue
         kind, foreign = ("remote", LOCAL_KEYS) if "url" in provider else ("local", REMOTE_KEYS)
         problems += _url_problems(places, at, provider.get("url"))
+        problems += _clear_text_problems(places, at, provider)
         for key in (k for k in provider if k in foreign):
             problems.append(places.problem(at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
         if provider.get("oauth") and "token_env" in provider:
@@ -629,14 +636,62 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
     return problems
 
 
+URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:")  # ${VAR}, $VAR, {env:VAR} (OpenCode's spelling)
+
+
 def _url_problems(places: Places, at: tuple[Any, ...], url: Any) -> list[Problem]:
     from projector.core.scope import kbs_in_url
 
-    own = kbs_in_url(url) if isinstance(url, str) else None
+    if not isinstance(url, str):
+        return []
+    reference = URL_VARIABLE.search(url)
+    if reference is not None:
+        return [places.problem(at + ("url",), f"{_quoted(url)} refers to a variable ({reference.group(0)}...), which clients "
+                               "copy as written or expand on their own terms (a variable would decide where the token goes): "
+                               "write the URL out, and give a token as token_env")]
+    own = kbs_in_url(url)
     if own is None:
         return []
     return [places.problem(at + ("url",), f'the URL sets "{own}" itself, but projector sets kbs for each folder: '
                            "take it out of the URL and say default: [...] (what folders under no binding see)")]
+
+
+def loopback(host: str) -> bool:
+    """Whether ``host`` (from a URL) is this machine: localhost, 127.0.0.0/8 or ::1."""
+    import ipaddress
+
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def clear_text_host(provider: Provider | Mapping[str, Any]) -> str | None:
+    """The host a provider's token would reach over plain http:// (not this machine); None: it
+    has no token, or it is sent over TLS or only to loopback."""
+    from urllib.parse import urlsplit
+
+    get = provider.get if isinstance(provider, Mapping) else lambda key: getattr(provider, key, None)
+    url = get("url")
+    if not isinstance(url, str) or not (get("token_env") or get("oauth")) or not url.lower().startswith("http://"):
+        return None
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return None
+    return None if loopback(host) else host
+
+
+def _clear_text_problems(places: Places, at: tuple[Any, ...], provider: Mapping[str, Any]) -> list[Problem]:
+    host = clear_text_host(provider)
+    if host is None or provider.get("insecure"):
+        return []
+    token = f"${provider['token_env']}" if provider.get("token_env") else "its OAuth token"
+    return [places.problem(at + ("url",), f"plain http:// would send {token} in clear to {host} (the MCP authorization spec "
+                           "allows http:// only to this machine): use https://, or say insecure: true if you accept that")]
 
 
 def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, Any], providers: Mapping[str, Any],
@@ -782,6 +837,7 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         linger=spec.get("linger"),
         listen=bool(spec.get("listen", False)),
         timeout=float(spec.get("timeout", Provider.timeout)),
+        insecure=bool(spec.get("insecure", False)),
     )
 
 
