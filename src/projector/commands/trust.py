@@ -1,13 +1,20 @@
-"""`projector trust` and `projector untrust`: whether a workspace's .projector.yaml counts."""
+"""`projector trust` and `projector untrust`: whether a workspace's .projector.yaml, or a file the
+model includes, counts; each trust shows what it lets run, or where it lets a token go."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from projector.commands.common import err, load_model
 from projector.core import model, projects
 from projector.core.errors import ProjectorError, display_path
+from projector.core.layers import parse_layer
 from projector.core.reading import Unreadable, read_regular
+from projector.core.variables import changes_what_runs
 
 
 def trust(folder: str | None, config: str | None) -> int:
@@ -31,17 +38,96 @@ def trust(folder: str | None, config: str | None) -> int:
         return 1
     projects.trust(file, data, raw, os.environ)
     print(f"trusted {shown} (sha256 {projects.digest(raw)[:12]})")
-    for name, spec in sorted((data.get("providers") or {}).items()):
-        print(f"  local server {name}: runs {' '.join([spec['command'], *spec.get('args', [])])}")
-    for name, spec in (data.get("hooks") or {}).items():
-        says = f"on {spec['event']}" + (f" ({spec['matcher']})" if spec.get("matcher") else "") + f" runs {spec['command']}" if "command" in spec else (
-            "turned on" if spec.get("enabled") else "turned off")
-        print(f"  hook {name}: {says}")
-    mentioned = sorted(name for name in data if name not in ("providers", "hooks"))
-    if mentioned:
-        print(f"  settings for: {', '.join(mentioned)}")
+    for line in project_summary(data):
+        print(f"  {line}")
     print("run `projector sync` (the shell hook does it at the next prompt) so every client has its entries")
     return 0
+
+
+# --------------------------------------------------------------------------- what a trusted file lets run
+
+
+def _variable(name: str) -> str:
+    return f"{name} [changes what runs]" if changes_what_runs(name) else name
+
+
+def _shown(text: str) -> str:
+    """A command as written, unless a control character would hide part of it."""
+    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)
+
+
+def runs_words(spec: Mapping[str, Any]) -> list[str]:
+    """What a server's spec says that runs: the command and its args, cwd, the names of the
+    variables it sets (those in core.variables.CHANGES_WHAT_RUNS marked), env files and direnv."""
+    words = []
+    if "command" in spec:
+        words.append(f"runs {_shown(shlex.join([str(spec['command']), *map(str, spec.get('args') or [])]))}")
+    elif spec.get("args") is not None:
+        words.append(f"args {_shown(shlex.join(map(str, spec['args'])))}")
+    if spec.get("cwd"):
+        words.append(f"in {_shown(str(spec['cwd']))}")
+    if spec.get("env"):
+        words.append("sets " + ", ".join(_variable(str(name)) for name in spec["env"]))
+    if spec.get("env_files"):
+        words.append("reads " + ", ".join(_shown(str(f)) for f in spec["env_files"]))
+    if spec.get("direnv"):
+        words.append("loads its folder's .envrc (direnv)")
+    return words
+
+
+def _settings_words(value: Any) -> str | None:
+    """What a binding's (or a project file's) settings for a provider run or turn on; None: they only narrow."""
+    if not isinstance(value, Mapping):
+        return None
+    words = (["turns it on"] if value.get("enabled") is True else []) + runs_words(value)
+    return "; ".join(words) or None
+
+
+def _hook_words(spec: Mapping[str, Any]) -> str:
+    if "command" not in spec:
+        return "turned on" if spec.get("enabled") else "turned off"
+    when = f"on {spec.get('event')}" + (f" ({spec['matcher']})" if spec.get("matcher") else "")
+    rest = runs_words({key: value for key, value in spec.items() if key != "command"})
+    return "; ".join([f"{when} runs {_shown(str(spec['command']))}", *rest])
+
+
+def project_summary(data: Mapping[str, Any]) -> list[str]:
+    """One line for each server and hook a project file declares or sets, then what only narrows."""
+    lines = [f"local server {name}: {'; '.join(runs_words(spec))}" for name, spec in sorted((data.get("providers") or {}).items())]
+    lines += [f"hook {name}: {_hook_words(spec)}" for name, spec in (data.get("hooks") or {}).items()]
+    narrowing = []
+    for name, value in sorted(data.items()):
+        if name in ("providers", "hooks"):
+            continue
+        said = _settings_words(value)
+        if said:
+            lines.append(f"settings for {name}: {said}")
+        else:
+            narrowing.append(name)
+    if narrowing:
+        lines.append(f"settings that only narrow: {', '.join(narrowing)}")
+    return lines
+
+
+def layer_summary(data: Mapping[str, Any], loaded: model.Model, layer: model.Layer) -> list[str]:
+    """One line for each thing a model layer says that runs or sends a token: its local servers,
+    hooks and token-carrying providers, at the top level and in its bindings."""
+    lines = []
+    for name, spec in (data.get("providers") or {}).items():
+        if name in layer.remote:
+            provider = loaded.provider(name) or next((p for p in loaded.withheld if p.name == name), None)
+            if provider is not None:
+                lines.append(f"provider {name}: sends {model.token_words(provider)} to {provider.url}")
+        elif said := runs_words(spec):
+            lines.append(f"local server {name}: {'; '.join(said)}")
+    lines += [f"hook {name}: {_hook_words(spec)}" for name, spec in (data.get("hooks") or {}).items()]
+    for raw, binding in (data.get("bindings") or {}).items():
+        for name, value in (binding or {}).items():
+            if name == "hooks":
+                lines += [f"hook {hook} (binding {raw}): {_hook_words(spec)}" for hook, spec in (value or {}).items()]
+            elif name not in model.RESERVED and (said := _settings_words(value)):
+                lines.append(f"local server {name} (binding {raw}): {said}")
+    return lines
 
 
 def _trust_layer(path: str, config: str | None) -> int:
@@ -68,24 +154,13 @@ def _trust_layer(path: str, config: str | None) -> int:
         return 1
     projects.trust_layer(real, raw, os.environ)
     print(f"trusted {shown} (sha256 {layer.sha256[:12]})")
-    for name in layer.local:
-        provider = loaded.provider(name)
-        runs = " ".join([provider.command or "", *provider.args]) if provider is not None else ""
-        print(f"  local server {name}: runs {runs}" if runs.strip() else f"  settings for local server {name}")
-    for name in layer.hooks:
-        print(f"  hook {name}: {_hook_words(loaded, name)}")
-    if not layer.local and not layer.hooks:
-        print("  it declares no local server and no hook: it counted without trust")
+    lines = layer_summary(parse_layer(raw.decode("utf-8"), shown), loaded, layer)
+    for line in lines:
+        print(f"  {line}")
+    if not lines:
+        print("  it declares no local server, no hook and no provider that carries a token: it counted without trust")
     print("run `projector sync` (the shell hook does it at the next prompt)")
     return 0
-
-
-def _hook_words(loaded: model.Model, name: str) -> str:
-    """What hook ``name`` runs, as the model's top level or its bindings define it."""
-    said = [h for h in (*loaded.hooks, *(h for b in loaded.bindings for h in b.hooks)) if h.name == name and h.command]
-    if not said:
-        return "turned on or off"
-    return "; ".join(f"on {h.event}" + (f" ({h.matcher})" if h.matcher else "") + f" runs {h.command}" for h in said)
 
 
 def untrust(folder: str | None, config: str | None = None) -> int:
@@ -94,7 +169,8 @@ def untrust(folder: str | None, config: str | None = None) -> int:
         if not projects.untrust(file, os.environ):
             err(f"error: {display_path(file)} is not trusted; nothing to do")
             return 1
-        print(f"the local servers and hooks {display_path(file)} declares or sets no longer run")
+        print(f"the local servers and hooks {display_path(file)} declares or sets no longer run, and the providers it sends a "
+              "token to are left out")
         return 0
     file = projects.project_file(folder or os.getcwd())
     declared = [p.name for project in projects.recorded(os.environ) if project.file == file for p in project.providers]

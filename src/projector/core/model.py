@@ -119,12 +119,13 @@ Repo = namedtuple("Repo", "name repo uses clones hooks", defaults=((),))
 its key in the model; ``repo`` the remote, normalised (core.repos); ``uses`` and ``hooks`` what
 it says; ``clones`` the Clones found."""
 
-Layer = namedtuple("Layer", "path sha256 included_by local hooks distrust", defaults=((), (), None))
+Layer = namedtuple("Layer", "path sha256 included_by local hooks distrust remote", defaults=((), (), None, ()))
 """One file of the model (core.layers): the files it includes come before it; the model's own
 file is last. ``path`` absolute, as the include named it; ``included_by`` (the including
 layer's index, the include's index in its list), None for the model's file; ``local`` the local
-providers and ``hooks`` the hooks it defines or gives settings to; ``distrust`` why those do not
-run (an included layer not trusted with these bytes), None: they may."""
+providers and ``hooks`` the hooks it defines or gives settings to; ``remote`` the token-carrying
+remote providers whose url or token it gives; ``distrust`` why those do not run (and those
+remote ones are left out: an included layer not trusted with these bytes), None: they may."""
 
 
 class Model(Record):
@@ -139,6 +140,7 @@ class Model(Record):
     repos: tuple[Repo, ...] = ()
     watched: tuple[str, ...] = ()  # what else the model depends on: optional includes, globs' folders, the clones' folders and configs
     variables: tuple[str, ...] = ()  # variables the includes and roots name
+    withheld: tuple[Provider, ...] = ()  # token-carrying remote providers left out: a layer that placed their url or token is not trusted
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
@@ -168,6 +170,11 @@ class Model(Record):
         """Why hook ``name`` must not run, in any folder (an included layer that defines it, or
         says something of it, is not trusted with its current bytes); None: nothing stops it."""
         return next((layer.distrust for layer in self.layers if layer.distrust and name in layer.hooks), None)
+
+    def left_out(self, name: str) -> str | None:
+        """Why remote provider ``name`` is left out (a layer that decides where its token goes is
+        not trusted with its current bytes); None: it is not."""
+        return next((layer.distrust for layer in self.layers if layer.distrust and name in layer.remote), None)
 
     def repo(self, name: str) -> Repo | None:
         return next((r for r in self.repos if r.name == name), None)
@@ -218,7 +225,7 @@ def checked_yaml(text: str, shown: str, schema: str, semantic: Callable[[Any], l
     return data
 
 
-CACHE_SCHEMA = 3  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks
+CACHE_SCHEMA = 4  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks, 4 its token-carrying providers
 
 
 def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path,
@@ -848,7 +855,12 @@ def uses(binding: Mapping[str, Any]) -> tuple[tuple[str, Settings], ...]:
 def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> Model:
     """The Model of a checked entry (core.layers.checked); KeyError when a variable a binding names is unset here."""
     data = entry["data"]
-    providers = tuple(provider(name, spec) for name, spec in sorted((data.get("providers") or {}).items()))
+    kept = entry["layers"]
+    needing = [layer for layer in kept[:-1] if layer["local"] or layer["hooks"] or layer.get("remote")]
+    standing = _layer_trust(needing, data.get("providers") or {}, environ) if needing else {}
+    left_out = {name for layer in needing if layer["path"] in standing for name in layer.get("remote", ())}
+    every = tuple(provider(name, spec) for name, spec in sorted((data.get("providers") or {}).items()))
+    providers = tuple(p for p in every if p.name not in left_out)
     found = entry["clones"]["found"]
     folders: list[Binding] = []
     repos: list[Repo] = []
@@ -864,9 +876,6 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
         repos.append(Repo(str(raw), normalise(binding["repo"]) or "", uses(binding), clones, said))
     bindings = _with_clones(folders, repos, data.get("bindings") or {})
     clients = data.get("clients")
-    kept = entry["layers"]
-    needing = [layer for layer in kept[:-1] if layer["local"] or layer["hooks"]]
-    standing = _layer_trust(needing, environ) if needing else {}
     return Model(
         source=path.absolute(),
         clients=tuple(str(c) for c in clients) if clients is not None else None,
@@ -874,13 +883,14 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
         bindings=bindings,
         hooks=hook_rules.hooks_of(data.get("hooks")),
         layers=tuple(Layer(k["path"], k["sha256"], tuple(k["by"]) if k["by"] else None, tuple(k["local"]), tuple(k["hooks"]),
-                           standing.get(k["path"]))
+                           standing.get(k["path"]), tuple(k.get("remote", ())))
                      for k in kept),
         repos=tuple(repos),
         watched=tuple(sorted({file for file, text, _ in entry["files"] if text is None}
                              | {os.path.dirname(_fixed_part(pattern)) for pattern, _ in entry["globs"]}
                              | set(entry["clones"]["watched"]))),
         variables=tuple(sorted({name for name, _ in entry["variables"]} | _named_variables(data.get("roots") or []))),
+        withheld=tuple(p for p in every if p.name in left_out),
     )
 
 
@@ -919,8 +929,33 @@ def _named_variables(raws: Any) -> set[str]:
     return {m.group(1) or m.group(2) for raw in raws for m in re.finditer(r"\$(\w+)|\$\{(\w+)\}", str(raw))}
 
 
-def _layer_trust(needing: list[Mapping[str, Any]], environ: Mapping[str, str]) -> dict[str, str]:
-    """Why each included layer that declares local servers or hooks is not trusted with its bytes (absent: it is)."""
-    from projector.core.projects import layers_distrust
+def _layer_trust(needing: list[Mapping[str, Any]], providers: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """Why each included layer that declares local servers or hooks, or decides where a token
+    goes, is not trusted with its bytes, and what that stops (absent: it is trusted)."""
+    from projector.core.errors import display_path
+    from projector.core.projects import layer_standing
 
-    return layers_distrust([(layer["path"], layer["sha256"], layer["local"], layer["hooks"]) for layer in needing], environ)
+    standing = layer_standing([(layer["path"], layer["sha256"]) for layer in needing], environ)
+    reasons: dict[str, str] = {}
+    for layer in needing:
+        state = standing.get(layer["path"])
+        if state is None:
+            continue
+        local, hooks, remote = layer["local"], layer["hooks"], layer.get("remote", ())
+        shown = display_path(layer["path"], _home(environ))
+        stopped = []
+        if local or hooks:
+            what = " and ".join(kind for kind, names in (("local servers", local), ("hooks", hooks)) if names)
+            named = [*local, *(f"hook {name}" for name in hooks)] if local and hooks else [*local, *hooks]
+            stopped.append(f"the {what} it declares or sets ({', '.join(named)}) do not run")
+        if remote:
+            sends = [f"{name}: {token_words(providers[name])} to {providers[name].get('url')}" for name in remote]
+            stopped.append(f"the providers it sends a token to are left out ({'; '.join(sends)})")
+        reasons[layer["path"]] = f"{shown} {state}, so {', and '.join(stopped)}: review it, then run `projector trust {shown}`"
+    return reasons
+
+
+def token_words(provider: Provider | Mapping[str, Any]) -> str:
+    """A provider's token as a person reads it: ``$VAR``, or "an OAuth sign-in"."""
+    token_env = provider.get("token_env") if isinstance(provider, Mapping) else provider.token_env
+    return f"${token_env}" if token_env else "an OAuth sign-in"

@@ -111,27 +111,18 @@ def trust_layer(file: str, raw: bytes, environ: Mapping[str, str]) -> None:
     _update(environ, lambda records: records.__setitem__(file, {"kind": LAYER, "sha256": digest(raw)}))
 
 
-def layers_distrust(needing: list[tuple[str, str, list[str], list[str]]], environ: Mapping[str, str]) -> dict[str, str]:
-    """For each included layer (path, sha256 of its bytes, the local servers and the hooks it
-    declares or sets) not trusted with these bytes: why they do not run, and what to do."""
-    from projector.core.errors import display_path
-
+def layer_standing(layers: list[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
+    """For each included layer (path, sha256 of its bytes) not trusted with these bytes: "is not
+    trusted" or "changed since it was trusted" (absent: it is trusted)."""
     records = _records(environ)
-    reasons: dict[str, str] = {}
-    for path, sha256, local, hooks in needing:
+    states: dict[str, str] = {}
+    for path, sha256 in layers:
         record = records.get(os.path.realpath(path)) or {}
-        shown = display_path(path, locations.home(environ))
         if record.get("kind") != LAYER:
-            state = "is not trusted"
+            states[path] = "is not trusted"
         elif record.get("sha256") != sha256:
-            state = "changed since it was trusted"
-        else:
-            continue
-        what = " and ".join(kind for kind, names in (("local servers", local), ("hooks", hooks)) if names)
-        named = [*local, *(f"hook {name}" for name in hooks)] if local and hooks else [*local, *hooks]
-        reasons[path] = (f"{shown} {state}, so the {what} it declares or sets ({', '.join(named)}) do not run: "
-                         f"review it, then run `projector trust {shown}`")
-    return reasons
+            states[path] = "changed since it was trusted"
+    return states
 
 
 def untrust(file: str, environ: Mapping[str, str]) -> bool:
