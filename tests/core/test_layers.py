@@ -322,3 +322,74 @@ def test_two_bindings_of_one_repository_are_refused_with_both_places(files):
     assert files.error() == 'me.yaml:5:11: bindings.my-api.repo: the same repository as binding "api" (team.yaml:6:3); merge the two bindings'
     files.write("me.yaml", "version: 1\ninclude: [team.yaml]\nbindings:\n  api:\n    repo: /srv/api.git\n")
     assert "bindings.api.repo: \"/srv/api.git\" is not a git remote" in files.error()
+
+
+REPO_RUNS = """\
+version: 1
+roots: [~/src]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    kbs: [api, handbook]
+  lint:
+    command: lint-mcp
+    enabled: false
+hooks:
+  fmt: {event: Stop, command: fmt}
+bindings:
+  api:
+    repo: github.com/acme/api
+    docs: [api]
+    lint: {enabled: true, env_files: [.env]}
+    hooks:
+      guard: {event: PreToolUse, command: ./guard.sh}
+      fmt: {enabled: false}
+"""
+
+
+@pytest.mark.skipif(subprocess.run(["which", "git"], capture_output=True).returncode != 0, reason="git is not installed")
+def test_a_clone_found_by_its_remote_is_narrowed_but_runs_nothing_until_trusted(files):
+    """Issue 25, item 2: a folder under a root whose .git/config names the repository (any remote)
+    gets the binding's KBs, but not its server, env files or hooks, until that folder is trusted
+    as a clone of that repository; the bridge (core.launch), the dispatcher and the host read it."""
+    from projector.runtime.dispatch import build_table
+    from projector.runtime.launch import resolve
+
+    home = files.root / "home"
+    for clone, remote in (("src/api", "git@github.com:acme/api.git"), ("src/downloads/evil", "https://github.com/acme/api")):
+        (home / clone).mkdir(parents=True)
+        _git("init", "-q", cwd=home / clone)
+        _git("remote", "add", "upstream" if "evil" in clone else "origin", remote, cwd=home / clone)
+    me = files.write("me.yaml", REPO_RUNS)
+    real = os.path.realpath(home)
+    api, evil = f"{real}/src/api", f"{real}/src/downloads/evil"
+    loaded = files.load()
+    assert [(b.path, b.settings("docs").kbs) for b in loaded.bindings] == [(api, ("api",)), (evil, ("api",))], "narrowing needs no trust"
+    said = resolve(loaded, (), "lint", evil).blocked
+    assert said == (f"~/src/downloads/evil (under root ~/src) says it is a clone of github.com/acme/api (remote upstream "
+                    "https://github.com/acme/api) and is not trusted, so binding api runs nothing there (local servers, hooks, "
+                    "env files, direnv): review that folder, then run `projector trust ~/src/downloads/evil`")
+    assert [h.name for h in loaded.bindings[1].hooks] == ["fmt"], "its guard does not run there; turning fmt off is narrowing"
+    table = {path: hooks for path, _, hooks in build_table(str(me), files.environ)["bindings"]}
+    assert sorted(table[evil]) == ["fmt"] and sorted(table[api]) == ["fmt"]
+
+    projects.trust_clone(api, "github.com/acme/api", files.environ)
+    loaded = files.load()
+    assert resolve(loaded, (), "lint", api).runs and not resolve(loaded, (), "lint", evil).runs
+    assert sorted(h.name for h in loaded.bindings[0].hooks) == ["fmt", "guard"]
+    assert sorted({path: hooks for path, _, hooks in build_table(str(me), files.environ)["bindings"]}[api]) == ["fmt", "guard"]
+    projects.trust_clone(evil, "github.com/acme/web", files.environ)
+    assert "was trusted as a clone of github.com/acme/web, not of github.com/acme/api" in resolve(files.load(), (), "lint", evil).blocked
+
+
+def test_an_untrusted_layer_cannot_move_a_running_binding_to_other_clones(files):
+    """Its repo: or the roots decide where a server the user trusted runs: that layer needs trust."""
+    files.write("base.yaml", REPO_RUNS.replace("roots: [~/src]\n", ""), trusted=True)
+    files.write("me.yaml", "version: 1\ninclude: [base.yaml, later.yaml]\n")
+    for moved in ("roots: [~/downloads]", "bindings:\n  api:\n    repo: github.com/acme/web"):
+        files.write("later.yaml", f"version: 1\n{moved}\n")
+        loaded = files.load()
+        assert "later.yaml is not trusted, so the local servers and hooks it declares or sets (lint, hook fmt, hook guard)" in loaded.blocked("lint")
+        assert "later.yaml is not trusted" in loaded.hook_blocked("guard")
+    files.write("later.yaml", "version: 1\nbindings:\n  api:\n    docs: [handbook]\n")
+    assert files.load().blocked("lint") is None, "a layer that only narrows needs no trust"

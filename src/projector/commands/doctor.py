@@ -64,6 +64,9 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         check(False, f"does not parse or cannot be read: {problem}")
     for layer in model.layers[:-1]:
         check(layer.distrust is None, layer.distrust or f"included: {display_path(layer.path, here)} (sha256 {layer.sha256[:12]})")
+    for binding in model.bindings:
+        if binding.distrust:
+            check(True, binding.distrust, "note")  # a folder anyone could make under a root: the user decides, doctor does not urge
     projects = recorded(environ)
     for provider in model.providers:
         if provider.token_env and not (environ.get(provider.token_env) or "").strip():

@@ -12,6 +12,7 @@ from typing import Any
 from projector.commands.common import err, load_model
 from projector.core import model, projects
 from projector.core.errors import ProjectorError, display_path
+from projector.core.hooks import specs
 from projector.core.layers import parse_layer
 from projector.core.reading import Unreadable, read_regular
 from projector.core.variables import changes_what_runs
@@ -23,15 +24,23 @@ def trust(folder: str | None, config: str | None) -> int:
     file = projects.project_file(folder or os.getcwd())
     shown = display_path(file)
     try:
+        loaded = load_model(config)
+    except ProjectorError as error:
+        err(f"error: {error}\nnothing was trusted")
+        return 1
+    clones = _trust_clone(os.path.dirname(file), loaded)
+    try:
         raw = projects.read(file)
     except Unreadable as reason:
         err(f"error: {shown} is not trusted: {reason}")
         return 2
     if raw is None:
-        err(f"error: {shown}: no project file here; write one (README: Project files) or give another folder")
+        if clones:
+            return 0
+        err(f"error: {shown}: no project file here, and no clone a repository binding found; write one (README: Project "
+            "files) or give another folder")
         return 2
     try:
-        loaded = load_model(config)
         data = projects.checked(raw, projects.specs(loaded), shown, projects.hook_names(loaded))
     except ProjectorError as error:
         err(f"error: {error}\nnothing was trusted")
@@ -130,6 +139,29 @@ def layer_summary(data: Mapping[str, Any], loaded: model.Model, layer: model.Lay
     return lines
 
 
+def _trust_clone(folder: str, loaded: model.Model) -> bool:
+    """Trust canonical ``folder`` as a clone of each repository binding that found it there,
+    showing what it says it is and what the binding runs there; False: no binding found it."""
+    found = [(repo, clone) for repo in loaded.repos for clone in repo.clones if clone.path == folder]
+    for repo, clone in found:
+        projects.trust_clone(folder, repo.repo, os.environ)
+        print(f"trusted {display_path(folder)} as a clone of {repo.repo} (its remote {clone.remote}): binding {repo.name} runs there")
+        lines = [f"local server {name}: {words}" for name, said in repo.uses
+                 if (provider := loaded.provider(name)) is not None and provider.local and (words := _settings_words(_fields(said)))]
+        lines += [f"hook {hook.name}: {_hook_words(specs((hook,))[hook.name])}" for hook in repo.hooks]
+        for line in lines or ["nothing that runs: it narrows only"]:
+            print(f"  {line}")
+    return bool(found)
+
+
+def _fields(settings: model.Settings) -> dict[str, Any]:
+    """Settings as the spec a file writes (env as a mapping)."""
+    said = {name: getattr(settings, name) for name in settings.said()}
+    if settings.env is not None:
+        said["env"] = dict(settings.env)
+    return said
+
+
 def _trust_layer(path: str, config: str | None) -> int:
     """Trust a file the model includes: the local servers and hooks it declares or sets may run while its bytes are these."""
     shown = display_path(path)
@@ -173,6 +205,10 @@ def untrust(folder: str | None, config: str | None = None) -> int:
               "token to are left out")
         return 0
     file = projects.project_file(folder or os.getcwd())
+    if projects.untrust(os.path.dirname(file), os.environ):
+        print(f"{display_path(os.path.dirname(file))}: the repository bindings that found it there run nothing there any more")
+        if not os.path.exists(file):
+            return 0
     declared = [p.name for project in projects.recorded(os.environ) if project.file == file for p in project.providers]
     if not projects.untrust(file, os.environ):
         err(f"error: {display_path(file)} is not trusted; nothing to do")

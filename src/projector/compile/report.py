@@ -121,6 +121,7 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
     lines += [f"  inside: {_binding_words(b, layered)}" for b in bindings[1:]]
     lines += [f"project file: {file} (trusted)" for file in report.get("project_files", [])]
     lines += [f"notice: {notice}" for notice in report.get("notices", [])]
+    lines += [f"notice: {b['repo']['distrust']}" for b in bindings if (b.get("repo") or {}).get("distrust")]
     for provider in report["providers"]:
         lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
     lines += _hook_lines(report, layered)

@@ -478,7 +478,9 @@ def remote_layers(merged: Merged) -> dict[int, list[str]]:
 
 
 def _touching(merged: Merged, names: list[str], top: tuple[str, ...], within: tuple[str, ...]) -> dict[int, list[str]]:
-    """For each layer, which of ``names`` it gave a part of, at ``top`` or at ``within`` a binding."""
+    """For each layer, which of ``names`` it gave a part of, at ``top`` or at ``within`` a binding;
+    for a repository binding, the layers that gave its ``repo`` and the ``roots`` count too: they
+    decide in which folders it runs."""
     found: dict[int, set[str]] = {}
     for name in names:
         touching = merged.origins.layers(top + (name,)) if name in (merged.data.get(top[0]) or {}) else set()
@@ -486,6 +488,8 @@ def _touching(merged: Merged, names: list[str], top: tuple[str, ...], within: tu
             holder = binding.get(within[0]) if within else binding
             if isinstance(holder, Mapping) and name in holder:
                 touching |= merged.origins.layers(("bindings", folder, *within, name))
+                if "repo" in binding:
+                    touching |= merged.origins.layers(("bindings", folder, "repo")) | merged.origins.layers(("roots",))
         for index in touching:
             found.setdefault(index, set()).add(name)
     return {index: sorted(names) for index, names in found.items()}

@@ -101,6 +101,7 @@ class Binding(Record):
     worktrees: bool = False  # every git worktree of the repository is bound too
     hooks: tuple[hook_rules.Hook, ...] = ()  # what this folder says of hooks (core.hooks)
     repo: str | None = None  # a clone of the repository binding of this name (Model.repos)
+    distrust: str | None = None  # a clone not trusted (by its folder, as a clone of that repository): why what the binding runs does not run there
 
     def settings(self, provider: str) -> Settings | None:
         return dict(self.uses).get(provider)
@@ -874,7 +875,8 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
 
         clones = tuple(Clone(*clone) for clone in found.get(raw, ()))
         repos.append(Repo(str(raw), normalise(binding["repo"]) or "", uses(binding), clones, said))
-    bindings = _with_clones(folders, repos, data.get("bindings") or {})
+    distrust = _clone_trust(repos, data, environ)
+    bindings = _with_clones(folders, repos, data.get("bindings") or {}, distrust)
     clients = data.get("clients")
     return Model(
         source=path.absolute(),
@@ -894,9 +896,48 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
     )
 
 
-def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, Any]) -> tuple[Binding, ...]:
+def runs_something(binding: Mapping[str, Any], providers: Mapping[str, Any]) -> bool:
+    """Whether a binding's settings run something: a local provider's settings beyond turning it
+    off, or a hook beyond turning one off (narrowing runs nothing)."""
+    for name, value in binding.items():
+        if name == "hooks":
+            if any("command" in spec or spec.get("enabled") is not False for spec in (value or {}).values()):
+                return True
+        elif name not in RESERVED and "command" in (providers.get(name) or {}) and isinstance(value, Mapping):
+            if any(key != "enabled" or said is not False for key, said in value.items()):
+                return True
+    return False
+
+
+def _clone_trust(repos: list[Repo], data: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """Why what a repository binding runs does not run at each of its clones that is not trusted
+    (by its folder, as a clone of that repository): the clone was found by what its own
+    .git/config says, which anyone who can write a folder under a root can say."""
+    raw, providers = data.get("bindings") or {}, data.get("providers") or {}
+    running = [(repo, clone) for repo in repos if runs_something(raw[repo.name], providers) for clone in repo.clones]
+    if not running:
+        return {}
+    from projector.core.errors import display_path
+    from projector.core.projects import clone_standing
+
+    standing = clone_standing([(clone.path, repo.repo) for repo, clone in running], environ)
+    reasons: dict[str, str] = {}
+    for repo, clone in running:
+        state = standing.get(clone.path)
+        if state is None:
+            continue
+        shown = display_path(clone.path, _home(environ))
+        found = f"under root {display_path(clone.root, _home(environ))}" if clone.root else "at a folder a binding names"
+        reasons[clone.path] = (f"{shown} ({found}) says it is a clone of {repo.repo} (remote {clone.remote}) and {state}, so "
+                               f"binding {repo.name} runs nothing there (local servers, hooks, env files, direnv): review "
+                               f"that folder, then run `projector trust {shown}`")
+    return reasons
+
+
+def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, Any], distrust: Mapping[str, str]) -> tuple[Binding, ...]:
     """The folder bindings, and one binding at each clone of a repository binding (worktrees
-    included unless it says ``worktrees: false``); a folder binding at a clone is laid over it."""
+    included unless it says ``worktrees: false``); a folder binding at a clone is laid over it.
+    At a clone in ``distrust`` the binding keeps only the hooks it turns off, and says why."""
     clones: dict[str, Binding] = {}
     for repo in repos:
         worktrees = raw[repo.name].get("worktrees", True)
@@ -905,7 +946,10 @@ def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, An
             said = dict(earlier.uses) if earlier else {}
             said.update(repo.uses)  # two repositories matching one clone: the later name's settings win
             hooks = (earlier.hooks if earlier else ()) + repo.hooks  # and their hooks, by name (core.hooks.applying)
-            clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), hooks, repo.name)
+            why = distrust.get(clone.path)
+            if why is not None:
+                hooks = tuple(h for h in hooks if h.command is None and h.enabled is False)
+            clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), hooks, repo.name, why)
     if not clones:
         return tuple(sorted(folders, key=lambda b: b.path))
     bindings = []
@@ -914,7 +958,8 @@ def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, An
         if clone is not None:
             merged = {name: settings.over(clone.settings(name) or Settings()) for name, settings in binding.uses}
             binding = replace(binding, uses=tuple(sorted({**dict(clone.uses), **merged}.items())),
-                              worktrees=binding.worktrees or clone.worktrees, hooks=clone.hooks + binding.hooks, repo=clone.repo)
+                              worktrees=binding.worktrees or clone.worktrees, hooks=clone.hooks + binding.hooks, repo=clone.repo,
+                              distrust=clone.distrust)
         bindings.append(binding)
     return tuple(sorted(bindings + list(clones.values()), key=lambda b: b.path))
 

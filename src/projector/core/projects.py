@@ -28,6 +28,8 @@ from projector.core.reading import Unreadable, read_regular
 FILE_NAME = ".projector.yaml"
 SCHEMA = 1
 LAYER = "layer"  # a record's kind: a model layer (core.layers); records without one are project files
+CLONE = "clone"  # a record's kind: a clone found by its git remote (core.repos), by its folder and the repository it was trusted as
+OTHERS = (LAYER, CLONE)  # the kinds that are not project files
 
 
 class Project(Record):
@@ -125,6 +127,26 @@ def layer_standing(layers: list[tuple[str, str]], environ: Mapping[str, str]) ->
     return states
 
 
+def trust_clone(folder: str, repo: str, environ: Mapping[str, str]) -> None:
+    """Record canonical ``folder`` as trusted as a clone of ``repo`` (normalised, core.repos): what
+    a repository binding runs (local servers, hooks, env files, direnv) may run there."""
+    _update(environ, lambda records: records.__setitem__(folder, {"kind": CLONE, "repo": repo}))
+
+
+def clone_standing(clones: Iterable[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
+    """For each clone (canonical folder, the repository a binding found it as) not trusted as a
+    clone of that repository: "is not trusted", or what it was trusted as (absent: it is)."""
+    records = _records(environ)
+    states: dict[str, str] = {}
+    for folder, repo in clones:
+        record = records.get(folder) or {}
+        if record.get("kind") != CLONE:
+            states[folder] = "is not trusted"
+        elif record.get("repo") != repo:
+            states[folder] = f"was trusted as a clone of {record.get('repo')}, not of {repo}"
+    return states
+
+
 def untrust(file: str, environ: Mapping[str, str]) -> bool:
     if file not in _records(environ):
         return False
@@ -166,7 +188,7 @@ def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
     """Every project file the store names, as trusted, whether or not its bytes still match: what
     a sync writes entries for (an edit withdraws trust at run time, not the client entries)."""
     return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items())
-                 if record.get("kind") != LAYER)
+                 if record.get("kind") not in OTHERS)
 
 
 def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -174,8 +196,8 @@ def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     that is no longer a project file at all counts as changed."""
     found = []
     for file, record in sorted(_records(environ).items()):
-        if record.get("kind") == LAYER:
-            continue  # a model layer's trust: core.model tells (Layer.distrust)
+        if record.get("kind") in OTHERS:
+            continue  # a model layer's or a clone's trust: core.model tells (Layer.distrust, Binding.distrust)
         try:
             raw = read(file)
         except Unreadable:
@@ -209,7 +231,7 @@ def around(folder: str, environ: Mapping[str, str]) -> Around:
             notices.append(f"{file} is ignored: {reason}")
         if raw is not None:
             record = records.get(file)
-            if record is None or record.get("kind") == LAYER:
+            if record is None or record.get("kind") in OTHERS:
                 notices.append(f"{file} is ignored: it is not trusted (review it, then run `projector trust {path}`)")
             elif digest(raw) != record.get("sha256"):
                 notices.append(f"{file} is ignored: it changed since it was trusted (review it, then run `projector trust {path}`)")
