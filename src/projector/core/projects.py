@@ -265,6 +265,13 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str, model_hoo
             for name in own
             if name in provider_specs
         ]
+        folded = {str(name).casefold(): str(name) for name in provider_specs}
+        problems += [
+            places.problem(("providers", name), f'"{name}" and "{folded[name.casefold()]}" of your model differ only in case, and a '
+                          "client that folds case (Goose) takes them for one provider: rename it", key=True)
+            for name in own
+            if name not in provider_specs and name.casefold() in folded
+        ]
         problems += model.hook_problems(places, ("hooks",), data.get("hooks"), set(model_hooks) | model.defined_hooks([data.get("hooks")]))
         return problems + model.use_problems(places, (), data, {**provider_specs, **own}, reserved=("providers", "hooks"))
 
