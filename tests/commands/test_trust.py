@@ -70,3 +70,17 @@ def test_trust_shows_every_command_args_cwd_and_variable_marking_those_that_chan
         "  local server lint (binding ~/w): turns it on; sets PYTHONPATH [changes what runs]",
         "  hook guard (binding ~/w): on PreToolUse runs ./guard.sh",
     ]
+
+
+def test_trust_of_a_layer_shows_the_roots_and_repositories_it_moves_a_server_to(sandbox):
+    sandbox.install_projector()
+    config = sandbox.model("version: 1\nclients: [codex]\ninclude: [team.yaml]\nproviders:\n  lint:\n    command: lint-mcp\n")
+    team = sandbox.model("version: 1\nroots: [~/downloads]\nbindings:\n  api:\n    repo: github.com/acme/api\n    lint: {enabled: true}\n",
+                         "team.yaml")
+    done = sandbox.run("trust", str(team), config=config)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:-1] == [
+        "  roots: ~/downloads (where the clones a repository binding runs things in are looked for)",
+        "  binding api: the clones of github.com/acme/api (what it runs, runs there once you trust each clone)",
+        "  local server lint (binding api): turns it on",
+    ]

@@ -130,7 +130,12 @@ def layer_summary(data: Mapping[str, Any], loaded: model.Model, layer: model.Lay
         elif said := runs_words(spec):
             lines.append(f"local server {name}: {'; '.join(said)}")
     lines += [f"hook {name}: {_hook_words(spec)}" for name, spec in (data.get("hooks") or {}).items()]
+    running = layer.local or layer.hooks
+    if data.get("roots") and running:
+        lines.append(f"roots: {', '.join(map(str, data['roots']))} (where the clones a repository binding runs things in are looked for)")
     for raw, binding in (data.get("bindings") or {}).items():
+        if "repo" in (binding or {}) and running:
+            lines.append(f"binding {raw}: the clones of {binding['repo']} (what it runs, runs there once you trust each clone)")
         for name, value in (binding or {}).items():
             if name == "hooks":
                 lines += [f"hook {hook} (binding {raw}): {_hook_words(spec)}" for hook, spec in (value or {}).items()]
