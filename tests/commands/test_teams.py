@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -244,3 +245,23 @@ def test_the_hook_picks_up_a_pull_and_says_once_that_the_layer_needs_trust(tmp_p
     assert second.returncode == 0, second.stderr
     assert "wiki" in alice.codex(), "the hook watches the team's layer: the pull made one sync"
     assert second.stderr.count("is not trusted, so the local servers") == 1, second.stderr
+
+
+def test_a_shared_server_starts_no_host_in_a_clone_until_it_is_trusted(tmp_path):
+    """Issue 25, item 2, through the host: a clone that names the repository in its own
+    .git/config gets no shared server (no host, no spawn) until the folder is trusted."""
+    alice = Person(tmp_path / "alice")
+    alice.personal(f"version: 1\nclients: [codex]\nroots: [~/src]\nproviders:\n  lint:\n    command: {sys.executable}\n"
+                   f"    args: [{SERVER}, --tool, lint_report]\n    enabled: false\n    shared: true\n    linger: 60\n"
+                   "bindings:\n  api:\n    repo: github.com/acme/api\n    lint: {enabled: true}\n")
+    evil = alice.clone_of_api("src/downloads/evil", "git@github.com:acme/api.git")
+    alice.env["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="r", dir="/tmp")  # a socket path short enough (a pytest folder is not)
+    hosts = lambda: json.loads(alice.projector("ps", "--json").stdout)["hosts"]  # noqa: E731
+    try:
+        assert alice.tools("lint", evil) == [] and alice.started() == 0 and hosts() == []
+        assert alice.projector("trust", str(evil)).returncode == 0
+        assert alice.tools("lint", evil) == ["lint_report"] and alice.started() == 1
+        assert [h["provider"] for h in hosts()] == ["lint"]
+    finally:
+        alice.projector("stop", str(evil))
+        shutil.rmtree(alice.env["XDG_RUNTIME_DIR"], ignore_errors=True)
