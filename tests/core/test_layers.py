@@ -11,6 +11,7 @@ import pytest
 
 from projector.core import model, projects, repos
 from projector.core.errors import ModelError
+from projector.core.modeltypes import Model
 
 CLIENTS = ("codex", "claude-code")
 
@@ -44,7 +45,7 @@ class Files:
             projects.trust_layer(os.path.realpath(path), path.read_bytes(), self.environ)
         return path
 
-    def load(self, name: str = "me.yaml", **env: str) -> model.Model:
+    def load(self, name: str = "me.yaml", **env: str) -> Model:
         return model.load(self.root / name, {**self.environ, **env}, CLIENTS)
 
     def error(self, name: str = "me.yaml", **env: str) -> str:

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from projector.commands.common import err, load_model
-from projector.core import model, projects
+from projector.core import projects
 from projector.core.errors import ProjectorError, display_path
 from projector.core.hooks import specs
 from projector.core.layers import parse_layer
+from projector.core.modeltypes import RESERVED, Layer, Model, Settings, token_words
 from projector.core.reading import Unreadable, read_regular
 from projector.core.variables import changes_what_runs
 
@@ -118,7 +119,7 @@ def project_summary(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def layer_summary(data: Mapping[str, Any], loaded: model.Model, layer: model.Layer) -> list[str]:
+def layer_summary(data: Mapping[str, Any], loaded: Model, layer: Layer) -> list[str]:
     """One line for each thing a model layer says that runs or sends a token: its local servers,
     hooks and token-carrying providers, at the top level and in its bindings."""
     lines = []
@@ -126,7 +127,7 @@ def layer_summary(data: Mapping[str, Any], loaded: model.Model, layer: model.Lay
         if name in layer.remote:
             provider = loaded.provider(name) or next((p for p in loaded.withheld if p.name == name), None)
             if provider is not None:
-                lines.append(f"provider {name}: sends {model.token_words(provider)} to {provider.url}")
+                lines.append(f"provider {name}: sends {token_words(provider)} to {provider.url}")
         elif said := runs_words(spec):
             lines.append(f"local server {name}: {'; '.join(said)}")
     lines += [f"hook {name}: {_hook_words(spec)}" for name, spec in (data.get("hooks") or {}).items()]
@@ -139,12 +140,12 @@ def layer_summary(data: Mapping[str, Any], loaded: model.Model, layer: model.Lay
         for name, value in (binding or {}).items():
             if name == "hooks":
                 lines += [f"hook {hook} (binding {raw}): {_hook_words(spec)}" for hook, spec in (value or {}).items()]
-            elif name not in model.RESERVED and (said := _settings_words(value)):
+            elif name not in RESERVED and (said := _settings_words(value)):
                 lines.append(f"local server {name} (binding {raw}): {said}")
     return lines
 
 
-def _trust_clone(folder: str, loaded: model.Model) -> bool:
+def _trust_clone(folder: str, loaded: Model) -> bool:
     """Trust canonical ``folder`` as a clone of each repository binding that found it there,
     showing what it says it is and what the binding runs there; False: no binding found it."""
     found = [(repo, clone) for repo in loaded.repos for clone in repo.clones if clone.path == folder]
@@ -159,7 +160,7 @@ def _trust_clone(folder: str, loaded: model.Model) -> bool:
     return bool(found)
 
 
-def _fields(settings: model.Settings) -> dict[str, Any]:
+def _fields(settings: Settings) -> dict[str, Any]:
     """Settings as the spec a file writes (env as a mapping)."""
     said = {name: getattr(settings, name) for name in settings.said()}
     if settings.env is not None:
