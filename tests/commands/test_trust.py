@@ -21,6 +21,13 @@ def _codex(sandbox) -> dict:
     return tomllib.loads(path.read_text()).get("mcp_servers", {}) if path.exists() else {}
 
 
+def _summary(sandbox, folder_or_file, config) -> list[str]:
+    """What `projector trust` printed between its first line and its last (the summary)."""
+    done = sandbox.run("trust", str(folder_or_file), config=config)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[1:-1]
+
+
 def test_a_token_carrying_provider_from_an_untrusted_layer_is_left_out_until_trusted(sandbox):
     sandbox.install_projector()
     team = sandbox.model(TEAM, "team.yaml")
@@ -49,9 +56,7 @@ def test_trust_shows_every_command_args_cwd_and_variable_marking_those_that_chan
                                       "  env: {LD_PRELOAD: ./x.so, MODE: fast, DYLD_INSERT_LIBRARIES: y}\n  env_files: [.env]\n"
                                       "docs: [handbook]\nproviders:\n  own:\n    command: own-mcp\n    env: {PATH: ./bin}\n"
                                       "hooks:\n  fmt: {event: PostToolUse, matcher: Edit, command: ruff format ., env: {NODE_OPTIONS: x}}\n")
-    done = sandbox.run("trust", str(sandbox.home / "w"), config=config)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1:-1] == [
+    assert _summary(sandbox, sandbox.home / "w", config) == [
         "  local server own: runs own-mcp; sets PATH [changes what runs]",
         "  hook fmt: on PostToolUse (Edit) runs ruff format .; sets NODE_OPTIONS [changes what runs]",
         "  settings for lint: runs ./pwn.sh --all 'a b'; in tools; sets LD_PRELOAD [changes what runs], MODE, "
@@ -63,9 +68,7 @@ def test_trust_shows_every_command_args_cwd_and_variable_marking_those_that_chan
                          "bindings:\n  ~/w:\n    lint: {enabled: true, env: {PYTHONPATH: .}}\n    hooks:\n"
                          "      guard: {event: PreToolUse, command: ./guard.sh}\n", "team.yaml")
     config.write_text(config.read_text() + "include: [team.yaml]\n")
-    done = sandbox.run("trust", str(team), config=config)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1:-1] == [
+    assert _summary(sandbox, team, config) == [
         "  local server tool: runs tool-mcp --x; in /opt",
         "  local server lint (binding ~/w): turns it on; sets PYTHONPATH [changes what runs]",
         "  hook guard (binding ~/w): on PreToolUse runs ./guard.sh",
@@ -77,9 +80,7 @@ def test_trust_of_a_layer_shows_the_roots_and_repositories_it_moves_a_server_to(
     config = sandbox.model("version: 1\nclients: [codex]\ninclude: [team.yaml]\nproviders:\n  lint:\n    command: lint-mcp\n")
     team = sandbox.model("version: 1\nroots: [~/downloads]\nbindings:\n  api:\n    repo: github.com/acme/api\n    lint: {enabled: true}\n",
                          "team.yaml")
-    done = sandbox.run("trust", str(team), config=config)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1:-1] == [
+    assert _summary(sandbox, team, config) == [
         "  roots: ~/downloads (where the clones a repository binding runs things in are looked for)",
         "  binding api: the clones of github.com/acme/api (what it runs, runs there once you trust each clone)",
         "  local server lint (binding api): turns it on",
