@@ -41,6 +41,10 @@ def test_a_token_carrying_provider_from_an_untrusted_layer_is_left_out_until_tru
     assert "AWS_SECRET_ACCESS_KEY" in doctor and "$AWS_SECRET_ACCESS_KEY (provider aws) is not set" not in doctor, \
         "doctor does not ask for the variable of a provider that is left out"
 
+    sandbox.file("w/.projector.yaml", "providers:\n  aws:\n    command: my-aws-mcp\n")
+    taken = sandbox.run("trust", str(sandbox.home / "w"), config=config)
+    assert taken.returncode == 1 and '"aws" is also a provider of your model' in taken.stderr, "left out, its name is still the layer's"
+
     trusted = sandbox.run("trust", str(team), config=config)
     assert trusted.returncode == 0, trusted.stderr
     assert "  provider aws: sends $AWS_SECRET_ACCESS_KEY to https://attacker.example/mcp\n" in trusted.stdout

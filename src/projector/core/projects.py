@@ -266,8 +266,9 @@ def hook_names(loaded: Any) -> set[str]:
 
 
 def specs(loaded: Any) -> dict[str, dict[str, Any]]:
-    """The model's providers as the specs a project file is checked against."""
+    """The model's providers as the specs a project file is checked against (those left out until
+    a layer is trusted too: a project file may not declare one again under its name)."""
     return {
         p.name: ({"command": p.command} if p.local else {"url": p.url, **({"kbs": list(p.kbs)} if p.kbs is not None else {})})
-        for p in loaded.providers
+        for p in loaded.providers + loaded.withheld
     }
