@@ -262,6 +262,9 @@ def test_a_shared_server_starts_no_host_in_a_clone_until_it_is_trusted(tmp_path)
         assert alice.projector("trust", str(evil)).returncode == 0
         assert alice.tools("lint", evil) == ["lint_report"] and alice.started() == 1
         assert [h["provider"] for h in hosts()] == ["lint"]
+        untrusted = alice.projector("untrust", str(evil))
+        assert untrusted.returncode == 0 and "run nothing there any more" in untrusted.stdout
+        assert alice.tools("lint", evil) == [], "the host still runs, but no session in that clone reaches it"
     finally:
         alice.projector("stop", str(evil))
         shutil.rmtree(alice.env["XDG_RUNTIME_DIR"], ignore_errors=True)
