@@ -148,9 +148,9 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
     """The Model of a checked entry (core.layers.checked); KeyError when a variable a binding names is unset here."""
     data = entry["data"]
     kept = entry["layers"]
-    needing = [layer for layer in kept[:-1] if layer["local"] or layer["hooks"] or layer.get("remote")]
+    needing = [layer for layer in kept[:-1] if layer["local"] or layer["hooks"] or layer["remote"]]
     standing = _layer_trust(needing, data.get("providers") or {}, environ) if needing else {}
-    left_out = {name for layer in needing if layer["path"] in standing for name in layer.get("remote", ())}
+    left_out = {name for layer in needing if layer["path"] in standing for name in layer["remote"]}
     every = tuple(provider(name, spec) for name, spec in sorted((data.get("providers") or {}).items()))
     providers = tuple(p for p in every if p.name not in left_out)
     found = entry["clones"]["found"]
@@ -176,7 +176,7 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
         bindings=bindings,
         hooks=hook_rules.hooks_of(data.get("hooks")),
         layers=tuple(Layer(k["path"], k["sha256"], tuple(k["by"]) if k["by"] else None, tuple(k["local"]), tuple(k["hooks"]),
-                           standing.get(k["path"]), tuple(k.get("remote", ())))
+                           standing.get(k["path"]), tuple(k["remote"]))
                      for k in kept),
         repos=tuple(repos),
         watched=tuple(sorted({file for file, text, _ in entry["files"] if text is None}
@@ -277,7 +277,7 @@ def _layer_trust(needing: list[Mapping[str, Any]], providers: Mapping[str, Any],
         state = standing.get(layer["path"])
         if state is None:
             continue
-        local, hooks, remote = layer["local"], layer["hooks"], layer.get("remote", ())
+        local, hooks, remote = layer["local"], layer["hooks"], layer["remote"]
         shown = display_path(layer["path"], locations.home(environ))
         stopped = []
         if local or hooks:
