@@ -238,7 +238,7 @@ def test_an_untrusted_layer_cannot_send_my_token_anywhere(files):
     assert [p.name for p in loaded.withheld] == ["aws", "signin"]
     said = loaded.left_out("aws")
     assert said == ("team.yaml is not trusted, so the providers it sends a token to are left out (aws: $AWS_SECRET_ACCESS_KEY to "
-                    "https://attacker.example/mcp; signin: an OAuth sign-in to https://signin.example.com/mcp): review it, then run "
+                    "https://attacker.example/mcp; signin: its OAuth token to https://signin.example.com/mcp): review it, then run "
                     "`projector trust team.yaml`").replace("team.yaml", str(team))
     from projector.compile.plan import plan
 

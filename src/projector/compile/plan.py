@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from projector.core import hooks
 from projector.core.invocation import bridge_args, dispatch_args
-from projector.core.modeltypes import Model, Project, Provider, clear_text_host
+from projector.core.modeltypes import Model, Project, Provider, clear_text_host, token_words
 from projector.core.record import Record
 from projector.core.scope import with_kbs
 from projector.core.variables import references
@@ -108,8 +108,7 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
 
 def insecure_warning(provider: Provider, host: str) -> str:
     """What to say of a provider whose token goes over plain HTTP to another machine (it says insecure: true)."""
-    token = f"${provider.token_env}" if provider.token_env else "its OAuth token"
-    return (f'provider "{provider.name}" sends {token} in clear over http:// to {host} (it says insecure: true): '
+    return (f'provider "{provider.name}" sends {token_words(provider)} in clear over http:// to {host} (it says insecure: true): '
             "anyone on the way can read it; use https:// when the server offers it")
 
 

@@ -198,9 +198,9 @@ RESERVED = ("worktrees", "providers", "hooks", "repo", "remove")  # keys of a bi
 
 
 def token_words(provider: Provider | Mapping[str, Any]) -> str:
-    """A provider's token as a person reads it: ``$VAR``, or "an OAuth sign-in"."""
+    """A provider's token as a person reads it: ``$VAR``, or "its OAuth token"."""
     token_env = provider.get("token_env") if isinstance(provider, Mapping) else provider.token_env
-    return f"${token_env}" if token_env else "an OAuth sign-in"
+    return f"${token_env}" if token_env else "its OAuth token"
 
 
 def loopback(host: str) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from projector.core import hooks as hook_rules
 from projector.core.checking import pasted_token, quoted
 from projector.core.errors import Problem, did_you_mean
-from projector.core.modeltypes import LOCAL_KEYS, REMOTE_KEYS, REMOTE_SETTINGS, RESERVED, clear_text_host, is_folder
+from projector.core.modeltypes import LOCAL_KEYS, REMOTE_KEYS, REMOTE_SETTINGS, RESERVED, clear_text_host, is_folder, token_words
 from projector.core.scope import kbs_in_url
 from projector.core.variables import expand_folder
 
@@ -152,8 +152,7 @@ def _clear_text_problems(places: Places, at: tuple[Any, ...], provider: Mapping[
     host = clear_text_host(provider)
     if host is None or provider.get("insecure"):
         return []
-    token = f"${provider['token_env']}" if provider.get("token_env") else "its OAuth token"
-    return [places.problem(at + ("url",), f"plain http:// would send {token} in clear to {host} (the MCP authorization spec "
+    return [places.problem(at + ("url",), f"plain http:// would send {token_words(provider)} in clear to {host} (the MCP authorization spec "
                            "allows http:// only to this machine): use https://, or say insecure: true if you accept that")]
 
 
