@@ -184,8 +184,26 @@ def test_another_workspace_gets_its_own_server_and_an_env_change_a_new_one(share
     assert still_a["pid"] == first_a["pid"] and still_a["env"]["WHO"] == "a"  # the old host serves its own sessions
     assert after_b["pid"] == before_b["pid"]
     assert len(shared.started()) == 3
-    on_disk = " ".join(os.listdir(shared.runtime / "projector")) + shared.host_logs() + shared.log.read_text()
+    on_disk = " ".join(os.listdir(shared.hosts)) + shared.host_logs() + shared.log.read_text()
     assert CANARY not in on_disk
+
+
+def test_sessions_that_pass_or_drop_xdg_runtime_dir_share_one_server_and_ps_finds_it_from_any_shell(shared, tmp_path):
+    """Claude Code passes XDG_RUNTIME_DIR on to the servers it starts, Codex clears it: their
+    sessions of one workspace share one host all the same, and `ps` finds it whatever the shell
+    has."""
+    dropped = {name: value for name, value in shared.env.items() if name != "XDG_RUNTIME_DIR"}
+    other = dict(shared.env, XDG_RUNTIME_DIR=str(tmp_path))
+
+    async def run():
+        async with shared.client(shared.a) as passed_on, shared.client(shared.a, env=dropped) as cleared:
+            pids = {await _pid(passed_on), await _pid(cleared)}
+            listed = [json.loads(shared.projector("ps", "--json", env=env).stdout)["hosts"] for env in (shared.env, dropped, other)]
+            return pids, listed
+
+    pids, listed = asyncio.run(run())
+    assert len(pids) == 1 and len(shared.started()) == 1 and len(shared.sockets()) == 1
+    assert [[(h["pid"], h["sessions"]) for h in hosts] for hosts in listed] == [[(*pids, 2)]] * 3
 
 
 def test_no_tools_cwd_or_environment_cross_between_workspaces_sharing_one_provider(shared):
@@ -360,9 +378,9 @@ def test_a_socket_or_folder_not_private_to_this_user_is_never_used(shared):
                 sock.chmod(0o666)
                 expected = "is open to other users"
             unshared = await run()
-            (shared.runtime / "projector").chmod(0o755)
+            shared.hosts.chmod(0o755)
             open_folder = await run()
-            (shared.runtime / "projector").chmod(0o700)
+            shared.hosts.chmod(0o700)
             if os.geteuid() == 0:
                 os.chown(sock, 0, 0)
             sock.chmod(0o600)
@@ -372,7 +390,7 @@ def test_a_socket_or_folder_not_private_to_this_user_is_never_used(shared):
     assert len({host_server, unshared, open_folder}) == 3
     logged = shared.log.read_text()
     assert f"srv runs unshared in this session: {shared.sockets()[0]} {expected}" in logged
-    assert f"{shared.runtime / 'projector'} is open to other users (mode 755)" in logged
+    assert f"{shared.hosts} is open to other users (mode 755)" in logged
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user (SO_PEERCRED check)")
@@ -384,16 +402,15 @@ def test_the_host_refuses_a_connection_from_another_user(shared):
         async with shared.client(shared.a) as client:
             await _pid(client)
             (sock,) = shared.sockets()
-            shared.runtime.chmod(0o755)
-            (shared.runtime / "projector").chmod(0o755)
+            shared.hosts.chmod(0o755)
             sock.chmod(0o666)
-            probe = (
-                "import os, socket\nos.setgid(65534)\nos.setuid(65534)\n"
-                f"s = socket.socket(socket.AF_UNIX)\ns.connect({str(sock)!r})\ns.settimeout(5)\n"
+            probe = (  # the folder is opened as root: its private ancestors (pytest's) are passed over
+                f"import os, socket\nfolder = os.open({str(shared.hosts)!r}, os.O_PATH)\nos.setgid(65534)\nos.setuid(65534)\n"
+                f"s = socket.socket(socket.AF_UNIX)\ns.connect(f'/proc/self/fd/{{folder}}/{sock.name}')\ns.settimeout(5)\n"
                 "print(repr(s.recv(100)))\n"
             )
             done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=False)
-            (shared.runtime / "projector").chmod(0o700)
+            shared.hosts.chmod(0o700)
             sock.chmod(0o600)
             return done, await _pid(client)
 

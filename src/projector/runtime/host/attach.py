@@ -28,16 +28,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid
 from projector.runtime.host.address import (
     Address,
     Unavailable,
     address,
     argv,
+    hosts_folder,
     key,
     own_socket,
     private,
-    runtime_folder,
     workspace,
 )
 from projector.runtime.launch import Launch
@@ -69,7 +69,7 @@ def connect(path: str, wait: float = GREETING_WAIT) -> _socket.socket | None:
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     connection.settimeout(wait)
     try:
-        connection.connect(path)
+        at_path(connection.connect, path)
         uid = peer_uid(connection)
         if uid is not None and uid != os.geteuid():
             raise Unavailable(f"{path} is served by another user (uid {uid}): it was not used")
@@ -189,7 +189,7 @@ def ask(path: str, what: bytes, wait: float = 2.0) -> dict[str, Any] | None:
 def hosts(environ: Mapping[str, str]) -> list[dict[str, Any]]:
     """Every host of this user that answers, each with its ``socket``."""
     try:
-        folder = private(runtime_folder(environ), create=False)
+        folder = private(hosts_folder(environ), create=False)
         names = sorted(name for name in os.listdir(folder) if name.endswith(".sock"))
     except (OSError, Unavailable):
         return []

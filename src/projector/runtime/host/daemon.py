@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid
 from projector.runtime.host.mux import SERVER, Mux, error
 
 TYPE_CHECKING = False  # the host imports as little as it can: every module is resident memory
@@ -137,7 +137,7 @@ class Host:
             pass
         old = os.umask(0o177)
         try:
-            listener.bind(self.spec.socket)
+            at_path(listener.bind, self.spec.socket)
         finally:
             os.umask(old)
         os.chmod(self.spec.socket, 0o600)
