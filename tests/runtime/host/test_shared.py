@@ -471,3 +471,59 @@ def test_a_server_that_ignores_sigterm_is_killed_five_seconds_later(shared, tmp_
     terminated = float((tmp_path / "stubborn.pid.term").read_text())
     assert time.monotonic() - terminated >= 5.0
     assert "did not stop within 5 s of SIGTERM: SIGKILL" in shared.host_logs()
+
+
+def _host_pid(shared) -> int:
+    (sock,) = shared.sockets()
+    asked = f"from projector.runtime.host import attach, STATUS; import json; print(json.dumps(attach.ask({str(sock)!r}, STATUS)))"
+    return json.loads(subprocess.run([sys.executable, "-c", asked], env=shared.env, capture_output=True, text=True, check=True).stdout)["pid"]
+
+
+def test_a_server_that_ignores_its_stdin_end_dies_with_a_killed_host(shared, tmp_path):
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    shared.env["STUBBORN_PID"] = str(tmp_path / "stubborn.pid")
+    shared.model(f"  srv:\n    command: {sys.executable}\n    args: [{tmp_path / 'stubborn.py'}]\n    shared: true\n")
+    with RawSession(shared, shared.a) as session:
+        server = int((tmp_path / "stubborn.pid").read_text())
+        os.kill(_host_pid(shared), signal.SIGKILL)  # no code of the host's runs: it cannot stop its server
+        assert eventually(lambda: not alive(server), timeout=10)
+        assert session.process.wait(timeout=10) == 0  # the session's process ends with its host too
+    assert json.loads(shared.projector("ps", "--json").stdout)["hosts"] == []
+
+
+def test_an_ending_host_leaves_no_start_lock_and_removes_dead_sockets_but_never_a_held_lock(shared):
+    async def sessions():
+        async with shared.client(shared.a) as in_a, shared.client(shared.b) as in_b:
+            return {await _pid(in_a), await _pid(in_b)}
+
+    shared.hosts.mkdir(parents=True, mode=0o700)
+    (shared.hosts / f"{'0' * 32}.lock").touch()  # a session that crashed while starting a host left it
+    dead = socket_file(shared.hosts / f"{'1' * 32}.sock")  # a host that crashed (or a reboot) left it
+    held = shared.hosts / f"{'2' * 32}.lock"
+    holder = subprocess.Popen([sys.executable, "-c", f"import fcntl, os, sys\nfd = os.open({str(held)!r}, os.O_RDWR | os.O_CREAT)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\nsys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"  # a session starting a host holds it now
+    try:
+        pids = asyncio.run(sessions())
+        assert len(pids) == 2
+        assert eventually(lambda: not any(alive(pid) for pid in pids) and not shared.sockets())
+        assert eventually(lambda: sorted(p.name for p in shared.hosts.iterdir() if not p.name.endswith((".log", ".log.1"))) == [held.name])
+        assert not dead.exists()
+    finally:
+        holder.communicate("")
+
+
+def socket_file(path: Path) -> Path:
+    """A socket nothing listens on any more, as a crashed host leaves it."""
+    import socket
+
+    probe = socket.socket(socket.AF_UNIX)
+    here = os.getcwd()
+    os.chdir(path.parent)  # the path may be longer than a socket address holds
+    try:
+        probe.bind(path.name)
+    finally:
+        os.chdir(here)
+        probe.close()
+    return path

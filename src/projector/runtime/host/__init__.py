@@ -52,3 +52,15 @@ def at_path(operation: Callable[[str], None], path: str) -> None:
     finally:
         os.fchdir(here)
         os.close(here)
+
+
+def still_named(fd: int, path: str) -> bool:
+    """Whether the lock file open as ``fd`` is still the one at ``path``. Whoever holds a start
+    lock removes its file before letting go (so no file is left per key ever used): a session
+    that got the lock on a file since removed must open ``path`` afresh."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid, still_named
 from projector.runtime.host.address import (
     Address,
     Unavailable,
@@ -101,22 +101,37 @@ def connect_or_start(where: Address, spec: dict[str, Any]) -> _socket.socket:
                 return connection
             _start(spec)
         finally:
-            os.close(lock)  # releases the lock
+            _release(lock, where.lock)
     raise Unavailable(f"the host at {where.socket} did not answer after starting")
 
 
 def _start_lock(path: str) -> int:
-    """The start lock's descriptor, locked (closing it releases the lock)."""
+    """The start lock's descriptor, locked (``_release`` lets it go)."""
+    import time
+
     from projector.core.files import flock_within
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + START_WAIT
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if not flock_within(fd, max(0.0, deadline - time.monotonic()), poll=0.01):
+                raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
+        except BaseException:
+            os.close(fd)
+            raise
+        if still_named(fd, path):
+            return fd
+        os.close(fd)  # its holder removed it as it let go: lock the file at the path now
+
+
+def _release(fd: int, path: str) -> None:
+    """Remove the start lock's file, then let go of it (see ``still_named``)."""
     try:
-        if not flock_within(fd, START_WAIT, poll=0.01):
-            raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        os.unlink(path)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def _start(spec: dict[str, Any]) -> None:

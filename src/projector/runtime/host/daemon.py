@@ -15,7 +15,9 @@ stop reaches what the server started). Then one thread, one selector:
   bridge's process goes (its requests are cancelled at once);
 - with no session for ``linger`` seconds the socket is removed and the server gets SIGTERM, then
   SIGKILL after ``KILL_AFTER`` seconds. A server that exits ends the host: requests in flight get
-  an error, sessions are closed (clients start new ones, which start a new host).
+  an error, sessions are closed (clients start new ones, which start a new host). On Linux the
+  server dies with the host even when the host is killed (``_die_with_parent``). An ending host
+  removes the start locks and dead sockets of its folder (``sweep``).
 
 Writes never block the loop: what a pipe does not take at once waits in a buffer. The server's
 stderr and the host's own lines go to the host's log file.
@@ -23,17 +25,19 @@ stderr and the host's own lines go to the host's log file.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import selectors
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid, still_named
 from projector.runtime.host.mux import SERVER, Mux, error
 
 TYPE_CHECKING = False  # the host imports as little as it can: every module is resident memory
@@ -49,6 +53,7 @@ FLUSH = 1.0  # seconds the last words to a closing session may take
 BACKLOG_LIMIT = 64 << 20  # bytes waiting for a client that does not read: past this it is dropped
 LOG_KEEP = 1 << 20  # bytes of log kept from the previous run of the same host
 READ = 1 << 16
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class Spec:
@@ -159,6 +164,7 @@ class Host:
             stderr=2,  # the log
             start_new_session=True,
             close_fds=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509 - one thread
         )
         assert self.server.stdin is not None and self.server.stdout is not None
         os.set_blocking(self.server.stdin.fileno(), False)
@@ -480,6 +486,7 @@ class Host:
         for link in list(self.links.values()):
             self._close(link)
         self._stop_server()
+        sweep(os.path.dirname(self.spec.socket))
 
     def _unlisten(self) -> None:
         """Remove the socket, if it is still this host's (a newer host may have replaced a
@@ -514,6 +521,70 @@ class Host:
                 server.wait()
         _signal_group(server.pid, signal.SIGKILL)  # anything it started and left behind
         log(f"server pid {server.pid} ended ({server.returncode})")
+
+
+def _die_with_parent() -> None:
+    """In the server's process before its exec: the kernel kills it when the host ends, however
+    the host ends. A host that is SIGKILLed runs no code, so its own stop cannot reach a server
+    that ignores its stdin's end (it stayed with parent 1, out of `ps`'s and `stop`'s sight);
+    a parent-death signal needs no process of its own, unlike a watcher holding a pipe. SIGKILL,
+    as such a server may ignore SIGTERM too. What the server itself started is not covered."""
+    import ctypes
+
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+        return  # no such call here: the host's own stop is the only one
+    if os.getppid() != parent:  # the host ended before the signal was asked for
+        os._exit(1)
+
+
+def sweep(folder: str) -> None:
+    """Remove start locks no session holds and sockets no host listens on (a crashed host's, or
+    one from before a reboot: the state folder outlives both). Each is judged holding the key's
+    start lock, which a starting host's session holds from before the bind to after the listen."""
+    import fcntl
+
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    keys = {name.rsplit(".", 1)[0] for name in names if name.endswith((".lock", ".sock"))}
+    for key in keys:
+        lock = os.path.join(folder, f"{key}.lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a session holds it: that key is starting
+            os.close(fd)
+            continue
+        try:
+            if still_named(fd, lock):
+                _remove_if_dead(os.path.join(folder, f"{key}.sock"))
+                os.unlink(lock)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _remove_if_dead(path: str) -> None:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.setblocking(False)
+    try:
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            return
+        at_path(probe.connect, path)
+    except (ConnectionRefusedError, FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    except OSError:
+        pass  # a host that is busy (its backlog full) or a path that cannot be tried: kept
+    finally:
+        probe.close()
 
 
 def _signal_group(pid: int, signum: int) -> None:
