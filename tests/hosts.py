@@ -103,10 +103,10 @@ def eventually(check, timeout: float = 15.0) -> bool:
 class RawSession:
     """A session written by hand through the bridge: initialized, then held open until closed."""
 
-    def __init__(self, world: Shared, folder: Path, provider: str = "srv"):
+    def __init__(self, world: Shared, folder: Path, provider: str = "srv", version: str = "2025-11-25", capabilities: dict | None = None):
         self.process = subprocess.Popen(world.bridge(provider), cwd=folder, env=world.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                   "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+                   "params": {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": {"name": "raw", "version": "1"}}})
         self.answer = self.receive()
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 

@@ -164,3 +164,15 @@ def test_server_discover_is_answered_here_so_clients_initialize():
     mux.attach(1)
     [(to, answer)] = mux.from_session(1, request(0, "server/discover"))
     assert to == 1 and answer["error"]["code"] == -32601
+
+
+def test_a_server_serves_the_version_it_agreed_or_a_newer_ask_never_an_older_one():
+    fresh = Mux()
+    assert fresh.serves("2024-11-05") and fresh.version() is None  # nobody asked yet: anything goes
+    asking = Mux()
+    asking.attach(1)
+    asking.from_session(1, request(0, "initialize", protocolVersion="2025-06-18"))
+    assert asking.serves("2025-06-18") and asking.serves("2025-11-25") and not asking.serves("2025-03-26")
+    agreed = initialized(1)
+    assert agreed.version() == "2025-06-18"
+    assert agreed.serves("2025-11-25") and not agreed.serves("2025-03-26") and not agreed.serves("not a date")

@@ -141,19 +141,40 @@ def test_a_server_request_goes_to_the_session_whose_request_is_in_flight(shared)
     assert from_two["roots"] == ["file:///two"] and from_one["roots"] == ["file:///one"]
 
 
-def test_a_session_asking_an_older_protocol_version_than_agreed_gets_a_clear_error(shared):
-    async def run():
-        async with shared.client(shared.a) as first:  # agrees the SDK's newest version with the server
-            await _pid(first)
-            old = subprocess.Popen(shared.bridge(), cwd=shared.a, env=shared.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            asked = {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
-            answer, _ = old.communicate(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": asked}).encode() + b"\n", timeout=30)
-            return json.loads(answer)
+CLAUDE_CODE, CODEX = "2025-11-25", "2025-06-18"  # the protocol versions they ask for
 
-    answer = asyncio.run(run())
-    assert answer["id"] == 1 and answer["error"]["code"] == -32602
-    assert "2024-11-05" in answer["error"]["message"] and "shared: false" in answer["error"]["message"]
-    assert answer["error"]["data"]["requested"] == "2024-11-05"
+
+def _serve_both(shared, first: str, second: str) -> tuple[list[dict], list[list[str]], list[int], list[dict]]:
+    """Two raw sessions in one workspace asking ``first`` then ``second``: their initialize
+    answers, the tools each is offered and the pid of the server each reaches; then `ps`."""
+    with RawSession(shared, shared.a, version=first) as one, RawSession(shared, shared.a, version=second) as two:
+        answers, tools, pids = [one.answer, two.answer], [], []
+        for session in (one, two):
+            session.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            tools.append(sorted(tool["name"] for tool in session.receive()["result"]["tools"]))
+            session.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "report", "arguments": {}}})
+            pids.append(json.loads(session.receive()["result"]["content"][0]["text"])["pid"])
+        listed = json.loads(shared.projector("ps", "--json").stdout)["hosts"]
+    return answers, tools, pids, listed
+
+
+def test_a_session_asking_an_older_protocol_version_than_agreed_gets_a_server_of_its_own(shared):
+    """Claude Code first, Codex second: Codex was refused (-32602) and ran without tools."""
+    answers, tools, pids, listed = _serve_both(shared, CLAUDE_CODE, CODEX)
+    assert [a["result"]["protocolVersion"] for a in answers] == [CLAUDE_CODE, CODEX]
+    assert tools[0] == tools[1] and "report" in tools[0]
+    assert pids[0] != pids[1] and len(shared.started()) == 2 and len(shared.sockets()) == 1  # one host, two servers
+    assert sorted((h["pid"], h["protocol"], h["sessions"]) for h in listed) == sorted([(pids[0], CLAUDE_CODE, 1), (pids[1], CODEX, 1)])
+    assert f"asks for protocol version {CODEX}, older than the running server's ({CLAUDE_CODE}): pid {pids[1]} is its own" in shared.host_logs()
+
+
+def test_a_session_asking_a_newer_protocol_version_than_agreed_shares_the_server(shared):
+    """Codex first, Claude Code second: Claude Code is offered the older version and takes it."""
+    answers, tools, pids, listed = _serve_both(shared, CODEX, CLAUDE_CODE)
+    assert [a["result"]["protocolVersion"] for a in answers] == [CODEX, CODEX]
+    assert tools[0] == tools[1] and "report" in tools[0]
+    assert pids[0] == pids[1] and len(shared.started()) == 1
+    assert [(h["pid"], h["protocol"], h["sessions"]) for h in listed] == [(pids[0], CODEX, 2)]
 
 
 # --------------------------------------------------------------------------- workspaces and keys

@@ -53,6 +53,7 @@ FLUSH = 1.0  # seconds the last words to a closing session may take
 BACKLOG_LIMIT = 64 << 20  # bytes waiting for a client that does not read: past this it is dropped
 LOG_KEEP = 1 << 20  # bytes of log kept from the previous run of the same host
 READ = 1 << 16
+SERVERS_MAX = 4  # per host: one per protocol version its sessions ask for, at most
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -75,10 +76,26 @@ class Spec:
         self.linger: float = data["linger"]
 
 
+class Server:
+    """One server process and the routing of its sessions' messages."""
+
+    __slots__ = ("process", "mux", "inbox", "outbox")
+
+    def __init__(self, process: subprocess.Popen[bytes]):
+        self.process = process
+        self.mux = Mux()
+        self.inbox = bytearray()  # a line from the server not yet ended
+        self.outbox = bytearray()  # bytes its stdin has not taken yet
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
 class Link:
     """One attached session: the client's pipes and the bridge's connection."""
 
-    __slots__ = ("number", "reader", "writer", "control", "pending", "backlog", "drain_until", "reading")
+    __slots__ = ("number", "reader", "writer", "control", "pending", "backlog", "drain_until", "reading", "server")
 
     def __init__(self, number: int, reader: int, writer: int, control: socket.socket):
         self.number = number
@@ -89,6 +106,7 @@ class Link:
         self.backlog = bytearray()  # bytes the client's pipe has not taken yet
         self.drain_until: float | None = None  # stdin ended: closed when replies are out or at this time
         self.reading = True  # its stdin has not ended
+        self.server: Server | None = None  # the server it talks to, chosen by its first message
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -116,16 +134,13 @@ def parse(line: bytes) -> Any:
 class Host:
     def __init__(self, spec: Spec):
         self.spec = spec
-        self.mux = Mux()
         self.selector = selectors.DefaultSelector()
         self.links: dict[int, Link] = {}
         self.numbers = itertools.count(1)
         self.greeted: set[socket.socket] = set()  # accepted, waiting for their first byte
         self.listener: socket.socket | None = None
         self.inode = 0
-        self.server: subprocess.Popen[bytes] | None = None
-        self.to_server = bytearray()
-        self.from_server = bytearray()
+        self.servers: list[Server] = []  # the first one started with the host; others for older protocol versions
         self.started = time.time()
         self.linger_until: float | None = time.monotonic() + max(spec.linger, 5.0)  # the starting session attaches first
         self.ending: str | None = None  # why the host is ending
@@ -152,9 +167,9 @@ class Host:
         self.listener = listener
         self.selector.register(listener, selectors.EVENT_READ, self._accept)
 
-    def start_server(self) -> None:
+    def start_server(self) -> Server:
         spec = self.spec
-        self.server = subprocess.Popen(  # noqa: S603 - the user's declared command
+        process = subprocess.Popen(  # noqa: S603 - the user's declared command
             list(spec.argv),
             executable=spec.program,
             cwd=spec.cwd,
@@ -166,11 +181,14 @@ class Host:
             close_fds=True,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509 - one thread
         )
-        assert self.server.stdin is not None and self.server.stdout is not None
-        os.set_blocking(self.server.stdin.fileno(), False)
-        os.set_blocking(self.server.stdout.fileno(), False)
-        self.selector.register(self.server.stdout, selectors.EVENT_READ, self._server_readable)
-        log(f"started {spec.provider} in {spec.workspace}: pid {self.server.pid}")
+        assert process.stdin is not None and process.stdout is not None
+        server = Server(process)
+        os.set_blocking(process.stdin.fileno(), False)
+        os.set_blocking(process.stdout.fileno(), False)
+        self.selector.register(process.stdout, selectors.EVENT_READ, lambda: self._server_readable(server))
+        self.servers.append(server)
+        log(f"started {spec.provider} in {spec.workspace}: pid {process.pid}")
+        return server
 
     # ------------------------------------------------------------------ loop
 
@@ -265,7 +283,11 @@ class Host:
         spec = self.spec
         return {
             "pid": os.getpid(),
-            "server_pid": self.server.pid if self.server else None,
+            "server_pid": self.servers[0].pid if self.servers else None,
+            "servers": [
+                {"pid": server.pid, "protocol": server.mux.version(), "sessions": sum(link.server is server for link in self.links.values())}
+                for server in self.servers
+            ],
             "provider": spec.provider,
             "workspace": spec.workspace,
             "key": spec.key,
@@ -283,7 +305,6 @@ class Host:
         os.set_blocking(reader, False)
         os.set_blocking(writer, False)
         self.links[link.number] = link
-        self.mux.attach(link.number)
         self.linger_until = None
         self.selector.register(control, selectors.EVENT_READ, self._guarded(link, self._close))  # EOF: its process has gone
         read = self._guarded(link, self._session_readable)
@@ -331,7 +352,29 @@ class Host:
             if isinstance(message, Exception):
                 self._deliver([(link.number, error(None, -32700, f"Parse error: {message}"))])
             else:
-                self._deliver(self.mux.from_session(link.number, message))
+                server = link.server or self._choose_server(link, message)
+                self._deliver(server, server.mux.from_session(link.number, message))
+
+    def _choose_server(self, link: Link, first: Any) -> Server:
+        """The server of a session, by its first message: a server that speaks the protocol
+        version its ``initialize`` asks for (or an older one it accepts), else a server of its
+        own (a client is never refused for its version), up to ``SERVERS_MAX``."""
+        params = first.get("params") if isinstance(first, dict) and first.get("method") == "initialize" else None
+        asked = params.get("protocolVersion") if isinstance(params, dict) else None
+        server = next((s for s in self.servers if asked is None or s.mux.serves(asked)), None)
+        if server is None and len(self.servers) < SERVERS_MAX:
+            spoken = ", ".join(str(s.mux.version()) for s in self.servers)
+            try:
+                server = self.start_server()
+                log(f"session {link.number} asks for protocol version {asked}, older than the running server's ({spoken}): "
+                    f"pid {server.pid} is its own, shared with the sessions that ask for the same")
+            except OSError as problem:
+                log(f"session {link.number}: a server for protocol version {asked} did not start ({problem})")
+        if server is None:
+            server = self.servers[0]  # its mux explains the refusal
+        link.server = server
+        server.mux.attach(link.number)
+        return server
 
     def _stdin_ended(self, link: Link) -> None:
         link.reading = False
@@ -339,7 +382,7 @@ class Host:
             self.selector.unregister(link.reader)
         except (KeyError, ValueError):
             pass  # never polled
-        if self.mux.in_flight(link.number):
+        if link.server is not None and link.server.mux.in_flight(link.number):
             link.drain_until = time.monotonic() + DRAIN
         else:
             self._close(link)
@@ -348,7 +391,8 @@ class Host:
         """End a session: its requests still at the server are cancelled there."""
         if self.links.pop(link.number, None) is None:
             return
-        self._deliver(self.mux.detach(link.number))
+        if link.server is not None:
+            self._deliver(link.server, link.server.mux.detach(link.number))
         self._flush(link, time.monotonic() + FLUSH)
         for fd in (link.reader, link.writer):
             try:
@@ -373,13 +417,13 @@ class Host:
 
     # ------------------------------------------------------------------ routing
 
-    def _deliver(self, outs: list[Out]) -> None:
+    def _deliver(self, server: Server, outs: list[Out]) -> None:
         for destination, message in outs:
             if destination == SERVER:
-                self._to_server(encode(message))
+                self._to_server(server, encode(message))
             elif (link := self.links.get(destination)) is not None:
                 self._to_session(link, encode(message))
-                if link.drain_until is not None and not self.mux.in_flight(link.number):
+                if link.drain_until is not None and not server.mux.in_flight(link.number):
                     self._close(link)
 
     def _to_session(self, link: Link, data: bytes) -> None:
@@ -417,10 +461,10 @@ class Host:
         if not link.backlog:
             self.selector.unregister(link.writer)
 
-    def _to_server(self, data: bytes) -> None:
-        assert self.server is not None and self.server.stdin is not None
-        pipe = self.server.stdin
-        if not self.to_server:
+    def _to_server(self, server: Server, data: bytes) -> None:
+        pipe = server.process.stdin
+        assert pipe is not None
+        if not server.outbox:
             try:
                 data = data[os.write(pipe.fileno(), data):]
             except BlockingIOError:
@@ -429,51 +473,59 @@ class Host:
                 return  # it has gone: its stdout's end says so
             if not data:
                 return
-            self.selector.register(pipe, selectors.EVENT_WRITE, self._server_writable)
-        self.to_server += data
+            self.selector.register(pipe, selectors.EVENT_WRITE, lambda: self._server_writable(server))
+        server.outbox += data
 
-    def _server_writable(self) -> None:
-        assert self.server is not None and self.server.stdin is not None
+    def _server_writable(self, server: Server) -> None:
+        pipe = server.process.stdin
+        assert pipe is not None
         try:
-            del self.to_server[: os.write(self.server.stdin.fileno(), self.to_server)]
+            del server.outbox[: os.write(pipe.fileno(), server.outbox)]
         except BlockingIOError:
             return
         except OSError:
-            self.to_server.clear()
-        if not self.to_server:
-            self.selector.unregister(self.server.stdin)
+            server.outbox.clear()
+        if not server.outbox:
+            self.selector.unregister(pipe)
 
-    def _server_readable(self) -> None:
-        assert self.server is not None and self.server.stdout is not None
+    def _server_readable(self, server: Server) -> None:
+        assert server.process.stdout is not None
         try:
-            data = os.read(self.server.stdout.fileno(), READ)
+            data = os.read(server.process.stdout.fileno(), READ)
         except BlockingIOError:
             return
         except OSError:
             data = b""
         if not data:
-            self._server_gone()
+            self._server_gone(server)
             return
-        for line in lines(self.from_server, data):
+        for line in lines(server.inbox, data):
             message = parse(line)
             if isinstance(message, Exception):
                 log(f"the server wrote a line that is not JSON ({message}): dropped")
             else:
-                self._deliver(self.mux.from_server(message))
+                self._deliver(server, server.mux.from_server(message))
 
-    def _server_gone(self) -> None:
-        assert self.server is not None and self.server.stdout is not None
-        self.selector.unregister(self.server.stdout)
+    def _server_gone(self, server: Server) -> None:
+        """A server exited: its requests in flight get an error and its sessions are closed; the
+        host ends with its last server."""
+        assert server.process.stdout is not None
+        self.selector.unregister(server.process.stdout)
         try:
-            status = self.server.wait(timeout=1.0)
+            status = server.process.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
-            status = None  # it closed its stdout but lives on: the end below stops it
+            status = None  # it closed its stdout but lives on: its stop below ends it
         said = f"exit status {status}" if status is not None and status >= 0 else (
             f"killed by signal {-status}" if status is not None else "its output closed")
         why = f"projector: the shared server of {self.spec.provider} exited ({said}); start a new session"
         log(why)
-        self._deliver(self.mux.server_gone(why))
-        self._end(f"the server exited ({said})")
+        self._deliver(server, server.mux.server_gone(why))
+        for link in [link for link in self.links.values() if link.server is server]:
+            self._close(link)
+        self.servers.remove(server)
+        if not self.servers:
+            self._end(f"the server exited ({said})")
+        self._stop_servers([server])
 
     # ------------------------------------------------------------------ end
 
@@ -485,7 +537,7 @@ class Host:
             connection.close()
         for link in list(self.links.values()):
             self._close(link)
-        self._stop_server()
+        self._stop_servers(self.servers)
         sweep(os.path.dirname(self.spec.socket))
 
     def _unlisten(self) -> None:
@@ -502,25 +554,28 @@ class Host:
         self.listener.close()
         self.listener = None
 
-    def _stop_server(self) -> None:
-        server = self.server
-        if server is None:
-            return
-        if server.stdin is not None:
+    def _stop_servers(self, servers: list[Server]) -> None:
+        """SIGTERM to each server's process group, SIGKILL to those still there ``KILL_AFTER``
+        seconds later."""
+        for server in servers:
+            pipe = server.process.stdin
+            if pipe is not None:
+                with contextlib.suppress(KeyError, ValueError):
+                    self.selector.unregister(pipe)
+                with contextlib.suppress(OSError):
+                    pipe.close()
+            if server.process.poll() is None:
+                _signal_group(server.pid, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_AFTER
+        for server in servers:
             try:
-                server.stdin.close()
-            except OSError:
-                pass
-        if server.poll() is None:
-            _signal_group(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=KILL_AFTER)
+                server.process.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 log(f"the server did not stop within {KILL_AFTER:g} s of SIGTERM: SIGKILL")
                 _signal_group(server.pid, signal.SIGKILL)
-                server.wait()
-        _signal_group(server.pid, signal.SIGKILL)  # anything it started and left behind
-        log(f"server pid {server.pid} ended ({server.returncode})")
+                server.process.wait()
+            _signal_group(server.pid, signal.SIGKILL)  # anything it started and left behind
+            log(f"server pid {server.pid} ended ({server.process.returncode})")
 
 
 def _die_with_parent() -> None:
@@ -656,6 +711,6 @@ def main() -> None:
     except Exception as problem:  # noqa: BLE001 - the server must not outlive a broken host
         log(f"internal error: {problem!r}")
         host._unlisten()
-        host._stop_server()
+        host._stop_servers(host.servers)
         os._exit(1)
     os._exit(0)

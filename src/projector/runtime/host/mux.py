@@ -4,9 +4,10 @@ The host (``daemon``) reads lines and writes lines; this module decides where ea
 and how it is rewritten, and keeps the tables that make that possible:
 
 - ``initialize``: the first goes to the server and its result is kept; a later session gets the
-  kept result at once (with its own id), or an error when it asked for an older protocol version
-  than the one the server agreed (a newer one is answered with the agreed version, as a server
-  that supports only that one would; the client decides). The host sends the server one
+  kept result at once (with its own id). A newer protocol version than the one agreed is answered
+  with the agreed version, as a server that supports only that one would (the client decides);
+  an older one cannot be served by this server (``serves``): the host gives that session a
+  server of its own, and a mux asked anyway answers with an error. The host sends the server one
   ``notifications/initialized`` of its own; no session's is forwarded.
 - Requests get ids of the host's (an integer counter), so ids of different sessions never
   collide at the server; the reply goes back to the session that asked, with its own id.
@@ -52,10 +53,10 @@ def result(id_: Any, value: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_, "result": value}
 
 
-def satisfies(asked: Any, agreed: str) -> bool:
+def satisfies(asked: Any, agreed: Any) -> bool:
     """Whether a session asking for protocol version ``asked`` can be given ``agreed``: the same,
     or an older one than it asked for (versions are dates; a client supports the older ones)."""
-    return asked == agreed or (_is_date(asked) and asked > agreed)
+    return asked == agreed or (_is_date(asked) and _is_date(agreed) and asked > agreed)
 
 
 def _is_date(text: Any) -> bool:
@@ -97,11 +98,24 @@ class Mux:
         self.agreed: dict[str, Any] | None = None  # the server's initialize result
         self._initializing: int | None = None  # server id of the first initialize, while in flight
         self._waiting: list[tuple[int, Any, Any]] = []  # (session, id, version asked) for that result
+        self._asked_first: Any = None  # the version the first initialize asked for, while in flight
 
     # ------------------------------------------------------------------ sessions
 
     def attach(self, session: int) -> None:
         self.sessions[session] = _Session()
+
+    def serves(self, asked: Any) -> bool:
+        """Whether a session asking for protocol version ``asked`` can join: the server agreed
+        that version or an older one, or its first initialize (in flight) asked for the same or
+        an older one, or no session has asked anything yet."""
+        if self.agreed is not None:
+            return satisfies(asked, self.agreed.get("protocolVersion"))
+        return self._initializing is None or satisfies(asked, self._asked_first)
+
+    def version(self) -> Any:
+        """The protocol version agreed with the server (None before its first initialize)."""
+        return self.agreed.get("protocolVersion") if self.agreed is not None else None
 
     def in_flight(self, session: int) -> int:
         state = self.sessions.get(session)
@@ -199,6 +213,7 @@ class Mux:
         if self._initializing is not None:
             return []  # the first one is at the server: this one waits for its result
         self._initializing = next(self._ids)
+        self._asked_first = asked
         self._requests[self._initializing] = _Request(session, id_, "initialize")
         state.asking.add(self._initializing)
         return [(SERVER, dict(message, id=self._initializing))]
