@@ -122,23 +122,70 @@ def test_resource_updates_reach_only_subscribers_and_the_last_one_unsubscribes(s
     assert eventually(lambda: [e for e in shared.seen() if "unsubscribed" in e] == [{"unsubscribed": "memo://a"}])
 
 
-def test_a_server_request_goes_to_the_session_whose_request_is_in_flight(shared):
+def test_roots_are_the_workspace_s_even_while_another_session_has_a_request_in_flight(shared):
+    """A's tool asked for roots while B had a request in flight, and got B's roots: the sessions
+    of one workspace share its root, so the host answers for them."""
+    asked: list[str] = []
+
     def roots_of(name: str):
         async def roots(_context) -> types.ListRootsResult:
+            asked.append(name)
             return types.ListRootsResult(roots=[types.Root(uri=f"file:///{name}")])
 
         return roots
 
     async def run():
-        async with shared.client(shared.a, list_roots_callback=roots_of("one")) as one, \
-                shared.client(shared.a, list_roots_callback=roots_of("two")) as two:
-            await one.call_tool("echo", {"tag": "one is the most recent"})
-            from_two = _text(await two.call_tool("roots", {"tag": "two"}))
-            from_one = _text(await one.call_tool("roots", {"tag": "one"}))
-            return from_two, from_one
+        async with shared.client(shared.a, list_roots_callback=roots_of("a")) as a, \
+                shared.client(shared.a, list_roots_callback=roots_of("b")) as b:
+            busy = asyncio.create_task(b.call_tool("slow", {"tag": "b-busy", "seconds": 1.5, "steps": 1}))
+            await _wait_for(lambda: any(e.get("started") == "b-busy" for e in shared.seen()))
+            from_a = _text(await a.call_tool("roots", {"tag": "a"}))
+            await busy
+            return from_a, _text(await b.call_tool("roots", {"tag": "b"}))
 
-    from_two, from_one = asyncio.run(run())
-    assert from_two["roots"] == ["file:///two"] and from_one["roots"] == ["file:///one"]
+    from_a, from_b = asyncio.run(run())
+    assert from_a["roots"] == from_b["roots"] == [shared.a.as_uri()] and asked == []
+
+
+def _sampling(name: str, seen: list[str]):
+    async def sample(_context, _params) -> types.CreateMessageResult:
+        seen.append(name)
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text=f"from {name}"), model="m")
+
+    return sample
+
+
+def _elicitation(name: str, seen: list[str]):
+    async def ask(_context, _params) -> types.ElicitResult:
+        seen.append(name)
+        return types.ElicitResult(action="accept", content={"answer": f"from {name}"})
+
+    return ask
+
+
+@pytest.mark.parametrize(("tool", "callback", "make"), [("sample", "sampling_callback", _sampling), ("ask", "elicitation_callback", _elicitation)])
+def test_sampling_and_elicitation_reach_the_session_that_asked_and_never_another(shared, tool, callback, make):
+    """Alone in flight, A's call is asked back; while B's call is in flight too (B heard from
+    last) nothing on stdio says whose it is: the server gets an error, B is never asked."""
+    seen: list[str] = []
+
+    async def run():
+        async with shared.client(shared.a, **{callback: make("a", seen)}) as a, shared.client(shared.a, **{callback: make("b", seen)}) as b:
+            alone = _text(await a.call_tool(tool, {"tag": "alone", "delay": 0}))
+            late = asyncio.create_task(a.call_tool(tool, {"tag": "crowded", "delay": 1.0}))
+            await asyncio.sleep(0.2)
+            busy = asyncio.create_task(b.call_tool("slow", {"tag": "b-busy", "seconds": 2.0, "steps": 1}))
+            try:
+                crowded = (await late).content[0].text
+            except MCPError as refused:  # the server passes the error on as its own
+                crowded = str(refused)
+            await busy
+            return alone, crowded
+
+    alone, crowded = asyncio.run(run())
+    assert alone["answer"] == "from a"
+    assert "2 sessions of this shared server have requests in flight" in crowded and "from b" not in crowded
+    assert seen == ["a"]
 
 
 CLAUDE_CODE, CODEX = "2025-11-25", "2025-06-18"  # the protocol versions they ask for

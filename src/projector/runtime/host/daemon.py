@@ -81,9 +81,9 @@ class Server:
 
     __slots__ = ("process", "mux", "inbox", "outbox")
 
-    def __init__(self, process: subprocess.Popen[bytes]):
+    def __init__(self, process: subprocess.Popen[bytes], workspace: str):
         self.process = process
-        self.mux = Mux()
+        self.mux = Mux(workspace)
         self.inbox = bytearray()  # a line from the server not yet ended
         self.outbox = bytearray()  # bytes its stdin has not taken yet
 
@@ -182,7 +182,7 @@ class Host:
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509 - one thread
         )
         assert process.stdin is not None and process.stdout is not None
-        server = Server(process)
+        server = Server(process, spec.workspace)
         os.set_blocking(process.stdin.fileno(), False)
         os.set_blocking(process.stdout.fileno(), False)
         self.selector.register(process.stdout, selectors.EVENT_READ, lambda: self._server_readable(server))
