@@ -45,7 +45,7 @@ def at_path(operation: Callable[[str], None], path: str) -> None:
         operation(path)
         return
     folder, name = os.path.split(path)
-    here = os.open(".", os.O_RDONLY)
+    here = os.open(".", getattr(os, "O_PATH", os.O_RDONLY))  # O_PATH: a folder this user may only enter
     try:
         os.chdir(folder)
         operation(name)
