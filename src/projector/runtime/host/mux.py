@@ -80,7 +80,7 @@ def _is_date(text: Any) -> bool:
 class _Request:
     """A session's request at the server."""
 
-    __slots__ = ("session", "id", "method", "token", "uri")
+    __slots__ = ("session", "id", "method", "token", "uri", "task")
 
     def __init__(self, session: int, id_: Any, method: str, uri: Any = None):
         self.session = session  # 0: the host's own (its reply is dropped)
@@ -88,6 +88,7 @@ class _Request:
         self.method = method
         self.token: Any = None  # the host's progress token standing for the session's, if any
         self.uri = uri  # resources/subscribe: the URI
+        self.task = False  # task-augmented (params.task): its answer names the task it made
 
 
 class _Session:
@@ -211,6 +212,7 @@ class Mux:
                 return [(session, result(id_, {}))]
             self._subscribers.pop(uri, None)
         request = _Request(session, id_, method, uri=params.get("uri") if method == "resources/subscribe" else None)
+        request.task = "task" in params
         server_id = next(self._ids)
         forwarded = dict(message, id=server_id)
         meta = params.get("_meta")
@@ -299,10 +301,15 @@ class Mux:
             self._subscribers.setdefault(request.uri, set()).add(request.session)
         if request.session not in self.sessions:
             return []
-        task = message["result"].get("task") if isinstance(message.get("result"), dict) else None
-        if isinstance(task, dict) and isinstance(task.get("taskId"), str):  # a task-augmented request's answer
-            self._task_owners[task["taskId"]] = request.session
+        if request.task:
+            self._note_task(request.session, message.get("result"))
         return [(request.session, dict(message, id=request.id))]
+
+    def _note_task(self, session: int, answer: Any) -> None:
+        """A task-augmented request's answer (CreateTaskResult): its task is ``session``'s."""
+        task = answer.get("task") if isinstance(answer, dict) else None
+        if isinstance(task, dict) and isinstance(task.get("taskId"), str):
+            self._task_owners[task["taskId"]] = session
 
     def _initialized(self, first: int, message: dict[str, Any]) -> list[Out]:
         """The server's answer to the first initialize: as it is to the session that sent it (its
