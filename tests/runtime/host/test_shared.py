@@ -547,14 +547,21 @@ def _host_pid(shared) -> int:
     return json.loads(subprocess.run([sys.executable, "-c", asked], env=shared.env, capture_output=True, text=True, check=True).stdout)["pid"]
 
 
-def test_a_server_that_ignores_its_stdin_end_dies_with_a_killed_host(shared, tmp_path):
-    (tmp_path / "stubborn.py").write_text(STUBBORN)
+WITH_A_CHILD = """import subprocess
+child = subprocess.Popen([sys.executable, "-c", "import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nwhile True: time.sleep(1)"])
+open(os.environ["STUBBORN_PID"] + ".child", "w").write(str(child.pid))
+"""
+
+
+def test_a_server_that_ignores_its_stdin_end_dies_with_a_killed_host_and_so_does_what_it_started(shared, tmp_path):
+    (tmp_path / "stubborn.py").write_text(STUBBORN.replace("for line in sys.stdin:", WITH_A_CHILD + "for line in sys.stdin:"))
     shared.env["STUBBORN_PID"] = str(tmp_path / "stubborn.pid")
     shared.model(f"  srv:\n    command: {sys.executable}\n    args: [{tmp_path / 'stubborn.py'}]\n    shared: true\n")
     with RawSession(shared, shared.a) as session:
-        server = int((tmp_path / "stubborn.pid").read_text())
+        server, child = (int((tmp_path / name).read_text()) for name in ("stubborn.pid", "stubborn.pid.child"))
+        assert alive(server) and alive(child)
         os.kill(_host_pid(shared), signal.SIGKILL)  # no code of the host's runs: it cannot stop its server
-        assert eventually(lambda: not alive(server), timeout=10)
+        assert eventually(lambda: not alive(server) and not alive(child), timeout=10)
         assert session.process.wait(timeout=10) == 0  # the session's process ends with its host too
     assert json.loads(shared.projector("ps", "--json").stdout)["hosts"] == []
 

@@ -44,7 +44,12 @@ from projector.runtime.launch import Launch
 
 GREETING_WAIT = 5.0  # seconds a host has to greet a connection before it counts as not answering
 START_WAIT = 30.0  # seconds to wait for the start lock and for a host to listen
-WAITER = ("/bin/sh", "-c", "read -r _ || :")  # lives until the host closes the connection
+# Lives until the host closes the connection. The host names the server's process group when it
+# picks the session's server and says "bye" before a close of its own: a connection that ends
+# without it is a host that was killed, and the waiter takes down what the server started (the
+# server itself has a parent-death signal; its children do not).
+WAITER = ("/bin/sh", "-c", 'while read -r what group; do case $what in bye) exit 0;; server) g=$group;; esac; done; '
+          '[ -z "$g" ] || kill -s KILL -- "-$g" 2>/dev/null; exit 0')
 
 
 def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],

@@ -374,6 +374,7 @@ class Host:
             server = self.servers[0]  # its mux explains the refusal
         link.server = server
         server.mux.attach(link.number)
+        _tell(link, f"server {server.pid}\n")  # the waiter's to end should this host be killed (attach.WAITER)
         return server
 
     def _stdin_ended(self, link: Link) -> None:
@@ -401,6 +402,7 @@ class Host:
                 pass
             os.close(fd)
         self.selector.unregister(link.control)
+        _tell(link, "bye\n")  # a close of the host's own: its server is not to be taken down
         link.control.close()
         if not self.links and self.ending is None:
             self.linger_until = time.monotonic() + self.spec.linger
@@ -578,12 +580,19 @@ class Host:
             log(f"server pid {server.pid} ended ({server.process.returncode})")
 
 
+def _tell(link: Link, line: str) -> None:
+    """A line to the session's waiter (see attach.WAITER); a waiter that has gone hears nothing."""
+    with contextlib.suppress(OSError):
+        link.control.send(line.encode("ascii"))
+
+
 def _die_with_parent() -> None:
     """In the server's process before its exec: the kernel kills it when the host ends, however
     the host ends. A host that is SIGKILLed runs no code, so its own stop cannot reach a server
     that ignores its stdin's end (it stayed with parent 1, out of `ps`'s and `stop`'s sight);
     a parent-death signal needs no process of its own, unlike a watcher holding a pipe. SIGKILL,
-    as such a server may ignore SIGTERM too. What the server itself started is not covered."""
+    as such a server may ignore SIGTERM too. What the server started is taken down by the
+    sessions' waiters (attach.WAITER), when any is attached."""
     import ctypes
 
     parent = os.getppid()
