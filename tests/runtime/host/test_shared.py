@@ -535,9 +535,11 @@ def test_a_server_that_ignores_sigterm_is_killed_five_seconds_later(shared, tmp_
     time.sleep(1.0)
     assert alive(pid)  # the SIGTERM it got at once (linger 0) did not stop it
     assert eventually(lambda: not alive(pid), timeout=15)
-    # CLOCK_MONOTONIC is one clock for every process: from the SIGTERM the server saw to its end
+    # CLOCK_MONOTONIC is one clock for every process: from the SIGTERM the server saw to its end.
+    # The stamp is taken when the server's handler runs, which a loaded machine delays past the
+    # signal itself (by 14 ms, seen on two cores at load 13): a quarter second is allowed for it.
     terminated = float((tmp_path / "stubborn.pid.term").read_text())
-    assert time.monotonic() - terminated >= 5.0
+    assert time.monotonic() - terminated >= 5.0 - 0.25
     assert "did not stop within 5 s of SIGTERM: SIGKILL" in shared.host_logs()
 
 
