@@ -15,7 +15,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 from pathlib import Path
 
@@ -255,7 +254,6 @@ def test_a_shared_server_starts_no_host_in_a_clone_until_it_is_trusted(tmp_path)
                    f"    args: [{SERVER}, --tool, lint_report]\n    enabled: false\n    shared: true\n    linger: 60\n"
                    "bindings:\n  api:\n    repo: github.com/acme/api\n    lint: {enabled: true}\n")
     evil = alice.clone_of_api("src/downloads/evil", "git@github.com:acme/api.git")
-    alice.env["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="r", dir="/tmp")  # a socket path short enough (a pytest folder is not)
     hosts = lambda: json.loads(alice.projector("ps", "--json").stdout)["hosts"]  # noqa: E731
     try:
         assert alice.tools("lint", evil) == [] and alice.started() == 0 and hosts() == []
@@ -267,4 +265,3 @@ def test_a_shared_server_starts_no_host_in_a_clone_until_it_is_trusted(tmp_path)
         assert alice.tools("lint", evil) == [], "the host still runs, but no session in that clone reaches it"
     finally:
         alice.projector("stop", str(evil))
-        shutil.rmtree(alice.env["XDG_RUNTIME_DIR"], ignore_errors=True)
