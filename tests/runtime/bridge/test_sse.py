@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from projector.runtime.bridge.sse import Decoder
+from projector.runtime.bridge.sse import Decoder, TooLarge
 
 CASES = {
     # name: (stream, [(type, data)...], last id, retry)
@@ -50,3 +50,23 @@ def test_a_long_line_in_many_chunks_is_joined_once():
     chunks = [b"data: "] + [payload[i : i + 65536] for i in range(0, len(payload), 65536)] + [b"\n\n"]
     events, _, _ = decoded(b"", chunks)
     assert events == [("message", payload.decode())]
+
+
+@pytest.mark.parametrize("cut", [1, 7, 65536])
+def test_an_event_of_the_limit_passes_and_one_byte_more_is_refused(cut):
+    """The limit is the event's data (the lines joined with LF), whether it comes as one line
+    or many, whole or cut anywhere; a line may hold it after its field name. (Here 1 KiB; the
+    bridge's own, 256 MiB, is tested against a provider in test_hostile.)"""
+
+    def feed(stream: bytes) -> list[str]:
+        decoder = Decoder(limit=1024)
+        return [e.data for at in range(0, len(stream), cut) for e in decoder.feed(stream[at : at + cut])]
+
+    assert feed(b"data: " + b"x" * 1024 + b"\n\n") == ["x" * 1024]
+    assert feed(b"data: " + b"x" * 511 + b"\ndata: " + b"y" * 512 + b"\n\n") == ["x" * 511 + "\n" + "y" * 512]
+    with pytest.raises(TooLarge, match="an event larger than|a line longer than"):  # whichever it sees first
+        feed(b"data: " + b"x" * 1025 + b"\n\n")
+    with pytest.raises(TooLarge, match="an event larger than"):
+        feed(b"data: " + b"x" * 512 + b"\ndata: " + b"y" * 512 + b"\n\n")
+    with pytest.raises(TooLarge):  # a line without its end, whatever it holds
+        feed(b": " + b"c" * 4096)
