@@ -70,3 +70,29 @@ def test_an_event_of_the_limit_passes_and_one_byte_more_is_refused(cut):
         feed(b"data: " + b"x" * 512 + b"\ndata: " + b"y" * 512 + b"\n\n")
     with pytest.raises(TooLarge):  # a line without its end, whatever it holds
         feed(b": " + b"c" * 4096)
+
+
+def test_many_empty_data_lines_take_memory_as_their_bytes_do():
+    """`data` lines without a value count one LF each toward the limit: kept as list entries
+    (8 bytes each for 5 on the wire) they took several times the limit before it was reached."""
+    import tracemalloc
+
+    limit = 256 << 10
+    decoder = Decoder(limit=limit)
+    stream = b"data\n" * 2048
+    tracemalloc.start()
+    try:
+        with pytest.raises(TooLarge, match="an event larger than"):
+            for _ in range(2 * limit // 2048):
+                decoder.feed(stream)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * limit, peak
+
+
+def test_an_event_of_many_lines_is_joined_whole():
+    lines = [f"line {n}" for n in range(5000)]
+    stream = "".join(f"data: {line}\n" for line in lines).encode() + b"\n"
+    assert decoded(stream, [stream]) == ([("message", "\n".join(lines))], "", None)
+    assert decoded(stream, [stream[at : at + 777] for at in range(0, len(stream), 777)])[0] == [("message", "\n".join(lines))]

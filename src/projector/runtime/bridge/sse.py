@@ -20,6 +20,7 @@ from __future__ import annotations
 MESSAGE_LIMIT = 256 << 20
 
 
+_BLOCK = 1024
 _FIELD = len(b"data: ")  # a line may hold a whole event's data after its field name
 
 
@@ -48,7 +49,8 @@ class Decoder:
         self._size = 0  # characters of the event's data so far, with the LFs that will join them
         self._after_cr = False  # the last chunk ended in CR: an LF starting the next one is part of it
         self._started = False  # the BOM check is done
-        self._data: list[str] = []
+        self._data: list[str] = []  # the event's data lines
+        self._blocks: list[str] = []  # before those, runs of _BLOCK lines joined
         self._type = ""
 
     def feed(self, chunk: bytes) -> list[Event]:
@@ -95,10 +97,14 @@ class Decoder:
         if colon and value.startswith(" "):
             value = value[1:]
         if name == "data":
-            self._size += len(value) + 1 if self._data else len(value)
-            self._data.append(value)
+            data = self._data
+            self._size += len(value) + 1 if data or self._blocks else len(value)
+            data.append(value)
             if self._size > self.limit:
                 raise TooLarge(f"an event larger than {_amount(self.limit)}")
+            if len(data) == _BLOCK:  # many lines: one string, not an entry each (8 bytes for an empty line's 5)
+                self._blocks.append("\n".join(data))
+                data.clear()
         elif name == "event":
             self._type = value
         elif name == "id":
@@ -112,6 +118,8 @@ class Decoder:
     def _dispatch(self) -> Event | None:
         data, kind = self._data, self._type
         self._data, self._type, self._size = [], "", 0
+        if self._blocks:
+            data, self._blocks = [*self._blocks, *data], []
         if not data:
             return None
         return Event("\n".join(data), kind or "message")
