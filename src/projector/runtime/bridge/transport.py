@@ -470,12 +470,17 @@ class Exchange:
             return
         self.done = True
         self._release(keep=False)
+        what = describe(error)
         proxy = self.pool.place.proxy
-        if proxy is not None and not self.heard and isinstance(error, (ConnectionRefusedError, socket.gaierror)):
-            self.sink.end(self, f"the proxy at {_netloc(proxy.host, proxy.port)} (from ${proxy.variable}) "
-                                f"{'refused the connection' if isinstance(error, ConnectionRefusedError) else 'does not resolve'}")
-            return
-        self.sink.end(self, describe(error))
+        if proxy is not None and not self.heard:  # the connection is the proxy's: say which, and where it was named
+            named = f"the proxy at {_netloc(proxy.host, proxy.port)} (from ${proxy.variable})"
+            if isinstance(error, ConnectionRefusedError):
+                what = f"{named} refused the connection"
+            elif isinstance(error, socket.gaierror):
+                what = f"{named}: its host name does not resolve"
+            elif what.startswith("the proxy "):
+                what = named + what[len("the proxy") :]
+        self.sink.end(self, what)
 
     def _release(self, keep: bool) -> None:
         if self._sock is not None:
