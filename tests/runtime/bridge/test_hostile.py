@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import signal
 import socket
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from test_bridge import INIT, INITIALIZED, Layout, Raw
 from test_hardening import stderr_text, until
+from test_transport import ConnectProxy
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {}}}
 MiB = 1 << 20
@@ -132,57 +132,26 @@ def test_bad_chunked_framing_is_said_to_be_the_providers(faulty, tmp_path):
     assert bridge.close() == 0
 
 
-class RefusingProxy:
-    """A proxy on loopback that answers every CONNECT 403."""
-
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            with client:
-                client.settimeout(5)
-                head = b""
-                while b"\r\n\r\n" not in head and len(head) < 65536:
-                    data = client.recv(4096)
-                    if not data:
-                        break
-                    head += data
-                client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-
-    def close(self) -> None:
-        self.listener.close()
-
-
-def test_a_proxy_that_refuses_is_named_as_the_proxy(tmp_path):
-    with socket.socket() as unused:
-        unused.bind(("127.0.0.1", 0))
-        port = unused.getsockname()[1]  # nothing listens there once closed
-    layout = Layout(tmp_path, "http://127.0.0.1:9/mcp")
-    bridge = Raw(layout, "work/a", env=dict(layout.env, HTTP_PROXY=f"http://127.0.0.1:{port}"))
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_proxy_that_refuses_is_named_as_the_proxy(tmp_path, scheme):
+    """http: nothing listens where the proxy should be; https: the proxy refuses the tunnel."""
+    if scheme == "http":
+        with socket.socket() as unused:
+            unused.bind(("127.0.0.1", 0))
+            port = unused.getsockname()[1]  # nothing listens there once closed
+        variable, refused = "HTTP_PROXY", "refused the connection"
+    else:
+        proxy = ConnectProxy(refusal="403 Forbidden")
+        port, variable, refused = proxy.port, "HTTPS_PROXY", "refused the tunnel (403 Forbidden)"
+    layout = Layout(tmp_path, f"{scheme}://127.0.0.1:9/mcp")
+    bridge = Raw(layout, "work/a", env=dict(layout.env, **{variable: f"http://127.0.0.1:{port}"}))
     bridge.send(INIT)
     message = bridge.receive()["error"]["message"]
-    assert message == (f"projector: cannot reach the provider at http://127.0.0.1:9: the proxy at 127.0.0.1:{port} "
-                       "(from $HTTP_PROXY) refused the connection"), message
+    assert message == (f"projector: cannot reach the provider at {scheme}://127.0.0.1:9: the proxy at 127.0.0.1:{port} "
+                       f"(from ${variable}) {refused}"), message
     assert bridge.close() == 0
-
-
-def test_a_proxy_that_refuses_the_tunnel_is_named(tmp_path):
-    proxy = RefusingProxy()
-    layout = Layout(tmp_path, "https://127.0.0.1:9/mcp")
-    bridge = Raw(layout, "work/a", env=dict(layout.env, HTTPS_PROXY=f"http://127.0.0.1:{proxy.port}"))
-    bridge.send(INIT)
-    message = bridge.receive()["error"]["message"]
-    assert message == (f"projector: cannot reach the provider at https://127.0.0.1:9: the proxy at 127.0.0.1:{proxy.port} "
-                       "(from $HTTPS_PROXY) refused the tunnel (403 Forbidden)"), message
-    assert bridge.close() == 0
-    proxy.close()
+    if scheme == "https":
+        proxy.close()
 
 
 def test_a_body_that_never_ends_says_so(faulty, tmp_path):
