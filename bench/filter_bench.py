@@ -110,11 +110,12 @@ def list_times(command: list[str], cwd: Path, env: dict[str, str], lists: int) -
     return statistics.median(times[len(times) // 5:]), count  # the first fifth warms the connection
 
 
-def instructions(command: list[str], cwd: Path, env: dict[str, str], calls: int, folder: Path) -> int:
-    """Callgrind's instruction count of a whole session: initialize and ``calls`` allowed calls."""
+def instructions(command: list[str], cwd: Path, env: dict[str, str], calls: int, folder: Path, method: str = "tools/call") -> int:
+    """Callgrind's instruction count of a whole session: initialize and ``calls`` requests
+    (an allowed tools/call, or a tools/list)."""
     script = folder / f"session-{calls}.jsonl"
-    messages = [INIT, INITIALIZED] + [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                                       "params": {"name": "search", "arguments": {"query": "q" * 64}}} for n in range(1, calls + 1)]
+    params = {"name": "search", "arguments": {"query": "q" * 64}} if method == "tools/call" else {}
+    messages = [INIT, INITIALIZED] + [{"jsonrpc": "2.0", "id": n, "method": method, "params": params} for n in range(1, calls + 1)]
     script.write_text("".join(json.dumps(m) + "\n" for m in messages))
     out = folder / "callgrind.out"
     with script.open("rb") as stdin:
@@ -158,7 +159,44 @@ def main() -> None:
             instructions(command, folder, here, 1, root)  # a first start writes the bytecode caches: not counted
             per_call = (instructions(command, folder, here, options.calls, root) - instructions(command, folder, here, 0, root)) / options.calls
             print(f"  {name:26s} {per_call / 1000:8.1f}k")
+        lists = max(options.lists // 4, 5)
+        print(f"\na tools/list of {options.tools + 1} tools, instructions per list (callgrind, {lists} lists less none):")
+        counted = {}
+        for name, folder in (("no rule", root / "plain"), ("rule", root / "ruled")):
+            command, _ = bridge(config)
+            counted[name] = (instructions(command, folder, env, lists, root, "tools/list") - instructions(command, folder, env, 0, root, "tools/list")) / lists
+            print(f"  {name:26s} {counted[name] / 1e6:8.2f} M")
+        print(f"  difference {(counted['rule'] - counted['no rule']) / 1e6:+.2f} M instructions")
+        filtering, encoding = _in_process(options.tools)
+        print(f"  in process, best of 9 x 20: filtering {filtering:.3f} ms + encoding what is kept {encoding:.3f} ms "
+              f"= {filtering + encoding:.3f} ms more than passing the provider's bytes on (target: ≤ +1 ms)")
     server.shutdown()
+
+
+def _in_process(tools: int) -> tuple[float, float]:
+    """The filter's own steps on a list like the upstream's, timed in this process: what the
+    bridge adds to a filtered tools/list (the unfiltered one passes the provider's bytes on)."""
+    from projector.core.tools import rule
+    from projector.runtime.bridge.stdio import encode
+    from projector.runtime.toolfilter import filtered_list
+
+    listed = [{"name": f"tool_{n}", "description": f"Tool number {n}: does one thing well.",
+               "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}
+              for n in range(tools)] + [{"name": "search", "description": "Search.", "inputSchema": {"type": "object"}}]
+    response = {"jsonrpc": "2.0", "id": 1, "result": {"tools": listed}}
+    said = rule({"allow": ["tool_1*", "tool_2*", "search"], "deny": ["tool_*9"]})
+    kept = filtered_list(response, said)
+
+    def best(work: object) -> float:
+        runs = []
+        for _ in range(9):
+            started = time.perf_counter()
+            for _ in range(20):
+                work()  # type: ignore[operator]
+            runs.append((time.perf_counter() - started) / 20 * 1000)
+        return min(runs)
+
+    return best(lambda: filtered_list(response, said)), best(lambda: encode(kept))
 
 
 if __name__ == "__main__":
