@@ -34,6 +34,7 @@ def _round_trip(fmt: str, key: tuple[str, ...], text: str, entries: dict) -> str
     document = parse(fmt, text, "f")
     added = document.edited(key, entries)
     reread = parse(fmt, added, "f")
+    assert [item["name"] for item in reread.array(key[:-1])][-len(entries):] == list(entries), "items of the list, at its end"
     assert {n: reread.servers(key)[n] for n in entries} == entries, "each entry reads back as written, its name included"
     assert {n: v for n, v in reread.servers(key).items() if n not in entries} == (document.servers(key) or {}), "the others as they were"
     back = reread.edited(key, dict.fromkeys(entries))
