@@ -90,7 +90,8 @@ def test_an_inline_toml_array_cannot_take_a_table_and_is_left_as_it_is():
     text = 'active_model = "x"\nmcp_servers = []\n'
     with pytest.raises(DocumentError) as raised:
         parse("toml", text, "config.toml").edited(TOML_KEY, {"docs": STDIO})
-    assert str(raised.value.problems[0]).startswith("config.toml:2:1: mcp_servers is one inline array")
+    assert str(raised.value.problems[0]) == ("config.toml:2:1: mcp_servers is an inline array, which cannot take a [[mcp_servers]] table: "
+                                             "delete this line (mcp_servers = [] holds no servers), then sync again")
 
 
 def test_an_entry_listed_twice_is_not_guessed_at():

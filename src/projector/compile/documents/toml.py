@@ -211,9 +211,11 @@ class TomlDocument:
         """``key = [...]`` written inline cannot take a table: the file is left as it is."""
         for node in self._tree.root_node.children:
             if node.type == "pair" and _key_path(node.children[0]) == list(key):
+                name = ".".join(key)
+                empty = node.children[-1].type == "array" and not node.children[-1].named_children
+                fix = f"delete this line ({name} = [] holds no servers)" if empty else f"write its entries as [[{name}]] tables"
                 raise DocumentError(Problem(self.source, node.start_point.row + 1, node.start_point.column + 1,
-                                            f"{'.'.join(key)} is one inline array; write its entries as [[{'.'.join(key)}]] tables "
-                                            "so projector can add one"))
+                                            f"{name} is an inline array, which cannot take a [[{name}]] table: {fix}, then sync again"))
 
     def _array_table(self, key: tuple[str, ...], value: dict[str, Any]) -> bytes:
         text = written_table(key[:-1], key[-1], value, array=True)
