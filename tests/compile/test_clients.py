@@ -139,7 +139,7 @@ def test_a_variable_that_names_the_file_is_watched_by_the_fast_path(tmp_path):
     """CLINE_MCP_SETTINGS_PATH moves the file: it is one of the variables a sync depends on, and
     the file it names is what the fast path watches."""
     from projector.compile.targets import dependencies
-    from projector.core.model import Model
+    from projector.core.modeltypes import Model
 
     cline = registry()["cline"]
     assert "CLINE_MCP_SETTINGS_PATH" in cline.variables()
