@@ -16,6 +16,7 @@ from typing import Any
 
 from projector.compile.documents.base import (
     MAX_DEPTH,
+    array_at,
     Edits,
     Splice,
     check_edit,
@@ -148,14 +149,7 @@ class JsonDocument:
 
     def array(self, key: tuple[str, ...]) -> list[Any] | None:
         """The array at ``key``; None when absent; DocumentError when something else is there."""
-        node: Any = self.value
-        for step in key:
-            if not isinstance(node, dict) or step not in node:
-                return None
-            node = node[step]
-        if not isinstance(node, list):
-            raise DocumentError(Problem(self.source, None, None, f'"{".".join(key)}" is not a list; fix it by hand'))
-        return node
+        return array_at(self.value, key, self.source)
 
     def with_element(self, key: tuple[str, ...], index: int | None, value: Any) -> JsonDocument:
         """The document with element ``index`` of the array at ``key`` replaced by ``value``, or

@@ -18,6 +18,7 @@ from typing import Any
 
 from projector.compile.documents.base import (
     Edits,
+    array_at,
     Splice,
     check_edit,
     deepest,
@@ -167,14 +168,7 @@ class TomlDocument:
 
     def array(self, key: tuple[str, ...]) -> list[Any] | None:
         """The array at ``key``; None when absent; DocumentError when something else is there."""
-        node: Any = self.value
-        for step in key:
-            if not isinstance(node, dict) or step not in node:
-                return None
-            node = node[step]
-        if not isinstance(node, list):
-            raise DocumentError(Problem(self.source, None, None, f'"{".".join(key)}" is not a list; fix it by hand'))
-        return node
+        return array_at(self.value, key, self.source)
 
     def with_element(self, key: tuple[str, ...], index: int | None, value: dict[str, Any]) -> TomlDocument:
         """The document with table ``index`` of the array of tables at ``key`` replaced by

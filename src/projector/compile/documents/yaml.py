@@ -18,7 +18,18 @@ import re
 from functools import cache
 from typing import Any
 
-from projector.compile.documents.base import MAX_DEPTH, TOO_DEEP, Edits, Splice, check_edit, line_start, newline_of, servers_at, splice
+from projector.compile.documents.base import (
+    MAX_DEPTH,
+    TOO_DEEP,
+    Edits,
+    Splice,
+    array_at,
+    check_edit,
+    line_start,
+    newline_of,
+    servers_at,
+    splice,
+)
 from projector.core.errors import DocumentError, Problem
 
 
@@ -197,14 +208,7 @@ class YamlDocument:
     def array(self, key: tuple[str, ...]) -> list[Any] | None:
         """The list at ``key``; None when absent (or empty: ``key:`` alone); DocumentError when
         something else is there."""
-        node: Any = self.value
-        for step in key:
-            if not isinstance(node, dict) or step not in node:
-                return None
-            node = node[step]
-        if node is not None and not isinstance(node, list):
-            raise DocumentError(Problem(self.source, None, None, f'"{".".join(key)}" is not a list; fix it by hand'))
-        return node
+        return array_at(self.value, key, self.source, null_is_absent=True)
 
     def with_element(self, key: tuple[str, ...], index: int | None, value: Any) -> YamlDocument:
         """The document with item ``index`` of the list at ``key`` replaced by ``value``, or
