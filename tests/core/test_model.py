@@ -147,7 +147,7 @@ BAD = [
     # Issue 25: names a client folds together, variables in a URL, a token in clear.
     pytest.param("version: 1\nproviders:\n  Docs:\n    url: https://x\n  docs:\n    url: https://y\n",
                  'projector.yaml:5:3: providers.docs: "Docs" (projector.yaml:3:3) and "docs" differ only in case, and a client that '
-                 "folds case (Goose) takes them for one provider: rename one", id="names-differing-in-case"),
+                 "folds the case of server names takes them for one: rename one", id="names-differing-in-case"),
     *(pytest.param(f"version: 1\nproviders:\n  docs:\n    url: {url}\n    token_env: T\n",
                    f'projector.yaml:4:10: providers.docs.url: "{url}" refers to a variable ({ref}...), which clients copy as written '
                    "or expand on their own terms (a variable would decide where the token goes): write the URL out, and give a "

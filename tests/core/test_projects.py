@@ -73,7 +73,7 @@ def test_trust_refuses_what_it_cannot_check(sandbox):
     folded = sandbox.run("trust", str(sandbox.home / "work/b"), config=config)
     assert folded.returncode == 1
     assert ('~/work/b/.projector.yaml:2:3: providers.Docs: "Docs" and "docs" of your model differ only in case, and a client '
-            "that folds case (Goose) takes them for one provider: rename it") in folded.stderr
+            "that folds the case of server names takes them for one: rename it") in folded.stderr
 
 
 def test_files_that_do_not_count_are_named_with_what_to_do(sandbox):

@@ -250,7 +250,7 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str, model_hoo
         folded = {str(name).casefold(): str(name) for name in provider_specs}
         problems += [
             places.problem(("providers", name), f'"{name}" and "{folded[name.casefold()]}" of your model differ only in case, and a '
-                          "client that folds case (Goose) takes them for one provider: rename it", key=True)
+                          "client that folds the case of server names takes them for one: rename it", key=True)
             for name in own
             if name not in provider_specs and name.casefold() in folded
         ]

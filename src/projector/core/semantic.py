@@ -110,7 +110,7 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
         first = folded.setdefault(str(name).casefold(), str(name))
         if first != name:
             problems.append(places.problem(at, f'"{first}" ({places.at(("providers", first), key=True)}) and "{name}" differ only in '
-                                           "case, and a client that folds case (Goose) takes them for one provider: rename one", key=True))
+                                           "case, and a client that folds the case of server names takes them for one: rename one", key=True))
         if name in RESERVED:
             problems.append(places.problem(at, f'"{name}" is a reserved word in bindings; give the provider another name', key=True))
         if ("url" in provider) == ("command" in provider):
@@ -130,7 +130,7 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
     return problems
 
 
-URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:")  # ${VAR}, $VAR, {env:VAR} (OpenCode's spelling)
+URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:")  # ${VAR}, $VAR, {env:VAR} (one client's spelling)
 
 
 def _url_problems(places: Places, at: tuple[Any, ...], url: Any) -> list[Problem]:
