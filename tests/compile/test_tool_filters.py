@@ -37,6 +37,8 @@ EXPECTED = {
     "kiro": (None, {"disabledTools": ["delete_page", "drop"]}),
     "windsurf": (None, {"disabledTools": ["delete_page", "drop"]}),
     "crush": (None, {"disabled_tools": ["delete_page", "drop"]}),
+    "iflow": ({"includeTools": ["read_file", "search"]}, {"excludeTools": ["delete_page", "drop"]}),
+    "factory": (None, {"disabledTools": ["delete_page", "drop"]}),
     "claude-code": (None, None),
     "opencode": (None, None),
     "amp": (None, None),
