@@ -18,8 +18,8 @@ DENY = ToolRule(deny=("delete_page", "drop"))
 GLOB = ToolRule(allow=("read_*",))
 
 
-def entries(client_id: str, rule: ToolRule | None) -> tuple[dict, tuple[str, ...]]:
-    docs = Provider(name="docs", url="https://kb.example.com/mcp", token_env="DOCS_TOKEN", kbs=None, default=None, tools=rule)
+def entries(client_id: str, rule: ToolRule | None, token_env: str | None = "DOCS_TOKEN") -> tuple[dict, tuple[str, ...]]:
+    docs = Provider(name="docs", url="https://kb.example.com/mcp", token_env=token_env, kbs=None, default=None, tools=rule)
     compiled = plan(Model(source=Path("m.yaml"), clients=None, providers=(docs,), bindings=()), PROJECTOR)
     return clients.registry()[client_id].entries(compiled)
 
@@ -38,7 +38,7 @@ EXPECTED = {
     "windsurf": (None, {"disabledTools": ["delete_page", "drop"]}),
     "crush": (None, {"disabled_tools": ["delete_page", "drop"]}),
     "iflow": ({"includeTools": ["read_file", "search"]}, {"excludeTools": ["delete_page", "drop"]}),
-    "factory": (None, {"disabledTools": ["delete_page", "drop"]}),
+    "factory": (None, None),  # it cannot reference a token in a header: a provider with one gets the bridge anyway
     "claude-code": (None, None),
     "opencode": (None, None),
     "amp": (None, None),
@@ -60,7 +60,12 @@ def test_an_exact_rule_goes_into_the_clients_own_filter_or_the_client_gets_the_b
 def test_a_glob_rule_is_the_bridge_in_every_client_and_no_rule_changes_nothing(client_id):
     assert bridged(entries(client_id, GLOB)[0]["docs"])
     plain = entries(client_id, None)[0]["docs"]
-    assert not bridged(plain) or clients.registry()[client_id].remote == "none"
+    assert not bridged(plain) or clients.registry()[client_id].remote in ("none", "no-token")
+
+
+def test_a_client_that_takes_only_tokenless_entries_filters_a_tokenless_provider_itself():
+    assert entries("factory", DENY, token_env=None)[0]["docs"]["disabledTools"] == ["delete_page", "drop"]
+    assert bridged(entries("factory", ALLOW, token_env=None)[0]["docs"])
 
 
 def test_copilots_allow_list_replaces_its_every_tool_default():
