@@ -90,6 +90,7 @@ def test_doctor_checks_local_providers_commands_and_the_variables_their_env_need
 def test_explain_a_local_provider_names_sources_and_variables_never_values(sandbox, snapshot):
     sandbox.install_projector()
     workspace = sandbox.home / "work" / "a"
+    (workspace / "sub").mkdir(parents=True)
     sandbox.file("work/a/.env", "SECRET_TOKEN=do-not-print\n")
     sandbox.file("work/a/.projector.yaml", "lint:\n  env: {FROM_PROJECT: also-secret}\n")
     config = sandbox.model(

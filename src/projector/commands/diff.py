@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from projector.commands.common import compute, err, report_warnings
 from projector.compile import engine
 from projector.core.errors import ProjectorError
+from projector.core.record import replace
 
 
 def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None) -> int:
@@ -28,12 +29,33 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
     terminal = sys.stdout.isatty()
     colour = wants_colour(terminal, os.environ) if color is None else color
     changed = [result for result in written.results if result.changed]
-    text = diff_stat(changed) if stat else "".join(unified_diff(result, colour) for result in changed)
+    drifted = [] if force else drift(config, client, written.results)
+    if stat:
+        text = diff_stat(changed + drifted)
+    else:
+        text = "".join(unified_diff(result, colour) for result in changed)
+        text += "".join(f"# {r.shown}: drift {_drift_names(r)} (changed by hand, kept by sync); `projector sync --force` would write:\n"
+                        + unified_diff(r, colour) for r in drifted)
     show(text, terminal if pager is None else pager, os.environ)
     report_warnings(outcome)
     if outcome.problems:
         return 2
-    return 1 if changed else 0
+    return 1 if changed or drifted else 0
+
+
+def drift(config: str | None, client: list[str] | None, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
+    """The files holding entries changed by hand (which sync keeps), each as `sync --force` would
+    write it, so the diff shows the drift: what is there against what projector would write."""
+    paths = {result.path for result in results if not result.changed and _drift_names(result)}
+    if not paths:
+        return []
+    forced, state = compute(config, client, True)
+    kept = {result.path: result.states for result in results}
+    return [replace(r, states=kept[r.path]) for r in engine.write(forced, state).results if r.path in paths and r.changed]
+
+
+def _drift_names(result: engine.FileResult) -> str:
+    return ", ".join(name for name, state in result.states if state == "drift")
 
 
 def wants_colour(terminal: bool, environ: Mapping[str, str]) -> bool:

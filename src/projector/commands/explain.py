@@ -32,9 +32,14 @@ def run(folder: str | None, config: str | None, client: list[str] | None, as_jso
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
-    report = explain(loaded, folder or os.getcwd(), chosen, os.environ)
+    place = folder or os.getcwd()
+    missing = not os.path.isdir(place)
+    if missing:  # as `bind` does: say so, and explain the folder as it would be (a clone not made yet)
+        what = "is not a folder" if os.path.lexists(place) else "does not exist"
+        err(f"warning: {display_path(os.path.abspath(place), home(os.environ))} {what}; explained as if it did")
+    report = explain(loaded, place, chosen, os.environ)
     print(json.dumps(report, indent=2) if as_json else "\n".join(explain_lines(report)))
-    return 0
+    return 1 if missing else 0
 
 
 def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ LEGACY = ("fingerprint", "hook-watch", "hook-stamp")  # 0.2.0 kept one of each, 
 def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool = False) -> int:
     """``hook``: run by the shell hook, which only the fast path (fastpath.py) tells apart; a full
     sync is the same either way."""
-    from projector.compile.report import change_line
+    from projector.compile.report import change_line, kept_lines
 
     environ = os.environ
     # Before anything is read, on the files' clock (see fastpath), to the second: a filesystem may keep no finer time.
@@ -41,24 +41,26 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         return 2
     complete = not (outcome.problems or written.problems or client or force)
     observed = {**inputs, **_layers_as_read(outcome.model), **outcome.system.observed}
-    remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results)
+    kept = kept_lines(written.results)
+    remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results, said=kept)
     if not quiet:
         changed = [result for result in written.results if result.changed]
-        for result in changed:
-            print(change_line(result))
-        if not changed and not (outcome.problems or written.problems):
+        for line in [change_line(result) for result in changed] + kept:
+            print(line)
+        if not changed and not kept and not (outcome.problems or written.problems):
             print(fastpath.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
 
 
 def remember(config: str | None, complete: bool, observed: dict, started: int, outcome: engine.Outcome | None = None,
-             results: tuple = ()) -> None:
+             results: tuple = (), said: list[str] | None = None) -> None:
     """After a sync: the fast path's fingerprint (a complete, clean sync only), from the stats
     and the text this sync saw (``observed``, ``results``); and, when the sync was of the model
     the environment names (as the shell hook's is), the hook's watch list and the stamp it
     compares files with (``started``: when the sync began, on the files' clock). ``outcome``:
-    the sync's computation (its model and what it found of the folders), absent when it failed."""
+    the sync's computation (its model and what it found of the folders), absent when it failed;
+    ``said``: what it said of the state it left (kept drift), which the fast path says again."""
     from projector import __version__
     from projector.core.locations import VARIABLES
 
@@ -77,7 +79,7 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
         files_read = (*needs.files, *needs.project_files, str(ledger.ledger_path(environ)))
         data = fastpath.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
-                                    observed, slices)
+                                    observed, slices, said or ())
         fastpath.record(model_file, data, environ)
     else:
         fastpath.forget(model_file, environ)

@@ -74,6 +74,21 @@ def change_line(result: FileResult) -> str:
     return line
 
 
+def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
+    """One line per file where sync kept an entry changed by hand (drift): what it kept, and the
+    two ways out."""
+    lines = []
+    for result in results:
+        drift = [name for name, state in result.states if state == "drift"]
+        if not drift:
+            continue
+        names, one = ", ".join(drift), drift[0] if len(drift) == 1 else "NAME"
+        were = "was" if len(drift) == 1 else "were"
+        lines.append(f"kept {result.shown}: {names} {were} changed by hand (drift); "
+                     f"`projector adopt {result.client.id} {one}` keeps it, `projector sync --force` puts projector's back")
+    return lines
+
+
 def status_report(outcome: Outcome) -> dict[str, Any]:
     """The facts diff uses, as data: per file, whether it is pending and each entry's state."""
     files = []
@@ -102,11 +117,19 @@ def status_report(outcome: Outcome) -> dict[str, Any]:
 def status_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for file in report["files"]:
-        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign", "adopted")]
+        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign", "adopted", "drift")]
         if file["pending"] and not changes:
             changes = ["removes what projector created"]
-        state = "pending: " + ", ".join(changes) if file["pending"] or file["drift"] else "in sync"
-        lines.append(f"{file['path']}: {state}")
+        said = (["pending: " + ", ".join(changes)] if file["pending"] else []) + (
+            [f"drift {', '.join(file['drift'])} (kept by sync)"] if file["drift"] else [])
+        lines.append(f"{file['path']}: {'; '.join(said) or 'in sync'}")
+    for file in report.get("withdrawn", ()):  # a trusted project file that changed or went: its workspace ignores it
+        folder = file["file"].rpartition("/")[0] or "/"
+        if file["why"] == "missing":
+            lines.append(f"{file['file']}: trust withdrawn (it is gone): `projector untrust {folder}` forgets it")
+        else:
+            lines.append(f"{file['file']}: trust withdrawn (it changed since it was trusted; its workspace ignores it): "
+                         f"review it and run `projector trust {folder}`")
     return lines
 
 
