@@ -64,3 +64,27 @@ def test_explain_of_a_folder_that_does_not_exist_says_so_and_still_explains(sand
     assert result.returncode == 1
     assert result.stderr.startswith("warning: ~/nonexistent does not exist; explained as if it did\n")
     assert "provider docs:" in result.stdout
+
+
+FOREIGN = MODEL.replace("clients: [codex, kiro]", "clients: [codex, kiro, opencode]") + """\
+hooks:
+  note: {event: Stop, command: "echo done"}
+"""
+
+
+def test_a_warning_about_an_unchanged_state_is_said_once_and_doctor_lists_it(sandbox):
+    sandbox.install_projector()
+    sandbox.file(".kiro/settings/mcp.json", json.dumps({"mcpServers": {"docs": {"command": "my-own-docs"}}}))
+    config = sandbox.model(FOREIGN)
+    first = sandbox.run("sync", config=config)
+    own = 'entry "docs" was not written by projector'
+    assert own in first.stderr and "OpenCode" in first.stderr
+    config.write_text(config.read_text() + "# touched\n")  # a change to the model: a full sync, the same state
+    for command in ("sync", "diff", "status"):
+        again = sandbox.run(command, config=config)
+        assert "warning" not in again.stderr, (command, again.stderr)
+    listed = sandbox.run("doctor", config=config).stdout
+    assert own in listed and "OpenCode" in listed
+    without_hook = sandbox.model(MODEL.replace("clients: [codex, kiro]", "clients: [codex, kiro, opencode]"), "other.yaml")
+    assert "OpenCode" not in sandbox.run("sync", config=without_hook).stderr
+    assert "OpenCode" in sandbox.run("sync", config=config).stderr, "a state that went and came back is told again"

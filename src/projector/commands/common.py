@@ -90,7 +90,32 @@ def busy(consequence: str) -> int:
 
 
 def report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:
-    for warning in outcome.warnings:
+    """Errors every time; a warning once while the state it tells of holds (the shell hook syncs
+    at many prompts, and a user's own entry stays the user's): `projector doctor` lists them all."""
+    for warning in unsaid(outcome.warnings, os.environ):
         err(f"warning: {warning}")
     for problem in outcome.problems + tuple(problems):
         err(f"error: {problem}")
+
+
+def said_path(environ: Mapping[str, str]) -> Path:
+    return state_dir(environ) / "said.json"
+
+
+def unsaid(warnings: tuple[str, ...], environ: Mapping[str, str]) -> list[str]:
+    """The warnings not said before, and remembered as said. Only those still given are kept,
+    so a state that goes away and comes back is told again."""
+    import json
+
+    path = said_path(environ)
+    try:
+        before = set(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    current = list(dict.fromkeys(warnings))
+    if set(current) != before:
+        try:
+            files.write_text(path, json.dumps(sorted(current), indent=0))
+        except OSError:
+            return current  # nowhere to remember: say each
+    return [warning for warning in current if warning not in before]

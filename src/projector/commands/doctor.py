@@ -97,9 +97,8 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if started:
             entries = f"{started} bridge entr{'y' if started == 1 else 'ies'}"
             check(True, f"{result.client.name}: {entries} started as it starts them: each finds the model and the trust store")
-    for warning in outcome.warnings:
-        if "shadows the global entry" in warning:
-            check(False, warning)
+    for warning in outcome.warnings:  # sync, diff and status say each once: here they are all, every time
+        check("shadows the global entry" not in warning, warning, None if "shadows the global entry" in warning else "note")
     for message in _pending_removals(outcome):
         check(True, message, "note")
     for file, why in withdrawn(environ):

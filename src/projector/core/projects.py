@@ -130,7 +130,7 @@ def layers_distrust(needing: list[tuple[str, str, list[str], list[str]]], enviro
         what = " and ".join(kind for kind, names in (("local servers", local), ("hooks", hooks)) if names)
         named = [*local, *(f"hook {name}" for name in hooks)] if local and hooks else [*local, *hooks]
         reasons[path] = (f"{shown} {state}, so the {what} it declares or sets ({', '.join(named)}) do not run: "
-                         f"review it, then run `projector trust {shown}`")
+                         f"review it, then run `projector trust {shown}` (its bytes now: sha256 {sha256[:12]})")
     return reasons
 
 
