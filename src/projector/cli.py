@@ -155,15 +155,17 @@ def explain(
     config: ConfigOption = None,
     client: ClientOption = None,
     as_json: JsonOption = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: where each setting came from, the environment, each entry as it is in each file.")] = False,
 ) -> None:
     """What a folder gets, and why.
 
-    The binding that applies (and the others around it), each provider's KB set, and each
-    client's entry.
+    One line per provider (what this folder gets, and why) and one per client (its entries as
+    they are in its file, against what sync writes); --verbose for all of it. Exit 1 when DIR
+    does not exist (it is still explained).
     """
     from projector.commands import explain as command
 
-    _exit(command.run(folder, config, client, as_json))
+    _exit(command.run(folder, config, client, as_json, verbose))
 
 
 @command()

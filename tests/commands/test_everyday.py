@@ -88,3 +88,80 @@ def test_a_warning_about_an_unchanged_state_is_said_once_and_doctor_lists_it(san
     without_hook = sandbox.model(MODEL.replace("clients: [codex, kiro]", "clients: [codex, kiro, opencode]"), "other.yaml")
     assert "OpenCode" not in sandbox.run("sync", config=without_hook).stderr
     assert "OpenCode" in sandbox.run("sync", config=config).stderr, "a state that went and came back is told again"
+
+
+SHOWN = """\
+version: 1
+clients: [claude-code, codex]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+  fs:
+    url: https://fs.example.com/mcp
+bindings:
+  ~/work/a:
+    docs: []
+"""
+
+
+def test_explain_shows_each_entry_as_it_is_in_its_file(sandbox):
+    """The user's own `fs` in Claude Code, an adopted Codex edit, then everything removed: explain
+    tells what is in each file, not what sync would write."""
+    sandbox.install_projector()
+    (sandbox.home / "work" / "a").mkdir(parents=True)
+    sandbox.file(".claude.json", json.dumps({"mcpServers": {"fs": {"command": "npx", "args": ["my-fs"]}}}))
+    config = sandbox.model(SHOWN)
+    assert sandbox.run("sync", config=config).returncode == 0
+    codex = sandbox.home / ".codex" / "config.toml"
+    codex.write_text(codex.read_text().replace('[mcp_servers.docs]\n', '[mcp_servers.docs]\nstartup_timeout_sec = 30\n'))
+    assert sandbox.run("adopt", "codex", "docs", config=config).returncode == 0
+    folder = str(sandbox.home / "work" / "a")
+
+    short = sandbox.run("explain", folder, config=config).stdout.splitlines()
+    assert "claude-code (~/.claude.json): docs as sync writes it; fs your own (projector did not write it): sync leaves it" in short
+    assert "codex (~/.codex/config.toml): docs your edit, adopted; fs as sync writes it" in short
+    report = json.loads(sandbox.run("explain", folder, "--json", config=config).stdout)
+    assert report["files"]["claude-code"]["entries"]["fs"] == {
+        "state": "foreign", "in_file": {"command": "npx", "args": ["my-fs"]}, "sync_writes": {"type": "http", "url": "https://fs.example.com/mcp"}}
+    assert report["files"]["codex"]["entries"]["docs"]["in_file"]["startup_timeout_sec"] == 30
+    verbose = sandbox.run("explain", "--verbose", folder, config=config).stdout
+    assert '  fs: your own (projector did not write it): sync leaves it\n    in the file: {"command": "npx", "args": ["my-fs"]}\n' in verbose
+
+    assert sandbox.run("remove", config=config).returncode == 0
+    after = sandbox.run("explain", folder, config=config).stdout.splitlines()
+    assert "codex (~/.codex/config.toml): docs, fs not written yet: sync writes them" in after
+
+
+TEAM = """\
+version: 1
+providers:
+  lint:
+    command: acme-lint-mcp
+    enabled: false
+hooks:
+  guard: {event: PreToolUse, matcher: Bash, command: acme-guard}
+bindings:
+  api:
+    repo: github.com/acme/api
+    lint: {enabled: true, cwd: tools}
+    hooks:
+      fmt: {event: PostToolUse, command: acme-fmt}
+"""
+
+
+def test_explain_names_the_layer_each_setting_came_from(sandbox):
+    sandbox.install_projector()
+    clone = sandbox.home / "src" / "api"
+    (clone / ".git").mkdir(parents=True)
+    (clone / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:acme/api.git\n')
+    team = sandbox.file(".config/projector/team/projector.yaml", TEAM)
+    sandbox.file(".config/projector/projector.yaml", "version: 1\ninclude: [team/projector.yaml]\nclients: [codex]\nroots: [~/src]\n")
+    assert sandbox.run("trust", str(team)).returncode == 0
+    verbose = sandbox.run("explain", "-v", str(clone)).stdout
+    assert "model ~/.config/projector/projector.yaml" not in verbose and "in ~/.config/projector/projector.yaml" not in verbose
+    assert "  command: from ~/.config/projector/team/projector.yaml:4\n" in verbose
+    assert "  cwd: from binding api (~/.config/projector/team/projector.yaml:11)\n" in verbose
+    assert "hook guard: on PreToolUse (Bash) runs acme-guard — from ~/.config/projector/team/projector.yaml:7\n" in verbose
+    assert "hook fmt: on PostToolUse runs acme-fmt — from binding ~/src/api (~/.config/projector/team/projector.yaml:13)\n" in verbose
+    assert "  set nowhere, so the defaults: no args, no direnv, no env of its own, no env_files, linger 30 s, not shared (a server per session)\n" in verbose

@@ -52,6 +52,15 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     return outcome, state
 
 
+def entries_in_file(result: engine.FileResult) -> dict:
+    """The entries under a client file's servers key as they are in the file (before a sync)."""
+    from projector.compile import documents
+
+    if result.before is None:
+        return {}
+    return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
+
+
 def layer_report(loaded: model.Model, provenance: Provenance | None = None) -> list[dict]:
     """The model's layers in order (its own file last): each file, its sha256, the include that
     brought it in, the local servers and hooks it declares or sets and whether they may run."""

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from projector.commands.common import compute, err, load_model
+from projector.commands.common import compute, entries_in_file, err, load_model
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
@@ -77,7 +77,7 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
     for result in outcome.results:
         if result.target.is_project or result.target.kind != "servers":
             continue
-        document_entries = _entries(result)
+        document_entries = entries_in_file(result)
         reading = result.client.reading
         providers = {result.client.entry_name(n): p for n, p in outcome.providers.items()}
         for name, value in document_entries.items():
@@ -222,14 +222,6 @@ def _hook_checks(model: Model, projects: tuple, environ: Mapping[str, str]) -> l
                 found.append((False, f"hook {hook.name} ({source}) runs {program}, which is not on PATH here; if its env_files or "
                                      "direnv add it, the hook finds it in its workspace"))
     return found
-
-
-def _entries(result: engine.FileResult) -> dict[str, Any]:
-    from projector.compile import documents
-
-    if result.before is None:
-        return {}
-    return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
 
 
 def _not_passed(shown: str, client: Client, variable: str, entry: str) -> str:

@@ -133,7 +133,21 @@ def status_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def explain_lines(report: dict[str, Any]) -> list[str]:
+STATE_WORDS = {
+    "in-sync": "as sync writes it",
+    "adopted": "your edit, adopted",
+    "drift": "changed by hand (drift): sync keeps it",
+    "foreign": "your own (projector did not write it): sync leaves it",
+    "add": "not written yet: sync writes it",
+    "update": "differs: sync rewrites it",
+    "remove": "removed from the model: sync takes it out",
+}
+
+
+def explain_lines(report: dict[str, Any], verbose: bool = False) -> list[str]:
+    """`explain`: a line per provider and per client; ``verbose``: everything the report holds."""
+    if not verbose:
+        return _explain_summary(report)
     lines = [f"folder: {report['folder']}" + (f"  ({report['canonical']})" if report["canonical"] != report["folder"] else "")]
     layers = report.get("layers") or []
     layered = len(layers) > 1  # where each thing came from is worth a line once there is more than one file
@@ -147,9 +161,54 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
     for provider in report["providers"]:
         lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
     lines += _hook_lines(report, layered)
+    files = report.get("files") or {}
     for client, entries in report["clients"].items():
-        lines.append(f"{client}:")
-        lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
+        if client not in files:
+            lines.append(f"{client}:")
+            lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
+            continue
+        lines.append(f"{client}: {files[client]['file']}")
+        for name, entry in files[client]["entries"].items():
+            shown = entry["in_file"] if entry["in_file"] is not None else entry["sync_writes"]
+            lines.append(f"  {name}: {json.dumps(shown)}" if entry["state"] == "in-sync" else f"  {name}: {STATE_WORDS.get(entry['state'], entry['state'])}")
+            if entry["state"] != "in-sync":
+                lines += [f"    in the file: {json.dumps(entry['in_file'])}"] if entry["in_file"] is not None else []
+                lines += [f"    sync writes: {json.dumps(entry['sync_writes'])}"] if entry["sync_writes"] is not None else []
+    return lines
+
+
+def _explain_summary(report: dict[str, Any]) -> list[str]:
+    """One line for the folder and its binding, one per provider, one per hook, one per client."""
+    bindings = report["bindings"]
+    binding = bindings[0]["path"] if bindings else "none"
+    if bindings and bindings[0].get("repo"):
+        binding += f" (a clone of {bindings[0]['repo']['repo']})"
+    lines = [f"folder: {report['folder']}", f"binding: {binding}"]
+    lines += [f"notice: {notice}" for notice in report.get("notices", [])]
+    for provider in report["providers"]:
+        if provider.get("kind") == "local":
+            runs = f": runs {' '.join([provider['command'], *provider['args']])} in {provider['cwd']}" if provider["runs"] else ""
+            lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}")
+        else:
+            kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
+            source = provider["binding"] or provider.get("project_file")
+            lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else ""))
+    for hook in report["hooks"]:
+        state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
+        lines.append(f"hook {hook['name']}: on {hook['event']} {state}")
+    files = report.get("files") or {}
+    for client, entries in report["clients"].items():
+        found = files.get(client)
+        if found is None:
+            lines.append(f"{client}: {', '.join(entries) or 'no entry'}")
+            continue
+        by_state: dict[str, list[str]] = {}
+        for name, entry in found["entries"].items():
+            by_state.setdefault(entry["state"], []).append(name)
+        said = [f"{', '.join(names)} {STATE_WORDS.get(state, state).replace(' it', ' them') if len(names) > 1 else STATE_WORDS.get(state, state)}"
+                for state, names in by_state.items()]
+        lines.append(f"{client} ({found['file']}): {'; '.join(said) or 'no entry'}")
+    lines.append("(projector explain --verbose: where each setting came from, and each entry as it is)")
     return lines
 
 
@@ -180,8 +239,7 @@ def _hook_lines(report: dict[str, Any], layered: bool = False) -> list[str]:
     for hook in report["hooks"]:
         on = f"{hook['event']}" + (f" ({hook['matcher']})" if hook["matcher"] else "")
         state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
-        where = f" ({hook['from']})" if layered and hook.get("from") else ""
-        lines.append(f"hook {hook['name']}: on {on} {state} — from {hook['defined']}{where}")
+        lines.append(f"hook {hook['name']}: on {on} {state} — from {hook.get('at') or hook['defined']}")
         lines += [f"  blocked: {hook['blocked']}"] if hook.get("blocked") else []
         lines += [f"  turned {'on' if s['enabled'] else 'off'} by {s['by']}" for s in hook["switched"]]
     if any(hook["runs"] for hook in report["hooks"]):
@@ -205,6 +263,18 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     return lines
 
 
+DEFAULT_WORDS = {  # runtime.launch.DEFAULTS, as a person reads them
+    "args": "no args",
+    "cwd": "cwd the workspace root",
+    "direnv": "no direnv",
+    "env": "no env of its own",
+    "env_files": "no env_files",
+    "linger": "linger 30 s",
+    "shared": "not shared (a server per session)",
+    "enabled": "enabled",
+}
+
+
 def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else [])
     if provider["workspace"]:
@@ -212,9 +282,9 @@ def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     if provider["runs"]:
         lines.append(f"  runs: {' '.join([provider['command'], *provider['args']])}  in {provider['cwd']}")
     lines += [f"  {key}: from {source}" for key, source in provider["sources"].items() if source != "default"]
-    defaults = [key for key, source in provider["sources"].items() if source == "default"]
+    defaults = [DEFAULT_WORDS.get(key, key) for key, source in provider["sources"].items() if source == "default"]
     if defaults:
-        lines.append(f"  default: {', '.join(defaults)}")
+        lines.append(f"  set nowhere, so the defaults: {', '.join(defaults)}")
     lines += [f"  env from {source}: {', '.join(names)}" for source, names in provider["env"].items()]
     if provider["runs"]:
         lines += _shared_lines(provider.get("shared"))
