@@ -2,7 +2,8 @@
 
 The provider's own definition (the model's, or the trusted project file's that declares it) is
 the base; the workspace's settings are laid over it (``env`` merges by variable). ``cwd`` and
-``env_files`` are taken from the workspace root; a folder in no workspace uses the folder itself
+``env_files`` are taken from the workspace root, and so is a relative ``command`` (``./bin/x``:
+what a person reads it against, whatever ``cwd`` says); a folder in no workspace uses the folder itself
 and gets no workspace settings at all.
 """
 
@@ -35,6 +36,7 @@ class Launch(Record):
     shared: bool = False  # one server for the workspace's sessions (runtime/host) instead of one per session
     linger: float = 30.0  # seconds a shared server outlives its last session
     blocked: str | None = None  # why it must not run: a layer of the model that says something of it is not trusted
+    base: str = ""  # the workspace root, or the folder when it is in none: a relative command is taken from here
 
     @property
     def env_values(self) -> tuple[str, ...]:
@@ -94,4 +96,5 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         shared=bool(settings.shared),
         linger=float(settings.linger),
         blocked=model.blocked(name),
+        base=base,
     )
