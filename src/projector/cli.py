@@ -42,7 +42,7 @@ command = partial(app.command, cls=_Command)
 ConfigOption = Annotated[
     Optional[str],
     typer.Option("--config", "-c", metavar="FILE",
-                 help="The model file (default: $PROJECTOR_CONFIG, else ~/.config/projector/projector.yaml)."),
+                 help="The model file (default: $PROJECTOR_CONFIG, else $XDG_CONFIG_HOME/projector/projector.yaml, else ~/.config/projector/projector.yaml)."),
 ]
 
 
@@ -107,7 +107,7 @@ def diff(
     ] = None,
     pager: Annotated[
         Optional[bool],
-        typer.Option("--pager/--no-pager", help="Show the diff through $PAGER, else less -R (default: on a terminal)."),
+        typer.Option("--pager/--no-pager", help="Show the diff through $PAGER, else less with LESS=FRX, as git does (default: on a terminal)."),
     ] = None,
 ) -> None:
     """Show what `projector sync` would change.

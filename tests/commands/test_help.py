@@ -75,3 +75,11 @@ def test_completion_in_real_shells(sandbox, shell):
 def test_completion_of_an_unknown_shell(sandbox):
     result = sandbox.run("completion", "tcsh")
     assert result.returncode == 2 and "no completion for 'tcsh'" in result.stderr
+
+
+def test_help_says_the_defaults_the_readme_says(sandbox):
+    """--config's default names $XDG_CONFIG_HOME; --pager's names less with LESS=FRX (issue 30)."""
+    config = " ".join(sandbox.run("sync", "--help").stdout.split())
+    assert "$PROJECTOR_CONFIG, else $XDG_CONFIG_HOME/projector/projector.yaml, else ~/.config/projector/projector.yaml" in config
+    pager = " ".join(sandbox.run("diff", "--help").stdout.split())
+    assert "$PAGER, else less with LESS=FRX" in pager and "less -R" not in pager

@@ -128,3 +128,10 @@ def test_tables_are_spelled_as_tomlkit_spells_them():
     assert written == len(cases) - 4, "only the value with an empty key, under each of the four names, is left to tomlkit"
     for unwritten in ({"x": 1.5}, {"t": [{"a": 1}]}, {"": 1}, {"x": None}):
         assert written_table(("s",), "n", unwritten) is None
+
+
+def test_an_error_at_the_end_of_the_file_has_a_line_and_column():
+    """tomllib says "(at end of document)" for an unclosed array: the place is the file's end."""
+    with pytest.raises(DocumentError) as raised:
+        parse("toml", 'a = 1\nx = [1, 2\n', "~/.codex/config.toml")
+    assert str(raised.value) == "~/.codex/config.toml:2:10: not valid TOML: Unclosed array (at the end of the file)"
