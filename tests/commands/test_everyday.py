@@ -165,3 +165,18 @@ def test_explain_names_the_layer_each_setting_came_from(sandbox):
     assert "hook guard: on PreToolUse (Bash) runs acme-guard — from ~/.config/projector/team/projector.yaml:7\n" in verbose
     assert "hook fmt: on PostToolUse runs acme-fmt — from binding ~/src/api (~/.config/projector/team/projector.yaml:13)\n" in verbose
     assert "  set nowhere, so the defaults: no args, no direnv, no env of its own, no env_files, linger 30 s, not shared (a server per session)\n" in verbose
+
+
+def test_doctor_is_green_when_a_token_is_set_per_folder_not_in_this_shell(sandbox):
+    """direnv users keep a token in the project's .envrc: unset in this shell is a note there;
+    a token set nowhere stays a PROBLEM."""
+    sandbox.install_projector()
+    config = sandbox.model(MODEL.replace("clients: [codex, kiro]", "clients: [kiro]") + "bindings:\n  ~/work/a:\n    docs: {enabled: true}\n")
+    assert sandbox.run("sync", config=config).returncode == 0
+    unset = sandbox.run("doctor", config=config)
+    assert unset.returncode == 1 and "PROBLEM  $DOCS_TOKEN (provider docs) is not set in this shell" in unset.stdout
+    sandbox.file("work/a/.envrc", "export DOCS_TOKEN=$(pass show docs)\n")
+    healthy = sandbox.run("doctor", config=config)
+    assert healthy.returncode == 0, healthy.stdout
+    assert ("note     $DOCS_TOKEN (provider docs) is not set in this shell; ~/work/a/.envrc sets it in its folder: "
+            "a client started there has it") in healthy.stdout.splitlines()

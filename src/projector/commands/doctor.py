@@ -65,12 +65,18 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
     for layer in model.layers[:-1]:
         check(layer.distrust is None, layer.distrust or f"included: {display_path(layer.path, here)} (sha256 {layer.sha256[:12]})")
     projects = recorded(environ)
+    folders = [b.path for b in model.bindings] + [p.root for p in projects]
     for provider in model.providers:
         if provider.token_env and not (environ.get(provider.token_env) or "").strip():
-            check(False, f"${provider.token_env} (provider {provider.name}) is not set in this shell")
+            unset = f"${provider.token_env} (provider {provider.name}) is not set in this shell"
+            setter = set_per_folder(provider.token_env, folders)
+            if setter is None:
+                check(False, unset)
+            else:
+                check(True, f"{unset}; {display_path(setter, here)} sets it in its folder: a client started there has it", "note")
         if provider.local:
             for ok, message in _local_checks(model, projects, provider, environ):
-                check(ok, message)
+                check(ok, message, "note" if ok else None)
     for ok, message in _hook_checks(model, projects, environ):
         check(ok, message)
     starts = _Starts(str(model.source), os.path.abspath(state_folder(environ)), environ)
@@ -180,12 +186,39 @@ def _pending_removals(outcome: engine.Outcome) -> list[str]:
     return notes
 
 
+ENV_SETTERS = (".envrc", ".env")  # direnv's file, and the dotenv file env_files and direnv's dotenv read
+
+
+def set_per_folder(name: str, folders: list[str], files: list[str] = ()) -> str | None:  # type: ignore[assignment]
+    """The first ``.envrc`` or ``.env`` in ``folders`` (or of ``files``: a workspace's env_files)
+    that sets variable ``name`` (``NAME=`` or ``export NAME=`` at a line's start): a token kept per
+    folder, as direnv users keep theirs, is missing from a shell elsewhere without anything
+    failing where it is used."""
+    import re
+
+    setting = re.compile(rf"^[ \t]*(export[ \t]+)?{re.escape(name)}=", re.MULTILINE)
+    for file in [os.path.join(folder, env_file) for folder in folders for env_file in ENV_SETTERS] + list(files):
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                if setting.search(handle.read(1 << 20)):
+                    return file
+        except OSError:
+            continue
+    return None
+
+
 def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
-    checks = [
-        (False, f"${name} (in the env of local provider {provider.name}) is not set in this shell")
-        for name in local_references(model, projects, provider.name)
-        if name not in environ
-    ]
+    folders = [b.path for b in model.bindings] + [p.root for p in projects]
+    env_files = [os.path.join(b.path, e) for b in model.bindings if (said := b.settings(provider.name)) is not None
+                 for e in said.env_files or ()]
+    checks = []
+    for name in local_references(model, projects, provider.name):
+        if name in environ:
+            continue
+        setter = set_per_folder(name, folders, env_files)
+        checks.append((True, f"${name} (in the env of local provider {provider.name}) is not set in this shell; "
+                             f"{display_path(setter)} sets it in its workspace") if setter else
+                      (False, f"${name} (in the env of local provider {provider.name}) is not set in this shell"))
     command = provider.command or ""
     if "/" not in command and on_path(command, environ) is None:
         checks.append((False, f"{command} (local provider {provider.name}) is not on PATH here; if a workspace's env_files "
