@@ -109,14 +109,16 @@ def diff(
         Optional[bool],
         typer.Option("--pager/--no-pager", help="Show the diff through $PAGER, else less with LESS=FRX, as git does (default: on a terminal)."),
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Show what `projector sync` would change.
 
-    A unified diff per file (or --stat). Exit 0: nothing to change, 1: changes, 2: an error.
+    A unified diff per file (or --stat), and each entry changed by hand (drift) as `sync --force`
+    would put it back. Exit 0: nothing to change, 1: changes or drift, 2: an error.
     """
     from projector.commands import diff as command
 
-    _with_clients(command.run, config, client, force, stat, color, pager)
+    _with_clients(command.run, config, client, force, stat, color, pager, as_json)
 
 
 @command()
@@ -127,15 +129,17 @@ def sync(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
     wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="How long to wait for another running sync.")] = 10.0,
     hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Run from the shell hook (the fast path renews its stamp).")] = False,
+    as_json: JsonOption = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Say what would be written, and write nothing.")] = False,
 ) -> None:
     """Write the model into every client's file.
 
-    Only the files whose bytes change are written. Exit 1 when a file could not be read or
-    parsed (it is left untouched; the others are synced).
+    Only the files whose bytes change are written; an entry changed by hand is kept, and said.
+    Exit 1 when a file could not be read or parsed (it is left untouched; the others are synced).
     """
     from projector.commands import sync as command
 
-    _with_clients(command.run, config, client, force, quiet, wait, hook)
+    _with_clients(command.run, config, client, force, quiet, wait, hook, as_json, dry_run)
 
 
 @command()
@@ -169,7 +173,7 @@ def explain(
 
 
 @command()
-def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
+def doctor(config: ConfigOption = None, client: ClientOption = None, as_json: JsonOption = False) -> None:
     """Check projector's set-up, each problem with what to do.
 
     projector on PATH and in the entries; each bridge entry started the way its client starts
@@ -179,7 +183,7 @@ def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
     """
     from projector.commands import doctor as command
 
-    _with_clients(command.run, config, client)
+    _with_clients(command.run, config, client, as_json)
 
 
 @command()

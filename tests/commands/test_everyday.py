@@ -180,3 +180,23 @@ def test_doctor_is_green_when_a_token_is_set_per_folder_not_in_this_shell(sandbo
     assert healthy.returncode == 0, healthy.stdout
     assert ("note     $DOCS_TOKEN (provider docs) is not set in this shell; ~/work/a/.envrc sets it in its folder: "
             "a client started there has it") in healthy.stdout.splitlines()
+
+
+def test_sync_dry_run_and_json_on_diff_sync_and_doctor(sandbox):
+    config = sandbox.model(MODEL)
+    dry = sandbox.run("sync", "--dry-run", config=config)
+    assert (dry.returncode, dry.stdout) == (0, "would create ~/.codex/config.toml (Codex CLI)\nwould create ~/.kiro/settings/mcp.json (Kiro)\n")
+    assert not (sandbox.home / ".codex").exists(), "a dry run writes nothing"
+    dry_json = json.loads(sandbox.run("sync", "-n", "--json", config=config).stdout)
+    assert dry_json["dry_run"] is True and [(f["path"], f["action"]) for f in dry_json["files"]] == [
+        ("~/.codex/config.toml", "created"), ("~/.kiro/settings/mcp.json", "created")]
+    diff = sandbox.run("diff", "--json", config=config)
+    report = json.loads(diff.stdout)
+    assert diff.returncode == 1 and report["changes"] is True and report["files"][0]["diff"].startswith("--- /dev/null\n+++ ~/.codex/config.toml\n")
+    synced = json.loads(sandbox.run("sync", "--json", config=config).stdout)
+    assert synced["dry_run"] is False and [f["action"] for f in synced["files"]] == ["created", "created"]
+    assert (sandbox.home / ".codex" / "config.toml").exists()
+    doctor = sandbox.run("doctor", "--json", config=config)
+    checks = json.loads(doctor.stdout)
+    assert doctor.returncode == 1 and checks["healthy"] is False
+    assert {"ok": False, "level": "problem", "message": "$DOCS_TOKEN (provider docs) is not set in this shell"} in checks["checks"]

@@ -17,7 +17,8 @@ from projector.core.errors import ProjectorError
 from projector.core.record import replace
 
 
-def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None) -> int:
+def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None,
+        as_json: bool = False) -> int:
     from projector.compile.report import diff_stat, unified_diff
 
     try:
@@ -30,6 +31,15 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
     colour = wants_colour(terminal, os.environ) if color is None else color
     changed = [result for result in written.results if result.changed]
     drifted = [] if force else drift(config, client, written.results)
+    code = 2 if outcome.problems else (1 if changed or drifted else 0)
+    if as_json:
+        import json
+
+        files = [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
+                  "drift": [n for n, s in r.states if s == "drift"], "diff": unified_diff(r, False)} for r in changed + drifted]
+        print(json.dumps({"schema": 1, "changes": bool(changed or drifted), "files": files, "warnings": list(outcome.warnings),
+                          "errors": [str(p) for p in outcome.problems]}, indent=2))
+        return code
     if stat:
         text = diff_stat(changed + drifted)
     else:
@@ -38,9 +48,7 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
                         + unified_diff(r, colour) for r in drifted)
     show(text, terminal if pager is None else pager, os.environ)
     report_warnings(outcome)
-    if outcome.problems:
-        return 2
-    return 1 if changed or drifted else 0
+    return code
 
 
 def drift(config: str | None, client: list[str] | None, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:

@@ -28,17 +28,27 @@ SCHEMA = 1
 LABELS = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
 
 
-def run(config: str | None, client: list[str] | None) -> int:
+def run(config: str | None, client: list[str] | None, as_json: bool = False) -> int:
     try:
         outcome, _ = compute(config, client, False)
         loaded = load_model(config)
     except ProjectorError as error:
-        err(f"error: {error}")
+        if as_json:
+            import json
+
+            print(json.dumps({"schema": SCHEMA, "healthy": False, "checks": [], "errors": [str(p) for p in error.problems]}, indent=2))
+        else:
+            err(f"error: {error}")
         return 1
     chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
     report = doctor(loaded, outcome, chosen, os.environ, explicit=bool(client))
-    for item in report["checks"]:
-        print(LABELS[item["level"]] + item["message"])
+    if as_json:
+        import json
+
+        print(json.dumps(report, indent=2))
+    else:
+        for item in report["checks"]:
+            print(LABELS[item["level"]] + item["message"])
     return 0 if report["healthy"] else 1
 
 

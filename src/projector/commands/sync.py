@@ -20,10 +20,15 @@ from projector.core.locations import state_dir
 LEGACY = ("fingerprint", "hook-watch", "hook-stamp")  # 0.2.0 kept one of each, shared by every model
 
 
-def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool = False) -> int:
+def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool = False,
+        as_json: bool = False, dry_run: bool = False) -> int:
     """``hook``: run by the shell hook, which only the fast path (fastpath.py) tells apart; a full
-    sync is the same either way."""
+    sync is the same either way. ``dry_run``: what would be written, through the dry-run system
+    (as diff), with nothing written and nothing remembered."""
     from projector.compile.report import change_line, kept_lines
+
+    if dry_run:
+        return _dry_run(config, client, force, quiet, as_json)
 
     environ = os.environ
     # Before anything is read, on the files' clock (see fastpath), to the second: a filesystem may keep no finer time.
@@ -43,6 +48,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     observed = {**inputs, **_layers_as_read(outcome.model), **outcome.system.observed}
     kept = kept_lines(written.results)
     remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results, said=kept)
+    if as_json:
+        return _as_json(outcome, written, dry_run=False)
     if not quiet:
         changed = [result for result in written.results if result.changed]
         for line in [change_line(result) for result in changed] + kept:
@@ -50,6 +57,36 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         if not changed and not kept and not (outcome.problems or written.problems):
             print(fastpath.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
+    return 1 if outcome.problems or written.problems else 0
+
+
+def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: bool, as_json: bool) -> int:
+    from projector.compile.report import change_line, kept_lines
+
+    try:
+        outcome, state = compute(config, client, force)
+    except ProjectorError as error:
+        err(f"error: {error}")
+        return 2
+    written = engine.write(outcome, state)  # the dry-run system writes nothing
+    if as_json:
+        return _as_json(outcome, written, dry_run=True)
+    changed = [result for result in written.results if result.changed]
+    if not quiet:
+        for line in [change_line(result, dry_run=True) for result in changed] + kept_lines(written.results):
+            print(line)
+        if not changed and not kept_lines(written.results) and not outcome.problems:
+            print(fastpath.NOTHING_TO_DO)
+    report_warnings(outcome, written.problems)
+    return 1 if outcome.problems or written.problems else 0
+
+
+def _as_json(outcome: engine.Outcome, written: engine.Written, dry_run: bool) -> int:
+    import json
+
+    from projector.compile.report import sync_report
+
+    print(json.dumps(sync_report(written.results, outcome.warnings, outcome.problems + tuple(written.problems), dry_run), indent=2))
     return 1 if outcome.problems or written.problems else 0
 
 

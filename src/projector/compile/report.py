@@ -60,18 +60,39 @@ def diff_stat(results: list[FileResult]) -> str:
     return "".join(out)
 
 
-def change_line(result: FileResult) -> str:
+def action(result: FileResult) -> str:
+    """What sync does to the file: created, removed or updated."""
     if result.before is None:
-        verb = "created"
-    elif result.after is None:
-        verb = "removed"
-    else:
-        verb = "updated"
-    line = f"{verb} {result.shown} ({result.target.shadows})"
+        return "created"
+    return "removed" if result.after is None else "updated"
+
+
+WOULD = {"created": "would create", "removed": "would remove", "updated": "would update"}
+
+
+def change_line(result: FileResult, dry_run: bool = False) -> str:
+    verb = action(result)
+    line = f"{WOULD[verb] if dry_run else verb} {result.shown} ({result.target.shadows})"
     pruned = [name for name, state in result.states if state == "remove"]
     if result.target.is_project and pruned:
-        line += f": removed {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; the file stays"
+        took = "would remove" if dry_run else "removed"
+        line += f": {took} {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; the file stays"
     return line
+
+
+def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], problems: tuple, dry_run: bool) -> dict[str, Any]:
+    """`sync --json`: each file written (or, dry, to be written) and what was done to it, the
+    drift kept, every warning (said once on a terminal, here each time) and the errors."""
+    return {
+        "schema": STATUS_SCHEMA,
+        "dry_run": dry_run,
+        "files": [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
+                   "action": action(r), "entries": dict(r.states)} for r in results if r.changed],
+        "kept": [{"path": r.shown, "client": r.client.id, "drift": [n for n, s in r.states if s == "drift"]}
+                 for r in results if any(s == "drift" for _, s in r.states)],
+        "warnings": list(warnings),
+        "errors": [str(p) for p in problems],
+    }
 
 
 def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
