@@ -123,8 +123,10 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
     if config is None:
         watch = hook_watch(needs, environ, engine.projector_on_path(environ), observed)
         files.write_text(Path(fastpath.hook_folder(environ)) / "watch", watch)
-        compared = [*needs.files, *needs.project_files, *(line[1:].split("\t")[0] for line in watch.splitlines() if line[:1] == "%")]
-        fastpath.stamp_hook(environ, _stamp(compared, observed, started))  # last: what the hook compares files with
+        looked_into = {folder: names.split("\t") for line in watch.splitlines() if line[:1] == "%"
+                       for folder, _, names in [line[1:].partition("\t")]}
+        compared = [*needs.files, *needs.project_files, *looked_into]
+        fastpath.stamp_hook(environ, _stamp(compared, observed, started, absent=looked_into))  # last: what the hook compares files with
     for name in LEGACY:
         (state_dir(environ) / name).unlink(missing_ok=True)
 
@@ -191,16 +193,24 @@ def _watched_variable(name: str, value: str | None) -> str:
     return f"={name}={value}" if not {"\n", "\t", "\0"} & set(value) else ""
 
 
-def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False) -> int:
+def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False, absent: Mapping[str, list[str]] | None = None) -> int:
     """The hook's stamp (see fastpath): the newest watched mtime when every file is as this sync
     saw it (or, one it did not read, unchanged since it began) and that mtime has settled; else
     when the sync began, so a change made while it ran is newer. Files this sync just wrote
     settle within a few hundredths of a second: waiting for that spares the next prompt a run.
-    The folders the hook looks into for absent project files count as paths it did not read."""
+    The folders the hook looks into for absent project files (``absent``: folder -> the names it
+    looks for) count as paths it did not read, but one that changed since the sync began while
+    none of those names appeared (a file made beside them, or the folder made in the second the
+    sync began: ``started`` is a whole second) is as the sync saw it: taking ``started`` for it
+    would put every file this sync wrote after the stamp, and the next prompt would start
+    projector again for nothing."""
     newest = 0
     for path in set(paths):
         now = stat_of(path)
-        if (now != observed[path]) if path in observed else (now is not None and now[0] >= started):
+        if path in observed:
+            if now != observed[path]:
+                return started
+        elif now is not None and now[0] >= started and not _still_absent(path, now[0], (absent or {}).get(path)):
             return started
         newest = max(newest, now[0] if now else 0)
     wait = fastpath.unsettled_for(newest)
@@ -209,4 +219,20 @@ def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False)
     if waited or wait > 2 * fastpath.STAMP_MARGIN_NS:
         return started
     time.sleep(wait / 1e9)
-    return _stamp(paths, observed, started, waited=True)
+    return _stamp(paths, observed, started, waited=True, absent=absent)
+
+
+def _still_absent(folder: str, mtime: int, names: list[str] | None) -> bool:
+    """Whether none of ``names`` is in ``folder``, looked for once its mtime has settled (so a
+    name that appears later gives the folder a later mtime, which the hook sees); False when
+    there are no names to look for or the mtime will not settle soon."""
+    if not names:
+        return False
+    wait = fastpath.unsettled_for(mtime)
+    if wait > 2 * fastpath.STAMP_MARGIN_NS:
+        return False
+    if wait:
+        time.sleep(wait / 1e9)
+    if stat_of(folder) is None or stat_of(folder)[0] != mtime:
+        return False  # it changed again meanwhile: the sync cannot vouch for it
+    return not any(os.path.lexists(os.path.join(folder, name)) for name in names)
