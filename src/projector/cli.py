@@ -337,6 +337,21 @@ def init(config: ConfigOption = None) -> None:
 
 
 @command()
+def log(
+    count: Annotated[int, typer.Option("-n", "--count", metavar="N", help="How many of the last syncs to show.")] = 10,
+    as_json: JsonOption = False,
+) -> None:
+    """The last syncs: when, why, and what each did.
+
+    Each sync by the shell hook (with what changed) or by hand, and what it wrote or kept: the
+    hook is quiet, this is its trace. projector keeps the last 200.
+    """
+    from projector.commands import log as command
+
+    _exit(command.run(count, as_json))
+
+
+@command()
 def ps(as_json: JsonOption = False) -> None:
     """The shared servers running (`shared: true`).
 

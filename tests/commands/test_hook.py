@@ -285,3 +285,21 @@ def test_absent_project_files_are_watched_through_the_first_folder_of_their_path
         f"%{tmp_path / 'a' / '.github'}\tmcp.json",
         "@/bin/projector",
     ]
+
+
+def test_projector_log_shows_what_the_quiet_hook_did_and_why(sandbox):
+    _shim(sandbox)
+    model = sandbox.model(MODEL)
+    _run(sandbox, "bash", ["_projector_hook"])
+    model.write_text(MODEL.replace("kb.example.com", "kb2.example.com"))
+    _run(sandbox, "bash", ["_projector_hook", "projector sync"])  # the hand sync has nothing to do: no sync, no line
+    model.write_text(MODEL)
+    _run(sandbox, "bash", ["projector sync --force"])
+    shown = _run(sandbox, "bash", ["projector log -n 2"]).stdout.splitlines()
+    assert [line.split("  ", 1)[1] for line in shown if not line.startswith("  ")] == [
+        f"hook: {sandbox.root}/projector.yaml changed  ({sandbox.root}/projector.yaml)",
+        f"sync: run by hand  ({sandbox.root}/projector.yaml)",
+    ]
+    assert shown.count("  updated ~/.codex/config.toml (Codex CLI)") == 2
+    every = __import__("json").loads(_run(sandbox, "bash", ["projector log --json"]).stdout)["syncs"]
+    assert [s["why"] for s in every][0] == "the first prompt with this model (nothing watched yet)"

@@ -29,6 +29,9 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
 
     if dry_run:
         return _dry_run(config, client, force, quiet, as_json)
+    from projector.commands import log
+
+    why = log.hook_trigger(os.environ) if hook else "run by hand"
 
     environ = os.environ
     # Before anything is read, on the files' clock (see fastpath), to the second: a filesystem may keep no finer time.
@@ -43,11 +46,15 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     except ProjectorError as error:
         err(f"error: {error}")
         remember(config, complete=False, observed={**_as_read(error), **inputs}, started=started)
+        log.append(os.environ, log.entry("hook" if hook else "sync", why, _shown_model(config), [], [], [str(error)]))
         return 2
     complete = not (outcome.problems or written.problems or client or force)
     observed = {**inputs, **_layers_as_read(outcome.model), **outcome.system.observed}
     kept = kept_lines(written.results)
     remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results, said=kept)
+    log.append(os.environ, log.entry("hook" if hook else "sync", why, _shown_model(config),
+                                     [change_line(result) for result in written.results if result.changed], kept,
+                                     [str(p) for p in outcome.problems + tuple(written.problems)]))
     if as_json:
         return _as_json(outcome, written, dry_run=False)
     if not quiet:
@@ -58,6 +65,12 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
             print(fastpath.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
+
+
+def _shown_model(config: str | None) -> str:
+    from projector.core.errors import display_path
+
+    return display_path(model.model_path(config, os.environ).absolute())
 
 
 def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: bool, as_json: bool) -> int:
