@@ -200,3 +200,19 @@ def test_sync_dry_run_and_json_on_diff_sync_and_doctor(sandbox):
     checks = json.loads(doctor.stdout)
     assert doctor.returncode == 1 and checks["healthy"] is False
     assert {"ok": False, "level": "problem", "message": "$DOCS_TOKEN (provider docs) is not set in this shell"} in checks["checks"]
+
+
+def test_trust_shows_what_changed_since_the_file_was_last_trusted(sandbox):
+    sandbox.install_projector()
+    workspace = sandbox.home / "work" / "a"
+    sandbox.file("work/a/.projector.yaml", "docs: []\n")
+    config = sandbox.model(MODEL)
+    first = sandbox.run("trust", str(workspace), config=config)
+    assert first.stdout.startswith("~/work/a/.projector.yaml was never trusted: read it all\ntrusted ~/work/a/.projector.yaml")
+    sandbox.file("work/a/.projector.yaml", "docs: []\nproviders:\n  notes:\n    command: ./notes\n")
+    again = sandbox.run("trust", str(workspace), config=config)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("~/work/a/.projector.yaml changed since it was trusted:\n--- ~/work/a/.projector.yaml (trusted, sha256 ")
+    assert "\n docs: []\n+providers:\n+  notes:\n+    command: ./notes\n" in again.stdout
+    assert "\ntrusted ~/work/a/.projector.yaml (sha256 " in again.stdout
+    assert sandbox.run("trust", str(workspace), config=config).stdout.startswith("~/work/a/.projector.yaml is unchanged since it was trusted\n")
