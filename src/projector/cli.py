@@ -52,6 +52,33 @@ def _client_ids(incomplete: str) -> list[str]:
     return [i for i in client_ids() if i.startswith(incomplete)]
 
 
+def _completed_model(ctx: typer.Context):  # -> Model | None
+    """The model a command line being completed names (its --config, else the default), or None
+    when it cannot be read: completion then offers nothing rather than an error."""
+    from projector.commands.common import load_model
+    from projector.core.errors import ProjectorError
+
+    try:
+        return load_model(ctx.params.get("config"))
+    except (ProjectorError, OSError):
+        return None
+
+
+def _provider_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    model = _completed_model(ctx)
+    return [p.name for p in model.providers if p.name.startswith(incomplete)] if model else []
+
+
+def _kb_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The KBs of the --provider given before (else of every provider) that the model lists."""
+    model = _completed_model(ctx)
+    if model is None:
+        return []
+    chosen = ctx.params.get("provider")
+    kbs = [kb for p in model.providers if chosen in (None, p.name) for kb in (p.kbs or ())]
+    return [kb for kb in dict.fromkeys(kbs) if kb.startswith(incomplete)]
+
+
 def _shells(incomplete: str) -> list[str]:
     return [s for s in ("bash", "zsh", "fish") if s.startswith(incomplete)]
 
@@ -189,7 +216,7 @@ def doctor(config: ConfigOption = None, client: ClientOption = None, as_json: Js
 @command()
 def adopt(
     client: Annotated[str, typer.Argument(metavar="CLIENT", autocompletion=_client_ids, help="The client whose entry you changed (its id, as --client takes).")],
-    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="The entry's name.")],
+    provider: Annotated[str, typer.Argument(metavar="PROVIDER", autocompletion=_provider_names, help="The entry's name.")],
     config: ConfigOption = None,
 ) -> None:
     """Keep a hand edit of an entry as projector's own.
@@ -224,8 +251,8 @@ FolderArgument = Annotated[str, typer.Argument(metavar="FOLDER", help="The folde
 @command()
 def bind(
     folder: FolderArgument,
-    provider: Annotated[str, typer.Option("--provider", metavar="NAME", help="The provider to bind.")],
-    kb: Annotated[Optional[list[str]], typer.Option("--kb", metavar="KB", help="A KB shown there (repeatable).")] = None,
+    provider: Annotated[str, typer.Option("--provider", metavar="NAME", autocompletion=_provider_names, help="The provider to bind.")],
+    kb: Annotated[Optional[list[str]], typer.Option("--kb", metavar="KB", autocompletion=_kb_names, help="A KB shown there (repeatable).")] = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Show no KB there: the session has no tools.")] = False,
     on: Annotated[bool, typer.Option("--on", help="Turn the provider on there (a local server starts there).")] = False,
     off: Annotated[bool, typer.Option("--off", help="Turn the provider off there: no tools, nothing started.")] = False,
@@ -244,7 +271,7 @@ def bind(
 @command()
 def unbind(
     folder: FolderArgument,
-    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", help="Only this provider's part of the binding.")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", autocompletion=_provider_names, help="Only this provider's part of the binding.")] = None,
     config: ConfigOption = None,
 ) -> None:
     """Remove the binding of FOLDER (or only PROVIDER's part of it).
@@ -365,7 +392,7 @@ def ps(as_json: JsonOption = False) -> None:
 @command()
 def stop(
     folder: ProjectFolder = None,
-    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", help="Only this provider's server.")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", autocompletion=_provider_names, help="Only this provider's server.")] = None,
     config: ConfigOption = None,
 ) -> None:
     """End the shared servers of DIR's workspace now.
