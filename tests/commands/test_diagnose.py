@@ -117,7 +117,7 @@ def test_doctor_names_what_each_new_client_needs_from_the_user(sandbox):
     assert sandbox.run("sync", config=config).returncode == 0
     sandbox.env.update(WEB_TOKEN="y")
     report = sandbox.run("doctor", config=config).stdout.splitlines()
-    assert any(line.startswith("ok       Gemini CLI: in a folder it does not trust it turns off every MCP server") for line in report)
+    assert any(line.startswith("note     Gemini CLI: in a folder it does not trust it turns off every MCP server") for line in report)
     problems = [line for line in report if line.startswith("PROBLEM")]
     assert problems == [
         f"PROBLEM  ~/.config/Claude/claude_desktop_config.json: Claude Desktop may not pass ${name} to entry {name.split('_')[0].lower()}, "

@@ -216,3 +216,17 @@ def test_trust_shows_what_changed_since_the_file_was_last_trusted(sandbox):
     assert "\n docs: []\n+providers:\n+  notes:\n+    command: ./notes\n" in again.stdout
     assert "\ntrusted ~/work/a/.projector.yaml (sha256 " in again.stdout
     assert sandbox.run("trust", str(workspace), config=config).stdout.startswith("~/work/a/.projector.yaml is unchanged since it was trusted\n")
+
+
+def test_doctor_says_whether_gemini_trusts_each_bound_folder(sandbox):
+    sandbox.install_projector()
+    workspace = sandbox.home / "work" / "a"
+    (workspace / "sub").mkdir(parents=True)
+    config = sandbox.model(MODEL.replace("clients: [codex, kiro]", "clients: [gemini]") + "bindings:\n  ~/work/a:\n    docs: {enabled: true}\n")
+    assert sandbox.run("sync", config=config).returncode == 0
+    before = sandbox.run("doctor", config=config).stdout.splitlines()
+    assert any(line.startswith("note     Gemini CLI does not trust ~/work/a: in a folder it does not trust it turns off") for line in before)
+    sandbox.file(".gemini/trustedFolders.json", json.dumps({str(workspace / "sub"): "TRUST_PARENT"}))
+    after = sandbox.run("doctor", config=config).stdout.splitlines()
+    assert "ok       Gemini CLI trusts ~/work/a: its MCP servers run there" in after
+    assert not any("does not trust" in line for line in after)

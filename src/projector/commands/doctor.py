@@ -67,6 +67,8 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         check(True, f"{client.name}: {display_path(path, here)}" + ("" if path and path.exists() else " (not there yet)"))
         for note in client.notes:
             check(True, f"{client.name}: {note}")
+        for ok, message in _trusted_folders(client, model, environ):
+            check(True, message, None if ok else "note")
     if not explicit:
         for message in _skipped(model, clients):
             check(True, message, "note")
@@ -168,6 +170,26 @@ def _start(command: str, args: list[str], environment: dict[str, str], folder: s
     except subprocess.TimeoutExpired:
         return 124, "", "did not answer within 30 s"
     return done.returncode, done.stdout, done.stderr
+
+
+def _trusted_folders(client: Client, model: Model, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
+    """For a client that turns MCP servers off in folders it does not trust: whether it trusts
+    each bound folder there is (ok), or not (a note with what it does and what to do)."""
+    if client.folder_trust is None:
+        return []
+    from projector.core import scope
+
+    folders = [b.path for b in model.bindings if os.path.isdir(b.path)]
+    if not folders:
+        return [(False, f"{client.name}: {client.folder_trust.untrusted}")]
+    said = []
+    for folder in folders:
+        shown = display_path(folder, home(environ))
+        if client.trusts(scope.canonical(folder), environ):
+            said.append((True, f"{client.name} trusts {shown}: its MCP servers run there"))
+        else:
+            said.append((False, f"{client.name} does not trust {shown}: {client.folder_trust.untrusted}"))
+    return said
 
 
 def _skipped(model: Model, clients: list[Client]) -> list[str]:

@@ -124,6 +124,14 @@ class HookFile(Record):
         return dict(self.events).get(event)
 
 
+class FolderTrust(Record):
+    """Where a client records the folders it trusts (see schemas/client.schema.json)."""
+
+    file: str  # beside its settings file
+    untrusted: str  # what it does in a folder it does not trust
+    variable: str | None = None  # names the file instead
+
+
 class Client(Record):
     """One client as its descriptor (clients/<id>.yaml) describes it, for this platform."""
 
@@ -150,6 +158,27 @@ class Client(Record):
     notes: tuple[str, ...]  # what doctor says of this client
     hooks: HookFile | None = None  # None: projector writes no hooks for it
     programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
+    folder_trust: FolderTrust | None = None  # a client that turns MCP servers off in folders it does not trust
+
+    def trusts(self, folder: str, environ: Mapping[str, str]) -> bool | None:
+        """Whether the client trusts ``folder`` (canonical), as its trust file says (the longest
+        matching rule wins; TRUST_PARENT trusts the rule's parent); None: no trust file to ask."""
+        if self.folder_trust is None:
+            return None
+        environ = self._environ(environ)
+        named = environ.get(self.folder_trust.variable or "")
+        settings = self.global_file(environ)
+        path = Path(named) if named else (settings.parent / self.folder_trust.file if settings else None)
+        try:
+            rules = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
+        except (OSError, ValueError):
+            rules = {}
+        longest, level = -1, None
+        for rule, said in (rules.items() if isinstance(rules, dict) else ()):
+            place = os.path.realpath(os.path.dirname(rule) if said == "TRUST_PARENT" else rule)
+            if (folder == place or folder.startswith(place.rstrip("/") + "/")) and len(rule) > longest:
+                longest, level = len(rule), said
+        return level in ("TRUST_FOLDER", "TRUST_PARENT")
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
         environ = self._environ(environ)
@@ -422,6 +451,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         notes=tuple(data.get("notes") or ()),
         hooks=_hook_file(data.get("hooks")),
         programs=programs or {},
+        folder_trust=FolderTrust(**data["folder_trust"]) if data.get("folder_trust") else None,
     )
 
 
