@@ -352,7 +352,7 @@ def completion(shell: Shell) -> None:
     """
     from projector.commands import hook as command
 
-    _exit(command.completion(shell))
+    _exit(command.completion(shell, COMPLETE))
 
 
 @command()
@@ -382,7 +382,7 @@ def log(
 def ps(as_json: JsonOption = False) -> None:
     """The shared servers running (`shared: true`).
 
-    Workspace, provider, pid, sessions, uptime, resident memory.
+    Workspace, provider, pid, protocol, sessions, uptime, resident memory.
     """
     from projector.commands import ps as command
 

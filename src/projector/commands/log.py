@@ -42,9 +42,9 @@ def append(environ: Mapping[str, str], entry: dict) -> None:
 def hook_trigger(environ: Mapping[str, str]) -> str:
     """Why the shell hook started this sync: the first line of its watch list that no longer
     holds, as the hook reads it (shell/), in words. Called before the sync rewrites them."""
-    from projector import fastpath
+    from projector.core import fingerprint
 
-    folder = fastpath.hook_folder(environ)
+    folder = fingerprint.hook_folder(environ)
     shown = lambda path: display_path(path, home(environ))  # noqa: E731 - one short formatter
     try:
         stamp = os.stat(os.path.join(folder, "stamp")).st_mtime_ns

@@ -7,22 +7,22 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from projector import fastpath
 from projector.commands.common import busy, carry_out, compute, err, load_model, report_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import stat_of
 from projector.compile.targets import Dependencies, dependencies
-from projector.core import files, model, projects
+from projector.core import files, fingerprint, model, projects
 from projector.core.errors import ProjectorError
 from projector.core.locations import state_dir
+from projector.core.modeltypes import Model
 
 LEGACY = ("fingerprint", "hook-watch", "hook-stamp")  # 0.2.0 kept one of each, shared by every model
 
 
 def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool = False,
         as_json: bool = False, dry_run: bool = False) -> int:
-    """``hook``: run by the shell hook, which only the fast path (fastpath.py) tells apart; a full
+    """``hook``: run by the shell hook, which only the fast path (fingerprint.py) tells apart; a full
     sync is the same either way. ``dry_run``: what would be written, through the dry-run system
     (as diff), with nothing written and nothing remembered."""
     from projector.compile.report import change_line, kept_lines
@@ -34,8 +34,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     why = log.hook_trigger(os.environ) if hook else "run by hand"
 
     environ = os.environ
-    # Before anything is read, on the files' clock (see fastpath), to the second: a filesystem may keep no finer time.
-    started = (time.time_ns() - fastpath.STAMP_MARGIN_NS) // 1_000_000_000 * 1_000_000_000
+    # Before anything is read, on the files' clock (see core.fingerprint), to the second: a filesystem may keep no finer time.
+    started = (time.time_ns() - fingerprint.STAMP_MARGIN_NS) // 1_000_000_000 * 1_000_000_000
     # What the model and the trust store were before this sync read them: an edit made while it
     # runs must show in the fingerprint, or the next sync would think it already done.
     inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ).absolute()), projects.trust_path(environ))}
@@ -62,7 +62,7 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
         for line in [change_line(result) for result in changed] + kept:
             print(line)
         if not changed and not kept and not (outcome.problems or written.problems):
-            print(fastpath.NOTHING_TO_DO)
+            print(fingerprint.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
 
@@ -89,7 +89,7 @@ def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: b
         for line in [change_line(result, dry_run=True) for result in changed] + kept_lines(written.results):
             print(line)
         if not changed and not kept_lines(written.results) and not outcome.problems:
-            print(fastpath.NOTHING_TO_DO)
+            print(fingerprint.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
 
@@ -128,23 +128,23 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         providers = tuple(outcome.providers) if outcome else ()
         slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
         files_read = (*needs.files, *needs.project_files, str(ledger.ledger_path(environ)))
-        data = fastpath.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
+        data = fingerprint.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
                                     observed, slices, said or ())
-        fastpath.record(model_file, data, environ)
+        fingerprint.record(model_file, data, environ)
     else:
-        fastpath.forget(model_file, environ)
+        fingerprint.forget(model_file, environ)
     if config is None:
         watch = hook_watch(needs, environ, engine.projector_on_path(environ), observed)
-        files.write_text(Path(fastpath.hook_folder(environ)) / "watch", watch)
+        files.write_text(Path(fingerprint.hook_folder(environ)) / "watch", watch)
         looked_into = {folder: names.split("\t") for line in watch.splitlines() if line[:1] == "%"
                        for folder, _, names in [line[1:].partition("\t")]}
         compared = [*needs.files, *needs.project_files, *looked_into]
-        fastpath.stamp_hook(environ, _stamp(compared, observed, started, absent=looked_into))  # last: what the hook compares files with
+        fingerprint.stamp_hook(environ, _stamp(compared, observed, started, absent=looked_into))  # last: what the hook compares files with
     for name in LEGACY:
         (state_dir(environ) / name).unlink(missing_ok=True)
 
 
-def _layers_as_read(loaded: model.Model) -> dict[str, object]:
+def _layers_as_read(loaded: Model) -> dict[str, object]:
     """The stat of each file the model includes while it holds the bytes this sync read (see
     core.layers.as_seen, imported only for a model that includes files)."""
     if len(loaded.layers) < 2:
@@ -168,7 +168,7 @@ def _slice(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
     names = sorted({result.client.entry_name(p) for p in providers} | set(result.record.entries if result.record else ()))
     scopes = [list(scope) for scope in result.client.local_scopes]
     spec = {"format": result.target.format, "key": list(result.target.key), "scopes": scopes, "names": names}
-    return spec | {"slice": fastpath.entries_slice(result.after or "", spec["format"], spec["key"], scopes, names)}
+    return spec | {"slice": fingerprint.entries_slice(result.after or "", spec["format"], spec["key"], scopes, names)}
 
 
 def hook_watch(needs: Dependencies, environ: Mapping[str, str], projector: str | None, observed: Mapping[str, object] | None = None) -> str:
@@ -207,7 +207,7 @@ def _watched_variable(name: str, value: str | None) -> str:
 
 
 def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False, absent: Mapping[str, list[str]] | None = None) -> int:
-    """The hook's stamp (see fastpath): the newest watched mtime when every file is as this sync
+    """The hook's stamp (see core.fingerprint): the newest watched mtime when every file is as this sync
     saw it (or, one it did not read, unchanged since it began) and that mtime has settled; else
     when the sync began, so a change made while it ran is newer. Files this sync just wrote
     settle within a few hundredths of a second: waiting for that spares the next prompt a run.
@@ -226,10 +226,10 @@ def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False,
         elif now is not None and now[0] >= started and not _still_absent(path, now[0], (absent or {}).get(path)):
             return started
         newest = max(newest, now[0] if now else 0)
-    wait = fastpath.unsettled_for(newest)
+    wait = fingerprint.unsettled_for(newest)
     if wait == 0:
         return newest
-    if waited or wait > 2 * fastpath.STAMP_MARGIN_NS:
+    if waited or wait > 2 * fingerprint.STAMP_MARGIN_NS:
         return started
     time.sleep(wait / 1e9)
     return _stamp(paths, observed, started, waited=True, absent=absent)
@@ -241,8 +241,8 @@ def _still_absent(folder: str, mtime: int, names: list[str] | None) -> bool:
     there are no names to look for or the mtime will not settle soon."""
     if not names:
         return False
-    wait = fastpath.unsettled_for(mtime)
-    if wait > 2 * fastpath.STAMP_MARGIN_NS:
+    wait = fingerprint.unsettled_for(mtime)
+    if wait > 2 * fingerprint.STAMP_MARGIN_NS:
         return False
     if wait:
         time.sleep(wait / 1e9)

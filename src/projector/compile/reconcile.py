@@ -19,7 +19,7 @@ from typing import Any
 from projector.compile.clients import Reading, without_query
 from projector.compile.ledger import entry_hash
 from projector.core.invocation import bridge_args
-from projector.core.model import Provider
+from projector.core.modeltypes import Provider
 from projector.core.record import Factory, Record
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 
-from projector.core.model import Env, Model, Settings
-from projector.core.projects import Project
+from projector.core.modeltypes import Env, Model, Project, Settings
 from projector.core.record import Record
 from projector.core.scope import Placement, place
 
@@ -35,7 +34,7 @@ class Launch(Record):
     sources: tuple[tuple[str, str], ...]  # (setting, where it came from), for `explain`
     shared: bool = False  # one server for the workspace's sessions (runtime/host) instead of one per session
     linger: float = 30.0  # seconds a shared server outlives its last session
-    blocked: str | None = None  # why it must not run: a layer of the model that says something of it is not trusted
+    blocked: str | None = None  # why it must not run: a layer of the model that says something of it, or the clone it runs in, is not trusted
     base: str = ""  # the workspace root, or the folder when it is in none: a relative command is taken from here
 
     @property
@@ -95,6 +94,6 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         sources=tuple(sorted(sources.items())),
         shared=bool(settings.shared),
         linger=float(settings.linger),
-        blocked=model.blocked(name),
+        blocked=model.blocked(name) or (placed.binding.distrust if placed.binding is not None else None),
         base=base,
     )

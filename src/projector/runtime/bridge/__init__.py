@@ -148,7 +148,11 @@ def _locate(options: Options, log: Any) -> Where:
     from projector.core import model, projects
     from projector.core.errors import display_path
     from projector.core.locations import state_dir
-    from projector.core.resources import client_ids
+
+    def client_ids() -> tuple[str, ...]:  # asked only when the kept check does not hold: core.resources is not imported before
+        from projector.core import resources
+
+        return resources.client_ids()
 
     environ = os.environ
     path = model.model_path(options.config, environ)
@@ -161,6 +165,8 @@ def _locate(options: Options, log: Any) -> Where:
     for notice in here.notices:
         log(notice)
     provider = loaded.provider(options.provider)
+    if provider is None and (withheld := loaded.left_out(options.provider)):
+        raise SystemExit(f"provider {options.provider} is left out: {withheld}")
     if provider is None and not projects.declares_anywhere(options.provider, environ):
         raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
     return Where(loaded, provider, folder, here.trusted)
