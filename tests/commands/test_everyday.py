@@ -158,6 +158,7 @@ def test_explain_names_the_layer_each_setting_came_from(sandbox):
     team = sandbox.file(".config/projector/team/projector.yaml", TEAM)
     sandbox.file(".config/projector/projector.yaml", "version: 1\ninclude: [team/projector.yaml]\nclients: [codex]\nroots: [~/src]\n")
     assert sandbox.run("trust", str(team)).returncode == 0
+    assert sandbox.run("trust", str(clone)).returncode == 0  # a clone found by its remote runs the binding's commands once trusted
     verbose = sandbox.run("explain", "-v", str(clone)).stdout
     assert "model ~/.config/projector/projector.yaml" not in verbose and "in ~/.config/projector/projector.yaml" not in verbose
     assert "  command: from ~/.config/projector/team/projector.yaml:4\n" in verbose

@@ -128,7 +128,7 @@ echo "$*" >> {log}
 exec {python} -c '
 import sys, time
 from pathlib import Path
-import projector.fastpath as fastpath
+import projector.core.fingerprint as fastpath
 folder, recorded = sys.argv[1], fastpath.record
 def record(*args, **kwargs):
     Path(folder, f"notes-{{time.time_ns()}}.txt").write_text("a person saved a file")
