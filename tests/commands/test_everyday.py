@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import json
 
-MODEL = """\
-version: 1
-clients: [codex, kiro]
-providers:
-  docs:
-    url: https://kb.example.com/mcp
-    token_env: DOCS_TOKEN
-"""
+from models import BOUND_AND_PLAIN, CODEX_KIRO as MODEL
 
 
 def _drifted(sandbox):
@@ -90,28 +83,15 @@ def test_a_warning_about_an_unchanged_state_is_said_once_and_doctor_lists_it(san
     assert "OpenCode" in sandbox.run("sync", config=config).stderr, "a state that went and came back is told again"
 
 
-SHOWN = """\
-version: 1
-clients: [claude-code, codex]
-providers:
-  docs:
-    url: https://kb.example.com/mcp
-    token_env: DOCS_TOKEN
-  fs:
-    url: https://fs.example.com/mcp
-bindings:
-  ~/work/a:
-    docs: []
-"""
 
 
 def test_explain_shows_each_entry_as_it_is_in_its_file(sandbox):
-    """The user's own `fs` in Claude Code, an adopted Codex edit, then everything removed: explain
+    """The user's own `web` in Claude Code, an adopted Codex edit, then everything removed: explain
     tells what is in each file, not what sync would write."""
     sandbox.install_projector()
     (sandbox.home / "work" / "a").mkdir(parents=True)
-    sandbox.file(".claude.json", json.dumps({"mcpServers": {"fs": {"command": "npx", "args": ["my-fs"]}}}))
-    config = sandbox.model(SHOWN)
+    sandbox.file(".claude.json", json.dumps({"mcpServers": {"web": {"command": "npx", "args": ["my-web"]}}}))
+    config = sandbox.model(BOUND_AND_PLAIN)
     assert sandbox.run("sync", config=config).returncode == 0
     codex = sandbox.home / ".codex" / "config.toml"
     codex.write_text(codex.read_text().replace('[mcp_servers.docs]\n', '[mcp_servers.docs]\nstartup_timeout_sec = 30\n'))
@@ -119,18 +99,18 @@ def test_explain_shows_each_entry_as_it_is_in_its_file(sandbox):
     folder = str(sandbox.home / "work" / "a")
 
     short = sandbox.run("explain", folder, config=config).stdout.splitlines()
-    assert "claude-code (~/.claude.json): docs as sync writes it; fs your own (projector did not write it): sync leaves it" in short
-    assert "codex (~/.codex/config.toml): docs your edit, adopted; fs as sync writes it" in short
+    assert "claude-code (~/.claude.json): docs as sync writes it; web your own (projector did not write it): sync leaves it" in short
+    assert "codex (~/.codex/config.toml): docs your edit, adopted; web as sync writes it" in short
     report = json.loads(sandbox.run("explain", folder, "--json", config=config).stdout)
-    assert report["files"]["claude-code"]["entries"]["fs"] == {
-        "state": "foreign", "in_file": {"command": "npx", "args": ["my-fs"]}, "sync_writes": {"type": "http", "url": "https://fs.example.com/mcp"}}
+    assert report["files"]["claude-code"]["entries"]["web"] == {
+        "state": "foreign", "in_file": {"command": "npx", "args": ["my-web"]}, "sync_writes": {"type": "http", "url": "https://web.example.com/mcp"}}
     assert report["files"]["codex"]["entries"]["docs"]["in_file"]["startup_timeout_sec"] == 30
     verbose = sandbox.run("explain", "--verbose", folder, config=config).stdout
-    assert '  fs: your own (projector did not write it): sync leaves it\n    in the file: {"command": "npx", "args": ["my-fs"]}\n' in verbose
+    assert '  web: your own (projector did not write it): sync leaves it\n    in the file: {"command": "npx", "args": ["my-web"]}\n' in verbose
 
     assert sandbox.run("remove", config=config).returncode == 0
     after = sandbox.run("explain", folder, config=config).stdout.splitlines()
-    assert "codex (~/.codex/config.toml): docs, fs not written yet: sync writes them" in after
+    assert "codex (~/.codex/config.toml): docs, web not written yet: sync writes them" in after
 
 
 TEAM = """\

@@ -53,6 +53,12 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     return outcome, state
 
 
+def dry_sync(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, engine.Written]:
+    """What a sync would do, through the dry-run system (which writes nothing): `diff`, `sync --dry-run`."""
+    outcome, state = compute(config, only, force)
+    return outcome, engine.write(outcome, state)
+
+
 def entries_in_file(result: engine.FileResult) -> dict:
     """The entries under a client file's servers key as they are in the file (before a sync)."""
     from projector.compile import documents

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from projector.commands.common import compute, err, report_warnings
+from projector.commands.common import dry_sync, err, report_warnings
 from projector.compile import engine
 from projector.core.errors import ProjectorError
 from projector.core.record import replace
@@ -22,11 +22,10 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
     from projector.compile.report import diff_stat, unified_diff
 
     try:
-        outcome, state = compute(config, client, force)
+        outcome, written = dry_sync(config, client, force)
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
-    written = engine.write(outcome, state)  # the dry-run system writes nothing
     terminal = sys.stdout.isatty()
     colour = wants_colour(terminal, os.environ) if color is None else color
     changed = [result for result in written.results if result.changed]
@@ -57,9 +56,9 @@ def drift(config: str | None, client: list[str] | None, results: tuple[engine.Fi
     paths = {result.path for result in results if not result.changed and _drift_names(result)}
     if not paths:
         return []
-    forced, state = compute(config, client, True)
+    _, forced = dry_sync(config, client, True)
     kept = {result.path: result.states for result in results}
-    return [replace(r, states=kept[r.path]) for r in engine.write(forced, state).results if r.path in paths and r.changed]
+    return [replace(r, states=kept[r.path]) for r in forced.results if r.path in paths and r.changed]
 
 
 def _drift_names(result: engine.FileResult) -> str:

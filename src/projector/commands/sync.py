@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from projector.commands.common import busy, carry_out, compute, err, load_model, report_warnings
+from projector.commands.common import busy, carry_out, compute, dry_sync, err, load_model, report_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import stat_of
@@ -77,11 +77,10 @@ def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: b
     from projector.compile.report import change_line, kept_lines
 
     try:
-        outcome, state = compute(config, client, force)
+        outcome, written = dry_sync(config, client, force)
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
-    written = engine.write(outcome, state)  # the dry-run system writes nothing
     if as_json:
         return _as_json(outcome, written, dry_run=True)
     changed = [result for result in written.results if result.changed]
