@@ -177,7 +177,7 @@ def status(config: ConfigOption = None, client: ClientOption = None, as_json: Js
     """
     from projector.commands import status as command
 
-    _with_clients(command.run, config, client, as_json)
+    _with_clients(command.run, config, client, as_json, ack, show_all)
 
 
 @command()
@@ -200,7 +200,13 @@ def explain(
 
 
 @command()
-def doctor(config: ConfigOption = None, client: ClientOption = None, as_json: JsonOption = False) -> None:
+def doctor(
+    config: ConfigOption = None,
+    client: ClientOption = None,
+    as_json: JsonOption = False,
+    ack: Annotated[bool, typer.Option("--ack", help="Acknowledge the warnings given now: doctor counts them in one line until they change.")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help="List acknowledged warnings too.")] = False,
+) -> None:
     """Check projector's set-up, each problem with what to do.
 
     projector on PATH and in the entries; each bridge entry started the way its client starts
@@ -210,7 +216,7 @@ def doctor(config: ConfigOption = None, client: ClientOption = None, as_json: Js
     """
     from projector.commands import doctor as command
 
-    _with_clients(command.run, config, client, as_json)
+    _with_clients(command.run, config, client, as_json, ack, show_all)
 
 
 @command()

@@ -78,6 +78,10 @@ def test_a_warning_about_an_unchanged_state_is_said_once_and_doctor_lists_it(san
         assert "warning" not in again.stderr, (command, again.stderr)
     listed = sandbox.run("doctor", config=config).stdout
     assert own in listed and "OpenCode" in listed
+    assert sandbox.run("doctor", "--ack", config=config).stdout.startswith("acknowledged 3 warnings")
+    quiet = sandbox.run("doctor", config=config).stdout
+    assert own not in quiet and "note     3 warnings acknowledged (`projector doctor --all` lists them)" in quiet
+    assert own in sandbox.run("doctor", "--all", config=config).stdout
     without_hook = sandbox.model(MODEL.replace("clients: [codex, kiro]", "clients: [codex, kiro, opencode]"), "other.yaml")
     assert "OpenCode" not in sandbox.run("sync", config=without_hook).stderr
     assert "OpenCode" in sandbox.run("sync", config=config).stderr, "a state that went and came back is told again"

@@ -28,7 +28,7 @@ SCHEMA = 1
 LABELS = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
 
 
-def run(config: str | None, client: list[str] | None, as_json: bool = False) -> int:
+def run(config: str | None, client: list[str] | None, as_json: bool = False, ack: bool = False, show_all: bool = False) -> int:
     try:
         outcome, _ = compute(config, client, False)
         loaded = load_model(config)
@@ -41,7 +41,13 @@ def run(config: str | None, client: list[str] | None, as_json: bool = False) -> 
             err(f"error: {error}")
         return 1
     chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
-    report = doctor(loaded, outcome, chosen, os.environ, explicit=bool(client))
+    if ack:
+        noted = [w for w in outcome.warnings if not shadowing(w)]
+        acknowledge(noted, os.environ)
+        print(f"acknowledged {len(noted)} warning{'s' if len(noted) != 1 else ''}: doctor lists "
+              f"{'them' if len(noted) != 1 else 'it'} again with --all, or once {'they change' if len(noted) != 1 else 'it changes'}")
+        return 0
+    report = doctor(loaded, outcome, chosen, os.environ, explicit=bool(client), acknowledged=() if show_all else acknowledged(os.environ))
     if as_json:
         import json
 
@@ -52,8 +58,10 @@ def run(config: str | None, client: list[str] | None, as_json: bool = False) -> 
     return 0 if report["healthy"] else 1
 
 
-def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str], explicit: bool = False) -> dict[str, Any]:
-    """Every check, each ok, a note or a problem, with a message a person can act on."""
+def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str], explicit: bool = False,
+           acknowledged: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every check, each ok, a note or a problem, with a message a person can act on;
+    ``acknowledged``: warnings the user has read (`doctor --ack`), counted in one note."""
     here = home(environ)
     checks: list[dict[str, Any]] = []
 
@@ -120,8 +128,13 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if started:
             entries = f"{started} bridge entr{'y' if started == 1 else 'ies'}"
             check(True, f"{result.client.name}: {entries} started as it starts them: each finds the model and the trust store")
-    for warning in outcome.warnings:  # sync, diff and status say each once: here they are all, every time
-        check("shadows the global entry" not in warning, warning, None if "shadows the global entry" in warning else "note")
+    known = [w for w in outcome.warnings if w in acknowledged and not shadowing(w)]
+    for warning in outcome.warnings:  # sync, diff and status say each once: here they are all, but the acknowledged
+        if warning not in known:
+            check(not shadowing(warning), warning, None if shadowing(warning) else "note")
+    if known:
+        check(True, f"{len(known)} warning{'s' if len(known) != 1 else ''} acknowledged (`projector doctor --all` lists "
+                    f"{'them' if len(known) != 1 else 'it'})", "note")
     for message in _pending_removals(outcome):
         check(True, message, "note")
     for file, why in withdrawn(environ):
@@ -132,6 +145,35 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             check(False, f"{display_path(file, here)} changed since it was trusted: its workspace ignores it (its servers have no "
                          f"tools there) until you review it and run `projector trust {folder}`")
     return {"schema": SCHEMA, "healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def shadowing(warning: str) -> bool:
+    """A project file's entry that shadows projector's global entry: a problem, never merely acknowledged."""
+    return "shadows the global entry" in warning
+
+
+def acknowledged_path(environ: Mapping[str, str]):  # -> Path
+    from projector.core.locations import state_dir
+
+    return state_dir(environ) / "acknowledged.json"
+
+
+def acknowledged(environ: Mapping[str, str]) -> tuple[str, ...]:
+    import json
+
+    try:
+        return tuple(json.loads(acknowledged_path(environ).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return ()
+
+
+def acknowledge(warnings: list[str], environ: Mapping[str, str]) -> None:
+    """The warnings given now are the acknowledged ones (a warning that changes is new again)."""
+    import json
+
+    from projector.core import files
+
+    files.write_text(acknowledged_path(environ), json.dumps(sorted(set(warnings)), indent=0))
 
 
 class _Starts:
