@@ -177,7 +177,7 @@ def status(config: ConfigOption = None, client: ClientOption = None, as_json: Js
     """
     from projector.commands import status as command
 
-    _with_clients(command.run, config, client, as_json, ack, show_all)
+    _with_clients(command.run, config, client, as_json)
 
 
 @command()
