@@ -210,11 +210,11 @@ def _explain_summary(report: dict[str, Any]) -> list[str]:
     for provider in report["providers"]:
         if provider.get("kind") == "local":
             runs = f": runs {' '.join([provider['command'], *provider['args']])} in {provider['cwd']}" if provider["runs"] else ""
-            lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}")
+            lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}" + _tools_words(provider))
         else:
             kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
             source = provider["binding"] or provider.get("project_file")
-            lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else ""))
+            lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "") + _tools_words(provider))
     for hook in report["hooks"]:
         state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
         lines.append(f"hook {hook['name']}: on {hook['event']} {state}")
@@ -281,6 +281,7 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     lines += _from_lines(provider) if layered else []
     if provider["dropped"]:
         lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
+    lines += _tool_lines(provider)
     if provider["entry"] == "http":
         lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
     elif provider["entry"] == "none":
@@ -288,6 +289,18 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     else:
         lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
     return lines
+
+
+def _tools_words(provider: dict[str, Any]) -> str:
+    """The provider's tool rule here, on its summary line (none: every tool, nothing said)."""
+    tools = provider.get("tools")
+    return f"; tools: {tools['shown']}" if tools else ""
+
+
+def _tool_lines(provider: dict[str, Any]) -> list[str]:
+    """The provider's tool rule here and where it came from (none: every tool, no line)."""
+    tools = provider.get("tools")
+    return [f"  tools: {tools['shown']} — from {tools['from']}"] if tools else []
 
 
 DEFAULT_WORDS = {  # runtime.launch.DEFAULTS, as a person reads them
@@ -303,7 +316,7 @@ DEFAULT_WORDS = {  # runtime.launch.DEFAULTS, as a person reads them
 
 
 def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
-    lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else [])
+    lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else []) + _tool_lines(provider)
     if provider["workspace"]:
         lines.append(f"  workspace: {provider['workspace']}")
     if provider["runs"]:
