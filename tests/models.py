@@ -28,3 +28,26 @@ bindings:
   ~/work/a:
     docs: [a]
 """
+
+CODEX_KIRO = """\
+version: 1
+clients: [codex, kiro]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+"""
+
+BOUND_AND_PLAIN = """\
+version: 1
+clients: [claude-code, codex]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+  web:
+    url: https://web.example.com/mcp
+bindings:
+  ~/work/a:
+    docs: [x]
+"""

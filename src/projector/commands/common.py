@@ -53,6 +53,21 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     return outcome, state
 
 
+def dry_sync(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, engine.Written]:
+    """What a sync would do, through the dry-run system (which writes nothing): `diff`, `sync --dry-run`."""
+    outcome, state = compute(config, only, force)
+    return outcome, engine.write(outcome, state)
+
+
+def entries_in_file(result: engine.FileResult) -> dict:
+    """The entries under a client file's servers key as they are in the file (before a sync)."""
+    from projector.compile import documents
+
+    if result.before is None:
+        return {}
+    return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
+
+
 def layer_report(loaded: Model, provenance: Provenance | None = None) -> list[dict]:
     """The model's layers in order (its own file last): each file, its sha256, the include that
     brought it in, the local servers and hooks it declares or sets, the token-carrying providers it
@@ -93,7 +108,32 @@ def busy(consequence: str) -> int:
 
 
 def report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:
-    for warning in outcome.warnings:
+    """Errors every time; a warning once while the state it tells of holds (the shell hook syncs
+    at many prompts, and a user's own entry stays the user's): `projector doctor` lists them all."""
+    for warning in unsaid(outcome.warnings, os.environ):
         err(f"warning: {warning}")
     for problem in outcome.problems + tuple(problems):
         err(f"error: {problem}")
+
+
+def said_path(environ: Mapping[str, str]) -> Path:
+    return state_dir(environ) / "said.json"
+
+
+def unsaid(warnings: tuple[str, ...], environ: Mapping[str, str]) -> list[str]:
+    """The warnings not said before, and remembered as said. Only those still given are kept,
+    so a state that goes away and comes back is told again."""
+    import json
+
+    path = said_path(environ)
+    try:
+        before = set(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    current = list(dict.fromkeys(warnings))
+    if set(current) != before:
+        try:
+            files.write_text(path, json.dumps(sorted(current), indent=0))
+        except OSError:
+            return current  # nowhere to remember: say each
+    return [warning for warning in current if warning not in before]

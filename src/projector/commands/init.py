@@ -18,9 +18,19 @@ def run(config: str | None) -> int:
     if path.exists():
         err(f"error: {shown} exists already; projector init never overwrites a model")
         return 1
-    from projector.core.resources import client_ids
-
-    # The ids come from the descriptors: a client added as a data file is listed too.
-    files.write_text(path, STARTER.read_text(encoding="utf-8").replace("{client_ids}", ", ".join(client_ids())))
+    files.write_text(path, starter_text())
     print(f"wrote {shown}: add your providers, then run `projector diff`")
     return 0
+
+
+def starter_text() -> str:
+    """The starter with this installation's facts: the client ids come from the descriptors (a
+    client added as a data file is listed too), and the schema an editor checks the model with
+    is the file projector itself checks it with, by its path here: projector has no published
+    home whose URL would stay true, and a path on this machine works offline and always matches
+    the installed version (`projector init` on another machine writes that machine's path)."""
+    from projector.core.resources import client_ids, data_dir
+
+    schema = data_dir("schemas") / "model.schema.json"
+    text = STARTER.read_text(encoding="utf-8")
+    return text.replace("{client_ids}", ", ".join(client_ids())).replace("{schema}", str(schema))

@@ -72,7 +72,7 @@ class TomlDocument:
         try:
             self.value: dict[str, Any] = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise DocumentError(_decode_problem(source, str(exc))) from None
+            raise DocumentError(_decode_problem(source, str(exc), text)) from None
         except RecursionError:  # tomllib recurses once per nested array or inline table
             raise too_deep(source, deepest(_parser().parse(self._bytes).root_node, ("array", "inline_table")) or (0, 0)) from None
         self._newline = newline_of(text)
@@ -351,9 +351,16 @@ def _inline(value: Any) -> Any:
     return value
 
 
-def _decode_problem(source: str, message: str) -> Problem:
+def _decode_problem(source: str, message: str, document: str = "") -> Problem:
+    """tomllib's message with its place as line:col; "(at end of document)" is the place just
+    after the file's last character (the line a person looks at, not the empty one after it)."""
     found = re.search(r"\(at line (\d+), column (\d+)\)", message)
     text = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
     if found:
         return Problem(source, int(found.group(1)), int(found.group(2)), f"not valid TOML: {text}")
+    if "(at end of document)" in text:
+        body = document.rstrip("\r\n")
+        line = body.count("\n") + 1
+        column = len(body.rpartition("\n")[2]) + 1
+        return Problem(source, line, column, "not valid TOML: " + text.replace("(at end of document)", "(at the end of the file)"))
     return Problem(source, None, None, f"not valid TOML: {text}")
