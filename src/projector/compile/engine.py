@@ -195,7 +195,9 @@ def _decide(
         recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
                      "trust": lambda name, value: False}[target.kind]
-        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id)
+        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
+                             record.taken if record else None, keeps_originals=target.kind == "servers")
+        decision = _with_original_text(decision, document, target.key)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states = _prune_local_scopes(target, text, providers)
     notes, states = decision.notes + local_notes, decision.states + local_states
@@ -207,7 +209,7 @@ def _decide(
             after = _undo_creation(target, text, created)
         if after is None and read.text is not None and kept_whole(target.path):
             after = text  # created by projector, but someone's since: emptied, kept
-        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted) if decision.owned else None
+        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted, taken=decision.taken) if decision.owned else None
         intent = _intent(target, record, decision, created, current)
     if read.text is None and after == "":
         after = None
@@ -220,7 +222,14 @@ def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, c
     each edited entry held before (it stays ours until the edit lands)."""
     previous = {name: entry_hash(current[name]) for name in decision.edits if current and name in current}
     entries = {**(record.entries if record else {}), **decision.owned}
-    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous, decision.adopted)
+    taken = {**(record.taken if record else {}), **decision.taken}
+    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous, decision.adopted, taken)
+
+
+def _with_original_text(decision: Decision, document: documents.Document, key: tuple[str, ...]) -> Decision:
+    """The entries taken over at this sync, with their text as the file holds it (before any edit)."""
+    fresh = {name: {**original, "text": document.source_of(key, name)} for name, original in decision.taken.items() if "text" not in original}
+    return replace(decision, taken={**decision.taken, **fresh}) if fresh else decision
 
 
 def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:

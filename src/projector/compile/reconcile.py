@@ -5,10 +5,13 @@
 - An entry projector wrote that was changed by hand is drift: reported and kept (``--force``
   overwrites). `projector adopt` makes the hand edit projector's own: kept, and in sync, while
   the model wants the entry it wanted when the edit was adopted.
-- A same-name entry projector did not write is adopted only when it has a shape projector or its
-  predecessor wrote (``recognise``): for a server, the provider's URL (any query), or
-  ``<path>/projector mcp --provider <name>``; for a hook group, one that runs ``projector
-  dispatch``. Anything else is the user's: left alone, with a warning.
+- A same-name entry projector did not write is the user's. projector takes it over only when it
+  is the very entry projector would write, or has a shape projector or its predecessor wrote
+  (``recognise``): for a server, the provider's URL (any query), or ``<path>/projector mcp
+  --provider <name>``; for a hook group, one that runs ``projector dispatch``. A server entry
+  taken over keeps its original in the ledger (``taken``), and is given back as it was, never
+  deleted, when projector lets go of it; the sync says so once. Anything else is left alone,
+  with a warning.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from projector.compile.clients import Reading, without_query
+from projector.compile.documents.base import Verbatim
 from projector.compile.ledger import entry_hash
 from projector.core.invocation import bridge_args
 from projector.core.model import Provider
@@ -29,8 +33,11 @@ class Decision(Record):
     edits: dict[str, Any | None]  # name -> new value, or None to remove
     owned: dict[str, str]  # name -> hash of what the file holds for us afterwards
     notes: tuple[str, ...]
-    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | drift | foreign | adopted
+    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | give-back | drift | foreign | adopted
     adopted: dict[str, str] = Factory(dict)  # name -> hash of the entry projector would write, when adopted
+    # name -> the user's original of an entry projector manages: {"value": ..., "text": ...}
+    # (an entry taken over at this sync has no "text" yet: the engine reads it from the file)
+    taken: dict[str, Any] = Factory(dict)
 
 
 def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
@@ -62,25 +69,42 @@ def reconcile(
     force: bool = False,
     adopted: Mapping[str, str] | None = None,
     client: str = "CLIENT",
+    taken: Mapping[str, Mapping[str, Any]] | None = None,
+    keeps_originals: bool = True,
 ) -> Decision:
     """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
     its predecessor) writes; ``reading``: how the file's client reads an entry back.
     ``adopted``: entries whose hand edit the user adopted (`projector adopt`), by name, with the
-    hash of the entry projector wanted then: kept as they are while it wants the same."""
+    hash of the entry projector wanted then: kept as they are while it wants the same.
+    ``taken``: the originals of entries projector took over (the ledger's); ``keeps_originals``:
+    whether an entry taken over now keeps its original (server entries; a hook group that runs
+    projector's dispatcher is projector's whoever wrote it)."""
     current = current or {}
     adopted = adopted or {}
+    taken = taken or {}
     edits: dict[str, Any | None] = {}
     kept: dict[str, str] = {}
     still_adopted: dict[str, str] = {}
+    originals: dict[str, Any] = {}
     notes: list[str] = []
     states: dict[str, str] = {}
+
+    def take(name: str) -> None:
+        if keeps_originals:
+            originals[name] = {"value": current[name]}
+            notes.append(f"took over {name} in {where}; `projector remove` gives it back")
+
     for name, value in desired.items():
         present = current.get(name)
         unchanged = name in owned and _unchanged(reading, present, owned[name])
+        if name in taken and name in owned:
+            originals[name] = taken[name]
         if name not in current:
             edits[name], states[name] = value, "add"
         elif reading.normal(present) == reading.normal(value):
             states[name] = "in-sync"
+            if name not in owned:
+                take(name)
         elif unchanged and adopted.get(name) == entry_hash(reading.normal(value)) and not force:
             kept[name], still_adopted[name], states[name] = owned[name], adopted[name], "adopted"
             continue
@@ -93,6 +117,7 @@ def reconcile(
             continue
         elif recognise(name, present) or force:
             edits[name], states[name] = value, "update"
+            take(name)
         else:
             notes.append(f'{where}: entry "{name}" was not written by projector; left as it is (rename or remove it to let projector manage it)')
             states[name] = "foreign"
@@ -101,12 +126,27 @@ def reconcile(
     for name, digest in owned.items():
         if name in desired or name not in current:
             continue
-        if _unchanged(reading, current[name], digest) or force:
+        if name in taken and (_unchanged(reading, current[name], digest) or force):
+            edits.update(given_back(name, current[name], taken[name]))
+            states[name] = "give-back"
+        elif _unchanged(reading, current[name], digest) or force:
             edits[name], states[name] = None, "remove"
         else:
             notes.append(f'{where}: entry "{name}" of a removed provider was changed by hand; kept (--force removes it)')
             kept[name], states[name] = digest, "drift"
-    return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())), adopted=still_adopted)
+            if name in taken:
+                originals[name] = taken[name]
+    return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())), adopted=still_adopted,
+                    taken={name: original for name, original in originals.items() if name in kept})
+
+
+def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str, Any]:
+    """The edit that puts a taken-over entry back as it was: none while the file holds it still
+    (its bytes were never touched), else its own text where it stands."""
+    if present == original["value"]:
+        return {}
+    text = original.get("text")
+    return {name: Verbatim(original["value"], text) if text is not None else original["value"]}
 
 
 def prune(

@@ -9,7 +9,20 @@ from typing import Any
 from projector.core.record import Record
 
 Edits = Mapping[str, Any | None]
-"""Entry name → the new value, or None to remove the entry."""
+"""Entry name → the new value (or a Verbatim one), or None to remove the entry."""
+
+
+class Verbatim(Record):
+    """An entry written back exactly as a file once held it: its value, and its text there (what
+    a document's ``source_of`` gave), spliced in as it stands instead of rendered anew."""
+
+    value: Any
+    text: str
+
+
+def plain(value: Any) -> Any:
+    """An edit's value as the file will read it."""
+    return value.value if isinstance(value, Verbatim) else value
 
 
 class Splice(Record):
@@ -84,7 +97,7 @@ def expected_servers(before: Mapping[str, Any] | None, edits: Edits) -> dict[str
         if value is None:
             result.pop(name, None)
         else:
-            result[name] = value
+            result[name] = plain(value)
     return result
 
 

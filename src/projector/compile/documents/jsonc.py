@@ -18,6 +18,7 @@ from projector.compile.documents.base import (
     MAX_DEPTH,
     Edits,
     Splice,
+    Verbatim,
     check_edit,
     indentation_at,
     newline_of,
@@ -115,6 +116,12 @@ class JsonDocument:
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         return self.servers(key) == {}
+
+    def source_of(self, key: tuple[str, ...], name: str) -> str | None:
+        """The text of entry ``name``'s value under ``key`` as the file spells it (None: absent)."""
+        obj = self._object_at(key) if not self.blank else None
+        pair = _member(obj, name) if obj is not None else None
+        return pair.child_by_field_name("value").text.decode("utf-8") if pair is not None else None
 
     # ------------------------------------------------------------------ editing
 
@@ -285,12 +292,14 @@ class JsonDocument:
         return splices
 
     def _new_file(self, key: tuple[str, ...], values: dict[str, Any]) -> str:
-        nested: Any = dict(values)
+        nested: Any = {name: value.value if isinstance(value, Verbatim) else value for name, value in values.items()}
         for step in reversed(key):
             nested = {step: nested}
         return json.dumps(nested, indent=2, ensure_ascii=False) + "\n"
 
     def _render(self, value: Any, indent: str, inline: bool) -> str:
+        if isinstance(value, Verbatim):
+            return value.text
         style = self._style
         if inline:
             return json.dumps(value, ensure_ascii=False, separators=(style.comma, style.colon))
