@@ -124,7 +124,7 @@ def sync(
     config: ConfigOption = None,
     client: ClientOption = None,
     force: ForceOption = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings, errors and changes to a repository's files (for shell hooks).")] = False,
     wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="How long to wait for another running sync.")] = 10.0,
     hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Run from the shell hook (the fast path renews its stamp).")] = False,
 ) -> None:

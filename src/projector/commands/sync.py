@@ -42,12 +42,11 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     complete = not (outcome.problems or written.problems or client or force)
     observed = {**inputs, **_layers_as_read(outcome.model), **outcome.system.observed}
     remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results)
-    if not quiet:
-        changed = [result for result in written.results if result.changed]
-        for result in changed:
-            print(change_line(result))
-        if not changed and not (outcome.problems or written.problems):
-            print(fastpath.NOTHING_TO_DO)
+    changed = [result for result in written.results if result.changed]
+    for result in changed if not quiet else [r for r in changed if r.target.is_project]:  # a repository's file: said even when quiet
+        print(change_line(result))
+    if not quiet and not changed and not (outcome.problems or written.problems):
+        print(fastpath.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
 

@@ -15,7 +15,7 @@ create it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from projector.compile.clients import Client
 from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
-from projector.compile.reconcile import Decision, prune, recognisable, reconcile
+from projector.compile.reconcile import Decision, given_back, prune, recognisable, reconcile
 from projector.compile.system import System
 from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
@@ -46,8 +46,8 @@ class FileResult(Record):
     before: str | None  # None: the file does not exist
     after: str | None  # None: the file is (to be) removed
     bom: bool
-    record: FileRecord | None  # the ledger's record after the sync (global files)
-    intent: FileRecord | None  # what the ledger says while the file is being written (global files)
+    record: FileRecord | None  # the ledger's record after the sync
+    intent: FileRecord | None  # what the ledger says while the file is being written
     notes: tuple[str, ...]
     states: tuple[tuple[str, str], ...]  # entry name -> state, for status
 
@@ -163,8 +163,13 @@ def evaluate(
 ) -> FileResult | Problem:
     """Read one target (``read``: its file as an earlier target of it leaves it) and decide its
     new text; a Problem when it cannot be read or parsed."""
+    return _guarded(target, lambda: _decide(target, record, providers, force, system, read))
+
+
+def _guarded(target: TargetFile, work: Callable[[], FileResult]) -> FileResult | Problem:
+    """``work``'s result for one target, or the Problem that leaves its file untouched."""
     try:
-        return _decide(target, record, providers, force, system, read)
+        return work()
     except DocumentError as error:
         return error.problems[0]
     except UnicodeDecodeError:
@@ -188,7 +193,7 @@ def _decide(
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
     reading = target.client.reading
     if target.is_project:
-        decision = prune(target.shown, current, providers, target.shadows, target.readings)
+        decision = _with_original_text(prune(target.shown, current, providers, target.shadows, target.readings), document, target.key)
     else:
         owned = record.owned_in(current) if record else {}
         adopted = dict(record.adopted) if record else {}
@@ -203,7 +208,11 @@ def _decide(
     notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
     new_record = intent = None
-    if not target.is_project:  # a project file is never deleted: projector did not create it
+    if target.is_project and decision.taken:  # on record before the file is written: `remove` puts them back
+        new_record = intent = _pruned_record(target, record, decision, read.text or "", text)
+    elif target.is_project:
+        new_record = record
+    else:  # a project file is never deleted: projector did not create it
         created = _created(record, decision, read.text, current)
         if not decision.owned and created:
             after = _undo_creation(target, text, created)
@@ -214,6 +223,40 @@ def _decide(
     if read.text is None and after == "":
         after = None
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states))
+
+
+def _pruned_record(target: TargetFile, record: FileRecord | None, decision: Decision, before: str, after: str) -> FileRecord:
+    """A project file's record after a sync removed entries from it: every entry removed so far,
+    the file as it was before the first removal (or before this one, when something else changed
+    it since projector last left it), and a hash of the text projector leaves."""
+    from projector.core.digest import sha256
+
+    same = record is not None and record.left == sha256(before.encode("utf-8"))
+    original = record.original if same and record is not None else before
+    pruned = {**(record.pruned if record else {}), **decision.taken}
+    return FileRecord(target.client.id, {}, pruned=pruned, original=original, left=sha256(after.encode("utf-8")))
+
+
+def restored(target: TargetFile, record: FileRecord, system: System) -> FileResult | Problem:
+    """A project file with the entries projector removed from it put back: the whole file as it
+    was while nothing else changed it since; otherwise each entry the file lacks, as it was."""
+    return _guarded(target, lambda: _restore(target, record, system))
+
+
+def _restore(target: TargetFile, record: FileRecord, system: System) -> FileResult:
+    from projector.core.digest import sha256
+
+    read = system.read(target.path)
+    if read.text is None:  # gone since: nothing to put back into
+        return FileResult(target, None, None, False, None, None, (), ())
+    unchanged = record.original is not None and record.left == sha256(read.text.encode("utf-8"))
+    text = record.original if unchanged and record.original is not None else read.text
+    document = documents.parse(target.format, text, target.shown)
+    present = document.servers(target.key) or {}
+    missing = {name: given_back(name, None, original)[name] for name, original in record.pruned.items() if name not in present}
+    after = document.edited(target.key, missing) if missing else text
+    states = tuple((name, "give-back") for name in sorted(record.pruned) if name in missing or unchanged)
+    return FileResult(target, read.text, after, read.bom, None, None, (), states)
 
 
 def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, created: str | None, current: Any) -> FileRecord:
@@ -327,8 +370,7 @@ def write(outcome: Outcome, ledger: Ledger, ledger_file: Path | None = None) -> 
             problems.append(final)
             continue
         results.append(final)
-        if not final.target.is_project:
-            records[final.target.ledger_key] = final.record
+        records[final.target.ledger_key] = final.record
     final_ledger = ledger.with_records(records)
     kept.save(final_ledger)
     return Written(final_ledger, tuple(results), tuple(problems))

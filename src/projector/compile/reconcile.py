@@ -25,6 +25,7 @@ from projector.compile.ledger import entry_hash
 from projector.core.invocation import bridge_args
 from projector.core.model import Provider
 from projector.core.record import Factory, Record
+from projector.core.scope import kbs_in_url
 
 
 class Decision(Record):
@@ -149,20 +150,37 @@ def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str
     return {name: Verbatim(original["value"], text) if text is not None else original["value"]}
 
 
+def narrowing(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
+    """An entry only projector or its predecessor writes into a folder's own files: the bridge
+    for ``provider``, or its URL narrowed to KBs (``?kbs=``). The plain URL is not one: people
+    write it by hand, and teams commit it for those who do not run projector."""
+    bridge = ("command", "projector", *bridge_args(provider.name))
+    for reading in readings:
+        if reading.endpoint(value)[: len(bridge)] == bridge:
+            return True
+        url = next((value[k] for k in reading.url_keys if isinstance(value, Mapping) and isinstance(value.get(k), str)), None)
+        if provider.url is not None and url is not None and without_query(url) == without_query(provider.url) and kbs_in_url(url) is not None:
+            return True
+    return False
+
+
 def prune(
     where: str, current: Mapping[str, Any] | None, providers: Mapping[str, Provider], shadows: str, readings: tuple[Reading, ...]
 ) -> Decision:
-    """Project entries that would shadow a provider's global entry: those with a shape projector
-    (or its predecessor) wrote are removed; the user's own are left, with a warning."""
+    """Project entries that would shadow a provider's global entry: those only projector or its
+    predecessor writes (``narrowing``) are removed, and kept in ``taken`` (their value; the
+    engine adds their text) so `projector remove` can put them back; the user's own are left,
+    with a warning."""
     edits: dict[str, Any | None] = {}
     notes: list[str] = []
     states: dict[str, str] = {}
+    originals: dict[str, Any] = {}
     for name, value in (current or {}).items():
         if name not in providers:
             continue
-        if recognisable(value, providers[name], readings):
-            edits[name], states[name] = None, "remove"
+        if narrowing(value, providers[name], readings):
+            edits[name], states[name], originals[name] = None, "remove", {"value": value}
         else:
             notes.append(f'{where}: entry "{name}" shadows the global entry in {shadows}; left as it is')
             states[name] = "foreign"
-    return Decision(edits=edits, owned={}, notes=tuple(notes), states=tuple(sorted(states.items())))
+    return Decision(edits=edits, owned={}, notes=tuple(notes), states=tuple(sorted(states.items())), taken=originals)

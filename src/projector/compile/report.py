@@ -69,8 +69,12 @@ def change_line(result: FileResult) -> str:
         verb = "updated"
     line = f"{verb} {result.shown} ({result.target.shadows})"
     pruned = [name for name, state in result.states if state == "remove"]
+    back = [name for name, state in result.states if state == "give-back"]
     if result.target.is_project and pruned:
-        line += f": removed {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; the file stays"
+        line += (f": removed {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; "
+                 "the file stays (`projector remove` puts it back)")
+    if back:
+        line += f": gave back {', '.join(back)}, as it was before projector"
     return line
 
 
