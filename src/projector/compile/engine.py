@@ -50,6 +50,7 @@ class FileResult(Record):
     intent: FileRecord | None  # what the ledger says while the file is being written
     notes: tuple[str, ...]
     states: tuple[tuple[str, str], ...]  # entry name -> state, for status
+    folders: tuple[str, ...] = ()  # folders projector made for the file it removes: removed too when left empty
 
     @property
     def changed(self) -> bool:
@@ -122,9 +123,12 @@ def compute(
     texts: dict[Path, files.Read] = {}  # each file as the targets before this one leave it
     failed: set[Path] = set()  # files with a problem: their other targets are left alone too
     survey = Survey()
+    made = {key.partition("#")[0]: r.folders for key, r in ledger.files.items() if r.created == "file"}  # files projector created
     for target in targets(model, clients, environ, desired, projects, hooks, survey):
         if target.path in failed or target.follows in failed:
             continue
+        if not target.is_project and str(target.path) in made:
+            target = replace(target, made=made[str(target.path)])
         if target.kind == "trust":
             target = replace(target, desired=_trust_entries(target, texts.get(target.follows)))
         if target.kind != "servers" and not target.desired and ledger.record(target.ledger_key) is None:
@@ -137,6 +141,8 @@ def compute(
             results.append(outcome)
             warnings += outcome.notes
             texts[target.path] = files.Read(outcome.after, outcome.bom)
+            if outcome.record is not None and outcome.record.created == "file":
+                made.setdefault(str(target.path), outcome.record.folders)
     return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
 
 
@@ -188,7 +194,8 @@ def _decide(
 ) -> FileResult:
     read = read or system.read(target.path)
     parsed = documents.parse(target.format, read.text or "", target.shown)
-    document = HookGroups(parsed, _ours) if target.kind == "hooks" else parsed
+    lists = _users_lists(parsed, target, record) if target.kind == "hooks" else ()
+    document = HookGroups(parsed, _ours, frozenset(lists)) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
     reading = target.client.reading
@@ -208,21 +215,44 @@ def _decide(
     notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
     new_record = intent = None
+    folders: tuple[str, ...] = ()
     if target.is_project and decision.taken:  # on record before the file is written: `remove` puts them back
         new_record = intent = _pruned_record(target, record, decision, read.text or "", text)
     elif target.is_project:
         new_record = record
     else:  # a project file is never deleted: projector did not create it
         created = _created(record, decision, read.text, current)
+        if created == "key" and target.made is not None:
+            created = "file"  # another of its targets created it
+        folders = (record.folders if record and record.folders else target.made or _missing_folders(target.path)) if created == "file" else ()
         if not decision.owned and created:
             after = _undo_creation(target, text, created)
         if after is None and read.text is not None and kept_whole(target.path):
             after = text  # created by projector, but someone's since: emptied, kept
-        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted, taken=decision.taken) if decision.owned else None
-        intent = _intent(target, record, decision, created, current)
+        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted, taken=decision.taken,
+                                lists=tuple(e for e in lists if e in decision.owned), folders=folders) if decision.owned else None
+        intent = replace(_intent(target, record, decision, created, current), lists=lists, folders=folders)
     if read.text is None and after == "":
         after = None
-    return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states))
+    gone = folders if after is None and not target.is_project else ()
+    return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone)
+
+
+def _missing_folders(path: Path) -> tuple[str, ...]:
+    """The folders a file's write will make, deepest first."""
+    missing, folder = [], path.parent
+    while not folder.exists() and folder.parent != folder:
+        missing.append(str(folder))
+        folder = folder.parent
+    return tuple(missing)
+
+
+def _users_lists(parsed: documents.Document, target: TargetFile, record: FileRecord | None) -> tuple[str, ...]:
+    """The hook file's event lists that are the user's: those the ledger says were there before
+    projector's group, and those without one of projector's groups now."""
+    events = parsed.servers(target.key) or {}
+    theirs = {event for event, groups in events.items() if isinstance(groups, list) and not any(_ours(g) for g in groups)}
+    return tuple(sorted(theirs | set(record.lists if record else ())))
 
 
 def _pruned_record(target: TargetFile, record: FileRecord | None, decision: Decision, before: str, after: str) -> FileRecord:
@@ -401,6 +431,7 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept
         try:
             if result.after is None:
                 outcome.system.remove(result.path, result.before)
+                outcome.system.remove_empty(result.folders)
             else:
                 outcome.system.write(result.path, result.after, result.bom, result.before)
             return result
