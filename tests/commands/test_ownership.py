@@ -66,8 +66,10 @@ def test_a_same_name_entry_found_at_the_first_sync_is_taken_over_and_given_back_
 def test_a_provider_dropped_from_the_model_gives_back_the_entry_it_took_over(sandbox):
     sandbox.install_projector()
     files = _users_files(sandbox)
-    config = sandbox.model(BOUND)
-    assert sandbox.run("sync", config=config).returncode == 0  # recognised by its URL: taken over and rewritten
+    config = sandbox.model(MODEL)
+    assert sandbox.run("sync", config=config).returncode == 0  # the very entry projector writes: taken over
+    config.write_text(BOUND)
+    assert sandbox.run("sync", config=config).returncode == 0  # rewritten as the bridge
     assert "typed by hand" not in files[".codex/config.toml"].read_text()
     config.write_text(EMPTY)
     dropped = sandbox.run("sync", config=config)
@@ -87,3 +89,14 @@ def test_adopting_an_entry_projector_never_wrote_keeps_it_for_the_user(sandbox):
     assert sandbox.run("sync", config=config).returncode == 0 and claude.read_text() == CLAUDE
     assert sandbox.run("remove", config=config).returncode == 0
     assert claude.read_text() == CLAUDE
+
+
+def test_a_hand_written_entry_with_the_providers_plain_url_is_the_users(sandbox):
+    """Its URL alone does not make an entry projector's: one the model would write otherwise (the
+    bridge, here) is left as it is, with a warning."""
+    sandbox.install_projector()
+    files = _users_files(sandbox)
+    config = sandbox.model(BOUND)
+    synced = sandbox.run("sync", config=config)
+    assert 'entry "sentry" was not written by projector; left as it is' in synced.stderr
+    assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}

@@ -6,12 +6,13 @@
   overwrites). `projector adopt` makes the hand edit projector's own: kept, and in sync, while
   the model wants the entry it wanted when the edit was adopted.
 - A same-name entry projector did not write is the user's. projector takes it over only when it
-  is the very entry projector would write, or has a shape projector or its predecessor wrote
-  (``recognise``): for a server, the provider's URL (any query), or ``<path>/projector mcp
-  --provider <name>``; for a hook group, one that runs ``projector dispatch``. A server entry
-  taken over keeps its original in the ledger (``taken``), and is given back as it was, never
-  deleted, when projector lets go of it; the sync says so once. Anything else is left alone,
-  with a warning.
+  is the very entry projector would write, or has a shape only projector or its predecessor
+  writes (``recognise``): for a server, the provider's URL narrowed with ``?kbs=``, or
+  ``<path>/projector mcp --provider <name>``; for a hook group, one that runs ``projector
+  dispatch``. A server entry taken over keeps its original in the ledger (``taken``), and is
+  given back as it was, never deleted, when projector lets go of it; the sync says so once.
+  Anything else is left alone, with a warning (`projector adopt` or `projector import` make it
+  projector's, its original kept).
 """
 
 from __future__ import annotations
@@ -39,19 +40,6 @@ class Decision(Record):
     # name -> the user's original of an entry projector manages: {"value": ..., "text": ...}
     # (an entry taken over at this sync has no "text" yet: the engine reads it from the file)
     taken: dict[str, Any] = Factory(dict)
-
-
-def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
-    """An entry projector (or its predecessor) writes for ``provider``, as any of ``readings``
-    (the clients that read the file) reads it."""
-    bridge = ("command", "projector", *bridge_args(provider.name))
-    for reading in readings:
-        found = reading.endpoint(value)
-        if found[: len(bridge)] == bridge:  # any --config after
-            return True
-        if provider.url is not None and found == ("url", without_query(provider.url)):
-            return True
-    return False
 
 
 def _unchanged(reading: Reading, present: Any, digest: str) -> bool:
@@ -150,10 +138,10 @@ def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str
     return {name: Verbatim(original["value"], text) if text is not None else original["value"]}
 
 
-def narrowing(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
-    """An entry only projector or its predecessor writes into a folder's own files: the bridge
-    for ``provider``, or its URL narrowed to KBs (``?kbs=``). The plain URL is not one: people
-    write it by hand, and teams commit it for those who do not run projector."""
+def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
+    """An entry only projector or its predecessor writes: the bridge for ``provider``, or its URL
+    narrowed to KBs (``?kbs=``). The plain URL is not one: people write it by hand (and teams
+    commit it in a repository's files for those who do not run projector)."""
     bridge = ("command", "projector", *bridge_args(provider.name))
     for reading in readings:
         if reading.endpoint(value)[: len(bridge)] == bridge:
@@ -168,7 +156,7 @@ def prune(
     where: str, current: Mapping[str, Any] | None, providers: Mapping[str, Provider], shadows: str, readings: tuple[Reading, ...]
 ) -> Decision:
     """Project entries that would shadow a provider's global entry: those only projector or its
-    predecessor writes (``narrowing``) are removed, and kept in ``taken`` (their value; the
+    predecessor writes (``recognisable``) are removed, and kept in ``taken`` (their value; the
     engine adds their text) so `projector remove` can put them back; the user's own are left,
     with a warning."""
     edits: dict[str, Any | None] = {}
@@ -178,7 +166,7 @@ def prune(
     for name, value in (current or {}).items():
         if name not in providers:
             continue
-        if narrowing(value, providers[name], readings):
+        if recognisable(value, providers[name], readings):
             edits[name], states[name], originals[name] = None, "remove", {"value": value}
         else:
             notes.append(f'{where}: entry "{name}" shadows the global entry in {shadows}; left as it is')
