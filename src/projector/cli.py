@@ -212,6 +212,26 @@ def remove(
     _with_clients(command.run, config, client, force)
 
 
+@command(name="import")
+def import_(
+    config: ConfigOption = None,
+    client: Annotated[
+        Optional[list[str]],
+        typer.Option("--client", metavar="ID", autocompletion=_client_ids, help="Only this client's entries (repeatable). Default: the clients found here."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the model's diff and the report; write nothing.")] = False,
+) -> None:
+    """Bring your clients' MCP servers into the model.
+
+    The same server in several clients becomes one provider; a token written in an entry
+    becomes a variable you are told to set; what the model cannot say is listed. Comments in
+    the model are kept. `projector remove` gives every imported entry back as it was.
+    """
+    from projector.commands import import_ as command
+
+    _with_clients(command.run, config, client, dry_run)
+
+
 FolderArgument = Annotated[str, typer.Argument(metavar="FOLDER", help="The folder (a path; ~ works).")]
 
 

@@ -1,0 +1,116 @@
+"""`projector import`: the entries the clients already have become providers of the model (issue
+27, story 1), no secret written in an entry reaches the model, and `projector remove` later gives
+every file back as it was before the import."""
+
+from __future__ import annotations
+
+import json
+
+CLAUDE = """{
+  "numStartups": 7,
+  "mcpServers": {
+    "fs": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me"],
+           "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_0123456789abcdefABCDEF0123456789", "LOG_LEVEL": "debug"}},
+    "sentry": { "type": "http",  "url": "https://mcp.sentry.dev/mcp", "headers": {"Authorization": "Bearer sntrys_0123456789abcdef0123456789"} }
+  }
+}
+"""
+CODEX = """# my codex
+model = "o3"
+
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+
+[mcp_servers.sentry]
+url = "https://mcp.sentry.dev/mcp"   # typed by hand
+bearer_token_env_var = "SENTRY_TOKEN"
+
+[mcp_servers.docs]
+url = "https://docs.example.com/mcp"
+startup_timeout_sec = 30
+"""
+MODEL = """\
+# my model: keep this comment
+version: 1
+clients: [claude-code, codex]  # only these two
+providers:
+  web:                           # the web search
+    url: https://web.example.com/mcp
+"""
+SECRETS = ("ghp_0123456789abcdefABCDEF0123456789", "sntrys_0123456789abcdef0123456789")
+
+
+def _files(sandbox):
+    return {".claude.json": sandbox.file(".claude.json", CLAUDE), ".codex/config.toml": sandbox.file(".codex/config.toml", CODEX)}
+
+
+def test_import_brings_each_server_once_names_the_secrets_and_remove_gives_everything_back(sandbox):
+    sandbox.install_projector()
+    files = _files(sandbox)
+    config = sandbox.model(MODEL)
+
+    dry = sandbox.run("import", "--dry-run", config=config)
+    assert dry.returncode == 0, dry.stderr
+    assert config.read_text() == MODEL, "a dry run writes nothing"
+    assert "+  sentry:\n+    url: https://mcp.sentry.dev/mcp\n+    token_env: SENTRY_TOKEN\n" in dry.stdout
+
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    text = config.read_text()
+    assert text.startswith(MODEL), "the model's comments and order are kept; providers are added after"
+    assert not any(secret in text for secret in SECRETS), "no secret value in the model"
+    assert text[len(MODEL):] == (
+        "  context7:\n    command: npx\n    args: [-y, '@upstash/context7-mcp']\n"
+        "  docs:\n    url: https://docs.example.com/mcp\n"
+        "  fs:\n    command: npx\n    args: [-y, '@modelcontextprotocol/server-filesystem', /home/me]\n"
+        "    env: {GITHUB_PERSONAL_ACCESS_TOKEN: '${GITHUB_PERSONAL_ACCESS_TOKEN}', LOG_LEVEL: debug}\n"
+        "  sentry:\n    url: https://mcp.sentry.dev/mcp\n    token_env: SENTRY_TOKEN\n")
+    report = imported.stdout.splitlines()
+    assert "provider sentry: from Claude Code, Codex CLI" in report, "one provider for the same server in two clients"
+    assert "set $GITHUB_PERSONAL_ACCESS_TOKEN: its value was written in ~/.claude.json; the model names the variable only" in report
+    assert "set $SENTRY_TOKEN: its value was written in ~/.claude.json; the model names the variable only" in report
+    assert ("not in the model: docs in ~/.codex/config.toml: startup_timeout_sec; that entry stays as it is, yours "
+            "(projector's entry would not have it)") in report, "what the model cannot say is listed"
+    assert not any(secret in imported.stdout + imported.stderr for secret in SECRETS)
+
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    assert 'entry "docs" was not written by projector; left as it is' in synced.stderr
+    claude = json.loads(files[".claude.json"].read_text())["mcpServers"]
+    assert claude["fs"]["args"][:3] == ["mcp", "--provider", "fs"], "a local server runs through the bridge"
+    assert claude["sentry"]["headers"] == {"Authorization": "Bearer ${SENTRY_TOKEN}"}
+    assert sandbox.run("diff", config=config).returncode == 0
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}
+
+
+def test_the_same_name_for_another_server_is_kept_apart_and_folder_entries_become_bindings(sandbox):
+    claude = {"mcpServers": {"db": {"command": "pg-mcp", "args": ["--prod"]}},
+              "projects": {str(sandbox.home / "work" / "a"): {"mcpServers": {"lint": {"command": "lint-mcp"}}}}}
+    sandbox.file(".claude.json", json.dumps(claude, indent=2) + "\n")
+    sandbox.file(".codex/config.toml", '[mcp_servers.db]\ncommand = "pg-mcp"\nargs = ["--dev"]\n')
+    config = sandbox.model("version: 1\nclients: [claude-code, codex]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "db in ~/.codex/config.toml becomes provider db-codex (another server has that name)" in imported.stdout
+    assert config.read_text() == (
+        "version: 1\nclients: [claude-code, codex]\nproviders:\n"
+        "  db:\n    command: pg-mcp\n    args: [--prod]\n"
+        "  db-codex:\n    command: pg-mcp\n    args: [--dev]\n"
+        "  lint:\n    command: lint-mcp\n    enabled: false\n"
+        "bindings:\n  ~/work/a:\n    lint: {enabled: true}\n")
+
+
+def test_import_without_a_model_starts_from_the_starter(sandbox):
+    sandbox.file(".codex/config.toml", '[mcp_servers.docs]\nurl = "https://docs.example.com/mcp"\n')
+    sandbox.file(".codex/auth.json", "{}")
+    imported = sandbox.run("import")
+    assert imported.returncode == 0, imported.stderr
+    model = (sandbox.home / ".config/projector/projector.yaml").read_text()
+    assert model.startswith("# projector model:") and "  docs:\n    url: https://docs.example.com/mcp\n" in model
+    again = sandbox.run("import")
+    assert (again.returncode, again.stdout) == (0, "nothing new to import: every entry is a provider of the model already\n")
+    assert (sandbox.home / ".config/projector/projector.yaml").read_text() == model
