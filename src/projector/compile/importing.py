@@ -115,7 +115,25 @@ def server_of(entry: Found) -> Server | str:
     command = reading.command_of(value)
     if command is None:
         return "neither a URL nor a command projector can read; left as it is"
-    return _local(entry, command[0], [str(a) for a in command[1]], unsaid)
+    args = [str(a) for a in command[1]]
+    secret = next((i for i, arg in enumerate(args) if secret_argument(args, i)), None)
+    if secret is not None:
+        return (f"argument {secret + 1} looks like a secret, and the model's args name no variables; left as it is "
+                "(put the secret in a variable the server reads, then import again)")
+    return _local(entry, command[0], args, unsaid)
+
+
+def secret_argument(args: list[str], index: int) -> bool:
+    """Whether ``args[index]`` is a secret written out: one that looks like a token, the value of
+    a secret-looking header (``X-Api-Key: ...``) or option (``--token=...``, ``--api-key ...``)."""
+    arg = args[index]
+    header = re.match(r"^([A-Za-z0-9_-]+):\s*(\S.*)$", arg)
+    option = re.match(r"^--?([A-Za-z0-9_-]+)=(.+)$", arg)
+    after_flag = index > 0 and re.match(r"^--?[A-Za-z0-9_-]+$", args[index - 1]) and SECRET_LOOKING.search(args[index - 1])
+    for name, value in ((header.group(1), header.group(2)) if header else (None, None), (option.group(1), option.group(2)) if option else (None, None)):
+        if name and SECRET_LOOKING.search(name) and _reference(value.removeprefix("Bearer ")) is None:
+            return True
+    return bool(TOKEN_LOOKING.search(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
 
 
 def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
