@@ -114,3 +114,20 @@ def test_import_without_a_model_starts_from_the_starter(sandbox):
     again = sandbox.run("import")
     assert (again.returncode, again.stdout) == (0, "nothing new to import: every entry is a provider of the model already\n")
     assert (sandbox.home / ".config/projector/projector.yaml").read_text() == model
+
+
+def test_first_contact_init_offers_import_and_status_and_doctor_count_what_projector_does_not_manage(sandbox):
+    _files(sandbox)
+    init = sandbox.run("init")
+    assert init.returncode == 0, init.stderr
+    assert ("found MCP entries in your clients (Claude Code 2, Codex CLI 3): `projector import` brings them into this model "
+            "(`projector import --dry-run` shows how)") in init.stdout.splitlines()
+    config = sandbox.model(MODEL)
+    status = sandbox.run("status", config=config)
+    assert "entries projector does not manage: Claude Code 2, Codex CLI 3 (`projector import` brings them into the model)" in status.stdout
+    doctor = sandbox.run("doctor", config=config)
+    assert ("note     Codex CLI: 3 entries projector does not manage (context7, sentry, docs): `projector import` brings them into "
+            "the model") in doctor.stdout.splitlines()
+    assert sandbox.run("import", config=config).returncode == 0
+    after = [line for line in sandbox.run("doctor", config=config).stdout.splitlines() if "does not manage" in line]
+    assert after == ["note     Codex CLI: 1 entry projector does not manage (docs): `projector import` brings them into the model"]

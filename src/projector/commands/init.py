@@ -23,4 +23,20 @@ def run(config: str | None) -> int:
     # The ids come from the descriptors: a client added as a data file is listed too.
     files.write_text(path, STARTER.read_text(encoding="utf-8").replace("{client_ids}", ", ".join(client_ids())))
     print(f"wrote {shown}: add your providers, then run `projector diff`")
+    _offer_import()
     return 0
+
+
+def _offer_import() -> None:
+    """The MCP entries the clients here have already: `projector import` brings them in."""
+    from projector.compile import clients
+    from projector.compile.importing import found_entries
+
+    found, _ = found_entries(clients.selected(None, os.environ), os.environ)
+    counts: dict[str, int] = {}
+    for entry in found:
+        counts[entry.client.name] = counts.get(entry.client.name, 0) + 1
+    if counts:
+        listed = ", ".join(f"{name} {count}" for name, count in counts.items())
+        print(f"found MCP entries in your clients ({listed}): `projector import` brings them into this model "
+              "(`projector import --dry-run` shows how)")

@@ -78,6 +78,30 @@ def change_line(result: FileResult) -> str:
     return line
 
 
+def unmanaged(outcome: Outcome) -> dict[str, list[str]]:
+    """Per client (by name), the entries of its global file that projector does not manage: the
+    user's own, which `projector import` can bring into the model."""
+    from projector.compile import documents
+
+    found: dict[str, list[str]] = {}
+    for result in outcome.results:
+        if result.target.is_project or result.target.kind != "servers" or not result.before:
+            continue
+        states = dict(result.states)
+        entries = documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
+        names = [name for name in entries if states.get(name, "foreign") == "foreign"]
+        if names:
+            found.setdefault(result.client.name, []).extend(names)
+    return found
+
+
+def unmanaged_line(found: dict[str, list[str]]) -> str | None:
+    if not found:
+        return None
+    counts = ", ".join(f"{client} {len(names)}" for client, names in found.items())
+    return f"entries projector does not manage: {counts} (`projector import` brings them into the model)"
+
+
 def status_report(outcome: Outcome) -> dict[str, Any]:
     """The facts diff uses, as data: per file, whether it is pending and each entry's state."""
     files = []
@@ -100,6 +124,7 @@ def status_report(outcome: Outcome) -> dict[str, Any]:
         "files": files,
         "warnings": list(outcome.warnings),
         "errors": [str(p) for p in outcome.problems],
+        "unmanaged": unmanaged(outcome),
     }
 
 
@@ -111,7 +136,8 @@ def status_lines(report: dict[str, Any]) -> list[str]:
             changes = ["removes what projector created"]
         state = "pending: " + ", ".join(changes) if file["pending"] or file["drift"] else "in sync"
         lines.append(f"{file['path']}: {state}")
-    return lines
+    line = unmanaged_line(report.get("unmanaged") or {})
+    return lines + ([line] if line else [])
 
 
 def explain_lines(report: dict[str, Any]) -> list[str]:
