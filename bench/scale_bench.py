@@ -145,7 +145,7 @@ def hook_bench(root: Path, env: dict, config: Path, projector: str) -> None:
     started = count(trace) - count(base_trace)
     subprocess.run(["bash", "--norc", "-c", script], env=env, check=True)  # timed without strace
     t0, t1 = map(float, (root / "hook-time").read_text().split())
-    from projector.fastpath import hook_folder
+    from projector.core.fingerprint import hook_folder
 
     watch = Path(hook_folder(env)) / "watch"
     if not watch.exists():  # projector 0.2.0 kept one list for every model

@@ -21,7 +21,7 @@ from models import TWO_CLIENTS  # claude-code and codex; docs bound to ~/work/a
 
 from projector.compile.clients import registry
 from projector.core.locations import VARIABLES
-from projector.fastpath import fingerprint_path
+from projector.core.fingerprint import fingerprint_path
 
 
 def _moved_by(variable: str) -> str:
@@ -83,10 +83,10 @@ CLIENT_WRITES_IN_THE_GAP = """
 import sys
 from pathlib import Path
 
-import projector.fastpath as fastpath
+import projector.core.fingerprint as fingerprint
 
 client_file, client_text, config = sys.argv[1:4]
-recorded = fastpath.record
+recorded = fingerprint.record
 
 
 def record(*args, **kwargs):
@@ -94,7 +94,7 @@ def record(*args, **kwargs):
     return recorded(*args, **kwargs)
 
 
-fastpath.record = record
+fingerprint.record = record
 sys.argv = ["projector", "sync", "--quiet", "--config", config]
 from projector.cli import main
 

@@ -339,7 +339,7 @@ def completion(shell: Shell) -> None:
     """
     from projector.commands import hook as command
 
-    _exit(command.completion(shell))
+    _exit(command.completion(shell, COMPLETE))
 
 
 @command()

@@ -113,7 +113,7 @@ def test_trusting_a_project_file_syncs_once_at_the_next_prompt(sandbox):
     _run(sandbox, "bash", ["_projector_hook"])
     assert _syncs(sandbox) == 1 and "notes" not in (sandbox.home / ".codex" / "config.toml").read_text()
     # A person's next prompt comes more than a moment after the command: the trust store's new
-    # mtime has settled by then, and the stamp can take it (see fastpath.unsettled_for).
+    # mtime has settled by then, and the stamp can take it (see core.fingerprint.unsettled_for).
     done = _run(sandbox, "bash", [f"projector trust {workspace} >/dev/null", "sleep 0.2", "_projector_hook", "_projector_hook"])
     assert done.returncode == 0, done.stderr
     assert _syncs(sandbox) == 2, "the trust store changed: exactly one more sync"
@@ -130,12 +130,12 @@ if [ "$1" = sync ] && [ ! -e {done} ]; then
   exec {python} -c '
 import sys
 from pathlib import Path
-import projector.fastpath as fastpath
-client_file, recorded = sys.argv[1], fastpath.record
+import projector.core.fingerprint as fingerprint
+client_file, recorded = sys.argv[1], fingerprint.record
 def record(*args, **kwargs):
     Path(client_file).write_text("# the client rewrote me\\n")
     return recorded(*args, **kwargs)
-fastpath.record = record
+fingerprint.record = record
 sys.argv = ["projector"] + sys.argv[2:]
 from projector.cli import main
 main()

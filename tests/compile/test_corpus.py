@@ -16,7 +16,7 @@ import pytest
 
 from projector.compile import clients, engine, ledger
 from projector.compile.system import RealSystem
-from projector.core.model import Binding, Model, Provider, Settings
+from projector.core.modeltypes import Binding, Model, Provider, Settings
 
 FOLDERS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "crush": "crush", "kiro": "kiro", "copilot-cli": "copilot",
            "gemini": "gemini", "qwen": "qwen", "cursor": "cursor", "vscode": "vscode", "windsurf": "windsurf", "zed": "zed",

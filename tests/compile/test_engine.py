@@ -12,7 +12,7 @@ import pytest
 from projector.compile import clients, engine, ledger
 from projector.compile.system import RealSystem
 from projector.core.resources import client_ids
-from projector.core.model import Binding, Model, Provider
+from projector.core.modeltypes import Binding, Model, Provider
 
 FIXTURES = paths.FIXTURES / "existing"
 CLIENT_IDS = sorted(client_ids())  # file names: nothing is loaded (or cached) at collection

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from projector.compile.plan import HttpServer, StdioServer, for_client, plan, with_kbs
-from projector.core.model import Binding, Model, Provider, Settings
+from projector.core.modeltypes import Binding, Model, Provider, Settings
 
 
 def provider(name="docs", url="https://kb.example.com/mcp", token="DOCS_TOKEN", kbs=None, default=None):
@@ -122,7 +122,7 @@ def test_a_local_provider_without_projector_on_path_gets_no_entry_and_a_warning(
 
 
 def test_providers_only_project_files_declare_get_the_bridge_and_bindings_there_count():
-    from projector.core.projects import Project
+    from projector.core.modeltypes import Project
 
     own = Provider("notes", None, None, None, None, command="./notes", env=(("KEY", "${NOTES_KEY}"),))
     project = Project("/w/a", "/w/a/.projector.yaml", (own,), (("docs", Settings(kbs=("x",))),))

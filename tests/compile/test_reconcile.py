@@ -6,7 +6,7 @@ from projector.compile.clients import Reading
 from projector.compile.ledger import entry_hash
 from projector.compile.reconcile import recognisable
 from projector.compile.reconcile import reconcile as reconcile_as
-from projector.core.model import Provider
+from projector.core.modeltypes import Provider
 from projector.core.record import replace
 
 DOCS = Provider("docs", "https://kb.example.com/mcp", "T", None, None)

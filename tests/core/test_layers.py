@@ -11,6 +11,7 @@ import pytest
 
 from projector.core import model, projects, repos
 from projector.core.errors import ModelError
+from projector.core.modeltypes import Model
 
 CLIENTS = ("codex", "claude-code")
 
@@ -41,7 +42,7 @@ class Files:
         path.write_text(text)
         return path
 
-    def load(self, name: str = "me.yaml", **env: str) -> model.Model:
+    def load(self, name: str = "me.yaml", **env: str) -> Model:
         return model.load(self.root / name, {**self.environ, **env}, CLIENTS)
 
     def error(self, name: str = "me.yaml", **env: str) -> str:

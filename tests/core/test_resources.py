@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from test_model import BAD
 
-from projector.core import model
+from projector.core.checking import quick_yaml
 from projector.core.resources import data_dir, schema, validator
 
 SCHEMAS = sorted(path.name[: -len(".schema.json")] for path in data_dir("schemas").glob("*.schema.json"))
@@ -92,7 +92,7 @@ def test_the_schemas_with_references_in_place_give_jsonschema_s_own_errors(name)
     registry = Registry().with_resources((schema(s)["$id"], Resource.from_contents(schema(s))) for s in ("model", "project", "client"))
     strict = jsonschema.validators.extend(jsonschema.Draft202012Validator, validators={"pattern": _pattern})
     as_written = strict(schema(name), registry=registry)
-    instances = [model._quick_yaml(text) for text, _ in (p.values for p in BAD)]
+    instances = [quick_yaml(text) for text, _ in (p.values for p in BAD)]
     instances += [YAML(typ="safe").load(path.read_text()) for path in sorted(data_dir("clients").glob("*.yaml"))]
     instances += [{"id": 1, "format": "xml", "global": {"dirs": "~"}, "templates": {"ftp": 1}, "entry": {"url_keys": "u"}}]
     instances += [

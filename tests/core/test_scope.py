@@ -6,8 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from projector.core.model import Binding, Model, Provider, Settings
-from projector.core.projects import Project
+from projector.core.modeltypes import Binding, Model, Project, Provider, Settings
 from projector.core.scope import place, resolve, worktree
 
 DOCS = Provider("docs", "https://kb.example.com/mcp", "T", ("a", "b", "c"), ("a",))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from projector.core.model import Binding, Model, Provider, Settings
-from projector.core.projects import Project
+from projector.core.modeltypes import Binding, Model, Project, Provider, Settings
 from projector.runtime.launch import resolve
 
 LINT = Provider("lint", None, None, None, None, command="lint-mcp", args=("--stdio",), env=(("LEVEL", "base"),), enabled=False)

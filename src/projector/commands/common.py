@@ -13,6 +13,7 @@ from projector.compile.system import DryRunSystem, RealSystem, System
 from projector.core import files, model, projects
 from projector.core.errors import did_you_mean, display_path
 from projector.core.locations import state_dir
+from projector.core.modeltypes import Model
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def err(text: str, end: str = "\n") -> None:
     print(text, file=sys.stderr, end=end, flush=True)
 
 
-def load_model(config: str | None) -> model.Model:
+def load_model(config: str | None) -> Model:
     """The model, checked (answered from the checked-model cache while its files are unchanged),
     with the clones of its repository bindings looked for again."""
     cache = state_dir(os.environ) / "model-cache.json"
@@ -35,7 +36,7 @@ def load_model(config: str | None) -> model.Model:
 
 
 def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bool = True,
-            loaded: model.Model | None = None) -> tuple[engine.Outcome, ledger.Ledger]:
+            loaded: Model | None = None) -> tuple[engine.Outcome, ledger.Ledger]:
     """The outcome of a sync, read through a dry-run system (``diff``, ``status``) or the real one;
     ``loaded``: the model, when the caller has loaded it."""
     environ = os.environ
@@ -52,7 +53,7 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     return outcome, state
 
 
-def layer_report(loaded: model.Model, provenance: Provenance | None = None) -> list[dict]:
+def layer_report(loaded: Model, provenance: Provenance | None = None) -> list[dict]:
     """The model's layers in order (its own file last): each file, its sha256, the include that
     brought it in, the local servers and hooks it declares or sets and whether they may run."""
     return [

@@ -22,7 +22,7 @@ from projector.compile.report import unmanaged
 from projector.core.errors import ProjectorError, display_path
 from projector.core.invocation import BRIDGE
 from projector.core.locations import home, on_path, state_folder
-from projector.core.model import Model
+from projector.core.modeltypes import Model
 from projector.core.projects import recorded, withdrawn
 
 SCHEMA = 1

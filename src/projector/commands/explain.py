@@ -17,7 +17,7 @@ from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home
 from projector.core.invocation import bridge_options
 from projector.core.layers import Provenance
-from projector.core.model import Binding, Model
+from projector.core.modeltypes import Binding, Model
 from projector.core.projects import around, recorded
 
 SCHEMA = 1

@@ -19,16 +19,15 @@ def run(shell: str) -> int:
     return 0
 
 
-def completion(shell: str) -> int:
+def completion(shell: str, complete_var: str) -> int:
     """typer's completion script for ``shell``; a completion asks `projector` itself (with
-    _PROJECTOR_COMPLETE set) for the words that fit, so it knows every command and option."""
+    ``complete_var`` set: the command line, cli.py, answers it) for the words that fit, so it
+    knows every command and option."""
     if shell not in SHELLS:
         err(f"error: no completion for {shell!r} (shells: {', '.join(SHELLS)})")
         return 2
     from typer.completion import completion_init, get_completion_script
 
-    from projector.cli import COMPLETE
-
     completion_init()
-    print(get_completion_script(prog_name="projector", complete_var=COMPLETE, shell=shell))
+    print(get_completion_script(prog_name="projector", complete_var=complete_var, shell=shell))
     return 0

@@ -23,11 +23,12 @@ from projector.compile.targets import TargetFile
 from projector.core import files, model
 from projector.core.errors import Problem, did_you_mean, display_path
 from projector.core.locations import home
+from projector.core.modeltypes import Model
 from projector.core.record import replace
 
 
 def run(config: str | None, only: list[str] | None, force: bool) -> int:
-    from projector import fastpath
+    from projector.core import fingerprint
     from projector.compile.report import change_line
 
     environ = os.environ
@@ -36,7 +37,7 @@ def run(config: str | None, only: list[str] | None, force: bool) -> int:
     if unknown:
         raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
     clients = [c for i, c in known.items() if not only or i in only]
-    nothing = model.Model(model.model_path(config, environ).absolute(), None, (), ())
+    nothing = Model(model.model_path(config, environ).absolute(), None, (), ())
 
     def removal() -> tuple[engine.Outcome, ledger.Ledger]:
         state = ledger.load(ledger.ledger_path(environ))
@@ -47,7 +48,7 @@ def run(config: str | None, only: list[str] | None, force: bool) -> int:
         outcome, written = carry_out(removal, 10.0)
     except files.Busy:
         return busy("nothing was changed")
-    fastpath.forget(str(nothing.source), environ)  # the next sync works the entries out afresh
+    fingerprint.forget(str(nothing.source), environ)  # the next sync works the entries out afresh
     changed = [result for result in written.results if result.changed or "give-back" in dict(result.states).values()]
     for result in changed:
         print(change_line(result))

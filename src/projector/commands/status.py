@@ -6,8 +6,8 @@ import json
 import os
 
 from projector.commands.common import compute, err, layer_report, load_model, report_warnings
-from projector.core import model
 from projector.core.errors import ProjectorError
+from projector.core.modeltypes import Model
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
     return 2 if outcome.problems else (0 if report["in_sync"] else 1)
 
 
-def _provenance(loaded: model.Model) -> Provenance | None:
+def _provenance(loaded: Model) -> Provenance | None:
     """Where the layers came from, for a model that has more than its own file (core.layers is
     imported only then)."""
     if len(loaded.layers) < 2:

@@ -7,15 +7,15 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from projector import fastpath
 from projector.commands.common import busy, carry_out, compute, err, load_model, report_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import stat_of
 from projector.compile.targets import Dependencies, dependencies
-from projector.core import files, model, projects
+from projector.core import files, fingerprint, model, projects
 from projector.core.errors import ProjectorError
 from projector.core.locations import state_dir
+from projector.core.modeltypes import Model
 
 LEGACY = ("fingerprint", "hook-watch", "hook-stamp")  # 0.2.0 kept one of each, shared by every model
 
@@ -26,8 +26,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     from projector.compile.report import change_line
 
     environ = os.environ
-    # Before anything is read, on the files' clock (see fastpath), to the second: a filesystem may keep no finer time.
-    started = (time.time_ns() - fastpath.STAMP_MARGIN_NS) // 1_000_000_000 * 1_000_000_000
+    # Before anything is read, on the files' clock (see core.fingerprint), to the second: a filesystem may keep no finer time.
+    started = (time.time_ns() - fingerprint.STAMP_MARGIN_NS) // 1_000_000_000 * 1_000_000_000
     # What the model and the trust store were before this sync read them: an edit made while it
     # runs must show in the fingerprint, or the next sync would think it already done.
     inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ).absolute()), projects.trust_path(environ))}
@@ -46,7 +46,7 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     for result in changed if not quiet else [r for r in changed if r.target.is_project]:  # a repository's file: said even when quiet
         print(change_line(result))
     if not quiet and not changed and not (outcome.problems or written.problems):
-        print(fastpath.NOTHING_TO_DO)
+        print(fingerprint.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
 
@@ -75,21 +75,21 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         providers = tuple(outcome.providers) if outcome else ()
         slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
         files_read = (*needs.files, *needs.project_files, str(ledger.ledger_path(environ)))
-        data = fastpath.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
+        data = fingerprint.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
                                     observed, slices)
-        fastpath.record(model_file, data, environ)
+        fingerprint.record(model_file, data, environ)
     else:
-        fastpath.forget(model_file, environ)
+        fingerprint.forget(model_file, environ)
     if config is None:
         watch = hook_watch(needs, environ, engine.projector_on_path(environ), observed)
-        files.write_text(Path(fastpath.hook_folder(environ)) / "watch", watch)
+        files.write_text(Path(fingerprint.hook_folder(environ)) / "watch", watch)
         compared = [*needs.files, *needs.project_files, *(line[1:].split("\t")[0] for line in watch.splitlines() if line[:1] == "%")]
-        fastpath.stamp_hook(environ, _stamp(compared, observed, started))  # last: what the hook compares files with
+        fingerprint.stamp_hook(environ, _stamp(compared, observed, started))  # last: what the hook compares files with
     for name in LEGACY:
         (state_dir(environ) / name).unlink(missing_ok=True)
 
 
-def _layers_as_read(loaded: model.Model) -> dict[str, object]:
+def _layers_as_read(loaded: Model) -> dict[str, object]:
     """The stat of each file the model includes while it holds the bytes this sync read (see
     core.layers.as_seen, imported only for a model that includes files)."""
     if len(loaded.layers) < 2:
@@ -113,7 +113,7 @@ def _slice(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
     names = sorted({result.client.entry_name(p) for p in providers} | set(result.record.entries if result.record else ()))
     scopes = [list(scope) for scope in result.client.local_scopes]
     spec = {"format": result.target.format, "key": list(result.target.key), "scopes": scopes, "names": names}
-    return spec | {"slice": fastpath.entries_slice(result.after or "", spec["format"], spec["key"], scopes, names)}
+    return spec | {"slice": fingerprint.entries_slice(result.after or "", spec["format"], spec["key"], scopes, names)}
 
 
 def hook_watch(needs: Dependencies, environ: Mapping[str, str], projector: str | None, observed: Mapping[str, object] | None = None) -> str:
@@ -152,7 +152,7 @@ def _watched_variable(name: str, value: str | None) -> str:
 
 
 def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False) -> int:
-    """The hook's stamp (see fastpath): the newest watched mtime when every file is as this sync
+    """The hook's stamp (see core.fingerprint): the newest watched mtime when every file is as this sync
     saw it (or, one it did not read, unchanged since it began) and that mtime has settled; else
     when the sync began, so a change made while it ran is newer. Files this sync just wrote
     settle within a few hundredths of a second: waiting for that spares the next prompt a run.
@@ -163,10 +163,10 @@ def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False)
         if (now != observed[path]) if path in observed else (now is not None and now[0] >= started):
             return started
         newest = max(newest, now[0] if now else 0)
-    wait = fastpath.unsettled_for(newest)
+    wait = fingerprint.unsettled_for(newest)
     if wait == 0:
         return newest
-    if waited or wait > 2 * fastpath.STAMP_MARGIN_NS:
+    if waited or wait > 2 * fingerprint.STAMP_MARGIN_NS:
         return started
     time.sleep(wait / 1e9)
     return _stamp(paths, observed, started, waited=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from projector.commands.common import err, load_model
-from projector.core import model, projects
+from projector.core import projects
 from projector.core.errors import ProjectorError, display_path
+from projector.core.modeltypes import Model
 from projector.core.reading import Unreadable, read_regular
 
 
@@ -80,7 +81,7 @@ def _trust_layer(path: str, config: str | None) -> int:
     return 0
 
 
-def _hook_words(loaded: model.Model, name: str) -> str:
+def _hook_words(loaded: Model, name: str) -> str:
     """What hook ``name`` runs, as the model's top level or its bindings define it."""
     said = [h for h in (*loaded.hooks, *(h for b in loaded.bindings for h in b.hooks)) if h.name == name and h.command]
     if not said:

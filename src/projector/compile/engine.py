@@ -29,12 +29,11 @@ from projector.compile.system import System
 from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
+from projector.core.fingerprint import WORKSPACE
 from projector.core.invocation import bridge_options, runs_dispatch
 from projector.core.locations import on_path
-from projector.core.model import Model, Provider
-from projector.core.projects import Project
+from projector.core.modeltypes import Model, Project, Provider
 from projector.core.record import Record, replace
-from projector.fastpath import WORKSPACE
 
 RETRIES = 20  # times a file may change under us before we give up on it for this sync
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from projector.core import hooks
 from projector.core.invocation import bridge_args, dispatch_args
-from projector.core.model import Model, Provider
-from projector.core.projects import Project
+from projector.core.modeltypes import Model, Project, Provider
 from projector.core.record import Record
 from projector.core.scope import with_kbs
 from projector.core.variables import references

@@ -24,7 +24,7 @@ from projector.compile.clients import Reading, without_query
 from projector.compile.documents.base import Verbatim
 from projector.compile.ledger import entry_hash
 from projector.core.invocation import bridge_args
-from projector.core.model import Provider
+from projector.core.modeltypes import Provider
 from projector.core.record import Factory, Record
 from projector.core.scope import kbs_in_url
 

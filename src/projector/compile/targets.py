@@ -21,11 +21,11 @@ from typing import Any
 from projector.compile.clients import Client, Reading, expand
 from projector.core import locations
 from projector.core.errors import display_path
-from projector.core.model import Model
-from projector.core.projects import Project, trust_path
+from projector.core.fingerprint import WORKSPACE
+from projector.core.modeltypes import Model, Project
+from projector.core.projects import trust_path
 from projector.core.record import Record, replace
 from projector.core.resources import descriptor_files
-from projector.fastpath import WORKSPACE
 
 
 class TargetFile(Record):
@@ -205,7 +205,7 @@ def dependencies(model: Model, clients: list[Client], environ: Mapping[str, str]
     model that names its clients depends on those only; one that does not, on what tells each
     client is installed too (its presence, not what happens inside it). A project file counts by
     its own path, never through its folder: a file created beside it changes nothing. Every
-    layer of the model counts, and what else its check depended on (core.model.Model.watched:
+    layer of the model counts, and what else its check depended on (core.modeltypes.Model.watched:
     optional includes, the folders of include globs, where clones of repository bindings are
     found). projector's own descriptors change only with its version, which the fingerprint
     holds; the user's are watched."""

@@ -22,10 +22,10 @@ Merge rules (also in the README, "For teams", and in schemas/model.schema.json):
 - any other top-level value (``clients``, ``roots``) is replaced whole by a later layer.
 
 The merge knows no YAML positions: a problem is a ``Finding`` (a layer, a path in it, what is
-wrong), which ``Places`` turns into file:line:col. ``Origins`` keeps where each merged value came
+wrong), which ``Places`` (core.checking) turns into file:line:col. ``Origins`` keeps where each merged value came
 from, for those positions, for ``explain`` (``Provenance``) and for trust (which layers a local
-server's settings came from). ``checked`` reads, merges and checks a model (core.model's passes)
-into the JSON the checked-model cache keeps. Imported only when a model is checked (or explained): a bridge start that
+server's settings came from). ``checked`` reads, merges and checks a model (each layer by the
+schema, core.checking; the whole by core.semantic) into the JSON the checked-model cache keeps. Imported only when a model is checked (or explained): a bridge start that
 finds the check kept (core.model) does not need it.
 """
 
@@ -37,10 +37,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from projector.core import model, yamltext
+from projector.core import locations, yamltext
+from projector.core.checking import Places, conforms, parse_yaml, quick_yaml, schema_problems
 from projector.core.cache import stat_key
 from projector.core.errors import ModelError, Problem, display_path
+from projector.core.modeltypes import MAX_BYTES, Binding, Model, is_folder
 from projector.core.record import Factory, Record
+from projector.core.reading import Unreadable, read_regular
+from projector.core.semantic import semantic_problems
 from projector.core.variables import expand_folder
 
 NAMED: dict[str, tuple[str, ...]] = {"providers": ("url", "token_env", "command"), "hooks": ("command",)}  # section -> the keys that say what an item is
@@ -58,7 +62,7 @@ class Read(Record):
     real: str  # canonical: a file reached twice, or in a cycle, is one file
     shown: str  # as a person reads it
     text: str
-    data: Any  # as the fast parser read it (core.model finds positions in ``text`` when it needs them)
+    data: Any  # as the fast parser read it (core.checking finds positions in ``text`` when it needs them)
     by: tuple[Read, int] | None = None  # the including layer and the include's index in its list; None: the model itself
 
 
@@ -170,16 +174,15 @@ def digest(text: str) -> str:
 def digest_of(path: str) -> str | None:
     """The sha256 of the file at ``path`` now; None when it cannot be read."""
     from projector.core.digest import sha256
-    from projector.core.reading import Unreadable, read_regular
 
     try:
-        raw = read_regular(path, model.MAX_BYTES)
+        raw = read_regular(path, MAX_BYTES)
     except Unreadable:
         return None
     return None if raw is None else sha256(raw)
 
 
-def as_seen(loaded: model.Model, stat: Callable[[str], Any], unseen: Any) -> dict[str, Any]:
+def as_seen(loaded: Model, stat: Callable[[str], Any], unseen: Any) -> dict[str, Any]:
     """``stat(path)`` of each file the model includes, where it still holds the bytes the model
     was checked with; else ``unseen``, which matches no file: a change made since they were read
     (a `git pull` during a sync) is seen by the next run, which compares these stats."""
@@ -371,10 +374,6 @@ def identity(raw: str, environ: Mapping[str, str]) -> tuple[str, str]:
         return ("folder", raw)  # an unset variable: the semantic pass says so
 
 
-def is_folder(raw: str) -> bool:
-    return raw.startswith(("/", "~", "$"))
-
-
 def _merge_bindings(merged: Merged, reads: list[Read], index: int, items: Mapping[str, Any],
                     identities: dict[tuple[str, str], str], environ: Mapping[str, str]) -> None:
     read, into = reads[index], merged.data["bindings"]
@@ -474,14 +473,25 @@ def _touching(merged: Merged, names: list[str], top: tuple[str, ...], within: tu
 # --------------------------------------------------------------------------- checking a model in layers (core.model asks)
 
 
+def read_layer(path: str, shown: str) -> str | None:
+    """A model file's text; None when there is none."""
+    try:
+        raw = read_regular(path, MAX_BYTES)
+    except Unreadable as reason:
+        raise ModelError(Problem(shown, None, None, f"cannot read the model: {reason}")) from None
+    if raw is None:
+        return None
+    return yamltext.decoded(raw, shown)
+
+
 def parse_layer(text: str, shown: str) -> Any:
     """One layer's data, screened and checked by the schema (the semantic pass checks the layers merged)."""
     yamltext.screen(text, shown)
-    quick = model._quick_yaml(text)
-    if quick is not None and model._conforms(quick, shown, "model"):
+    quick = quick_yaml(text)
+    if quick is not None and conforms(quick, shown, "model"):
         return quick
-    data = model._parse_yaml(text, shown)
-    problems = model._schema_problems(data, shown)
+    data = parse_yaml(text, shown)
+    problems = schema_problems(data, shown)
     if problems:
         raise ModelError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
     return data
@@ -501,12 +511,12 @@ def checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ..
 
 
 def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, ...], text: str | None, stats: dict[str, Any]) -> dict[str, Any]:
-    shown = lambda p: display_path(p, model._home(environ))  # noqa: E731 - one short formatter
+    shown = lambda p: display_path(p, locations.home(environ))  # noqa: E731 - one short formatter
     root = str(path.absolute())
 
     def read(file: str, shown_file: str) -> str | None:
         stats[file] = stat_key(file)
-        return model._read_layer(file, shown_file)
+        return read_layer(file, shown_file)
 
     if text is None:
         text = read(root, shown(root))
@@ -520,7 +530,7 @@ def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, .
     places = Places(gathered.reads, merged.origins)
     problems = [places.finding(f) for f in merged.findings]
     if not problems:
-        problems = model._semantic_problems(merged.data, places, environ, known_clients)
+        problems = semantic_problems(merged.data, places, environ, known_clients)
     if problems:
         order = {read.shown: index for index, read in enumerate(gathered.reads)}
         raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
@@ -559,68 +569,15 @@ def clones(data: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any
     return {"found": found, "watched": list(scan.watched)}
 
 
-class Places:
-    """Where a value of the merged model stands: the layer it came from, and its line and column
-    there, found with the careful parser only when a problem needs them."""
-
-    def __init__(self, reads: list[Any], origins: Any = None):
-        self._reads = reads
-        self._origins = origins
-        self._careful: dict[int, Any] = {}
-
-    @classmethod
-    def single(cls, shown: str, text: str) -> Places:
-        """One file's places (a project file)."""
-        return cls([Read(shown, shown, shown, text, None)])
-
-    def _where(self, path: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
-        found = self._origins.find(path) if self._origins is not None else None
-        if found is None:
-            return self._reads[-1], path  # the model's own file
-        return self._reads[found[0]], found[1]
-
-    def _data(self, read: Any) -> Any:
-        if id(read) not in self._careful:
-            self._careful[id(read)] = model._parse_yaml(read.text, read.shown)
-        return self._careful[id(read)]
-
-    def _place(self, read: Any, local: tuple[Any, ...], key: bool) -> tuple[int | None, int | None]:
-        return model._position(self._data(read), local, key=key)
-
-    def at(self, path: tuple[Any, ...], *, key: bool = False) -> str:
-        """``file:line:col`` of the value at merged ``path`` (a place named in a message)."""
-        read, local = self._where(path)
-        return self.at_in(read, local, key=key)
-
-    def at_in(self, read: Any, local: tuple[Any, ...], *, key: bool = False) -> str:
-        line, col = self._place(read, local, key)
-        return f"{read.shown}:{line}:{col}"
-
-    def problem(self, path: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
-        read, local = self._where(path)
-        return self.problem_in(read, local, message, key=key)
-
-    def problem_in(self, read: Any, local: tuple[Any, ...], message: str, *, key: bool = False) -> Problem:
-        line, col = self._place(read, local, key)
-        prefix = f"{model._dotted(local)}: " if local else ""
-        return Problem(read.shown, line, col, prefix + message)
-
-    def finding(self, finding: Any) -> Problem:
-        message = finding.message
-        if finding.other is not None:
-            message = message.replace("{other}", self.at_in(*finding.other, key=True))
-        return self.problem_in(finding.read, finding.path, message, key=finding.key)
-
-
 class Provenance:
     """Where each part of a loaded model came from, as ``file:line`` (for `explain` and `status`):
     its layers read again, with the careful parser only for the layers asked about."""
 
-    def __init__(self, loaded: model.Model, environ: Mapping[str, str]):
-        shown = lambda p: display_path(p, model._home(environ))  # noqa: E731
+    def __init__(self, loaded: Model, environ: Mapping[str, str]):
+        shown = lambda p: display_path(p, locations.home(environ))  # noqa: E731
         root = str(loaded.source)
-        text = model._read_layer(root, shown(root)) or ""
-        gathered = gather(root, text, environ, model._read_layer, parse_layer, shown)
+        text = read_layer(root, shown(root)) or ""
+        gathered = gather(root, text, environ, read_layer, parse_layer, shown)
         self._merged = merge(gathered.reads, environ)
         self._places = Places(gathered.reads, self._merged.origins)
         self._reads = gathered.reads
@@ -641,7 +598,7 @@ class Provenance:
             return {"kbs": place} if value is not None and (place := self.where(path)) else {}
         return {str(k): place for k in value if (place := self.where(path + (k,), key=True))}
 
-    def binding_key(self, binding: model.Binding) -> str | None:
+    def binding_key(self, binding: Binding) -> str | None:
         """The key of ``binding`` in the merged model (a clone's: its repository binding's name)."""
         if binding.repo is not None:
             return binding.repo

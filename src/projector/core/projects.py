@@ -21,32 +21,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 from projector.core import locations
-from projector.core.hooks import Hook, hooks_of
-from projector.core.model import Provider, Settings, provider, uses
+from projector.core.hooks import hooks_of
+from projector.core.modeltypes import Project, provider, uses
 from projector.core.reading import Unreadable, read_regular
 
 FILE_NAME = ".projector.yaml"
 SCHEMA = 1
 LAYER = "layer"  # a record's kind: a model layer (core.layers); records without one are project files
-
-
-class Project(Record):
-    """A trusted project file."""
-
-    root: str  # canonical folder the file sits in
-    file: str
-    providers: tuple[Provider, ...]  # local providers owned by this workspace
-    uses: tuple[tuple[str, Settings], ...]  # what the file says of each provider here
-    hooks: tuple[Hook, ...] = ()  # what the file says of hooks (core.hooks)
-
-    def settings(self, name: str) -> Settings | None:
-        return dict(self.uses).get(name)
-
-    def provider(self, name: str) -> Provider | None:
-        return next((p for p in self.providers if p.name == name), None)
-
-    def mentions(self, name: str) -> bool:
-        return self.provider(name) is not None or self.settings(name) is not None
 
 
 def trust_path(environ: Mapping[str, str]) -> str:
@@ -237,9 +218,10 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str, model_hoo
     """A project file's content, checked by ``schemas/project.schema.json`` and against the
     providers it can name (the model's, given as their specs, and its own) and the hooks it can
     turn on or off (``model_hooks``: the names the model defines, and its own)."""
-    from projector.core import model, yamltext
+    from projector.core import yamltext
+    from projector.core.checking import Places, checked_yaml
     from projector.core.errors import Problem
-    from projector.core.layers import Places
+    from projector.core.semantic import defined_hooks, hook_problems, use_problems
 
     text = yamltext.decoded(raw, shown)
 
@@ -252,10 +234,10 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str, model_hoo
             for name in own
             if name in provider_specs
         ]
-        problems += model.hook_problems(places, ("hooks",), data.get("hooks"), set(model_hooks) | model.defined_hooks([data.get("hooks")]))
-        return problems + model.use_problems(places, (), data, {**provider_specs, **own}, reserved=("providers", "hooks"))
+        problems += hook_problems(places, ("hooks",), data.get("hooks"), set(model_hooks) | defined_hooks([data.get("hooks")]))
+        return problems + use_problems(places, (), data, {**provider_specs, **own}, reserved=("providers", "hooks"))
 
-    return model.checked_yaml(text, shown, "project", semantic)
+    return checked_yaml(text, shown, "project", semantic)
 
 
 def hook_names(loaded: Any) -> set[str]:

@@ -6,7 +6,7 @@ use, with the rules of projector's validator (core.resources.validator: ``patter
 with ECMA-262's ``$``, ``true`` is not ``1``, ``format`` asserts nothing), and answers True,
 False, or None when a schema uses a keyword it does not know. Only a True is taken as it is:
 False and None send the caller to that validator, whose errors name what is wrong
-(core.model.checked_yaml). tests/core/test_quickschema.py holds it to the validator's answers.
+(core.checking.checked_yaml). tests/core/test_quickschema.py holds it to the validator's answers.
 """
 
 from __future__ import annotations
@@ -96,9 +96,9 @@ def _equal(one: Any, other: Any) -> bool:
 
 
 def _pattern(text: str) -> re.Pattern[str]:
-    from projector.core.resources import _ecma  # the validator's own reading of a pattern
+    from projector.core.resources import ecma  # the validator's own reading of a pattern
 
-    return _ecma(text)
+    return ecma(text)
 
 
 def _properties(value: Any, rule: dict[str, Any], _all: Any, document: str) -> bool:

@@ -97,12 +97,12 @@ def _inlined(node: Any, document: Mapping[str, Any], schemas: Mapping[str, Any])
 def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Any:
     from jsonschema.exceptions import ValidationError
 
-    if validator.is_type(instance, "string") and not _ecma(pattern).search(instance):
+    if validator.is_type(instance, "string") and not ecma(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 @cache
-def _ecma(pattern: str) -> Any:
+def ecma(pattern: str) -> Any:
     """``pattern`` compiled with each ``$`` (outside a class, unescaped) as ``\\Z``."""
     import re
 

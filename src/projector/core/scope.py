@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 
 from projector.core.folders import Worktree, canonical, contains, seen_from, worktree
-from projector.core.model import Binding, KbSet, Model, Provider, Settings
-from projector.core.projects import Project
+from projector.core.modeltypes import Binding, KbSet, Model, Project, Provider, Settings
 from projector.core.record import Record
 
 

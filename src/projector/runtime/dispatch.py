@@ -159,7 +159,7 @@ def _table(model_file: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """The model's hooks, its bindings and the trusted project files, as JSON kept beside
     projector's state while the model file and the trust store are unchanged (their stat, taken
     before they are read), and every file the model includes (and what else its check depended
-    on: core.model.Model.watched); rebuilt from the checked model otherwise."""
+    on: core.modeltypes.Model.watched); rebuilt from the checked model otherwise."""
     from projector import __version__
 
     trust = os.path.join(locations.state_folder(environ), "trust.json")
@@ -199,7 +199,7 @@ def _store(cache: str, entry: dict[str, Any]) -> None:
 def build_table(model_file: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """The table from the checked model (the slow path: after the model, one of its layers or the
     trust store changed). A hook that an included layer not trusted with its bytes says
-    something of is left out, in every folder: it does not run (core.model.Model.hook_blocked)."""
+    something of is left out, in every folder: it does not run (core.modeltypes.Model.hook_blocked)."""
     from pathlib import Path
 
     from projector.core import model, projects

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 
-from projector.core.model import Env, Model, Settings
-from projector.core.projects import Project
+from projector.core.modeltypes import Env, Model, Project, Settings
 from projector.core.record import Record
 from projector.core.scope import Placement, place
 

@@ -148,7 +148,11 @@ def _locate(options: Options, log: Any) -> Where:
     from projector.core import model, projects
     from projector.core.errors import display_path
     from projector.core.locations import state_dir
-    from projector.core.resources import client_ids
+
+    def client_ids() -> tuple[str, ...]:  # asked only when the kept check does not hold: core.resources is not imported before
+        from projector.core import resources
+
+        return resources.client_ids()
 
     environ = os.environ
     path = model.model_path(options.config, environ)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from projector import __version__
-from projector.core.model import KbSet
+from projector.core.modeltypes import KbSet
 from projector.runtime.bridge.loop import Loop
 from projector.runtime.bridge.stdio import Line, Reader, Writer, error
 

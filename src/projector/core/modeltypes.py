@@ -1,0 +1,251 @@
+"""The model's types: the frozen records a checked model is made of (core.record), the words of
+its vocabulary, and the records made from checked plain data.
+
+Nothing here reads a file, parses YAML or checks anything: loading (core.model, core.layers,
+core.projects, core.checking, core.semantic) stands on this module, never the other way, and the
+bridge, the compiler and the commands take their types from here.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Mapping
+from functools import cached_property
+
+from projector.core.hooks import Hook
+from projector.core.record import Record, fields, replace
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+KbSet = tuple[str, ...] | None
+"""Which knowledge bases a session sees: None = all (no ``kbs`` parameter), () = none."""
+
+Env = tuple[tuple[str, str | None], ...]
+"""Variables in order: a value (``${VAR}`` expanded when the server starts) or None (unset)."""
+
+
+class Settings(Record):
+    """What a binding (or a project file) says about one provider; None: it does not say."""
+
+    kbs: tuple[str, ...] | None = None
+    enabled: bool | None = None
+    command: str | None = None
+    args: tuple[str, ...] | None = None
+    cwd: str | None = None
+    env: Env | None = None
+    env_files: tuple[str, ...] | None = None
+    direnv: bool | None = None
+    shared: bool | None = None  # local: the workspace's sessions share one server
+    linger: float | None = None  # local, shared: seconds the server outlives its last session
+
+    def said(self) -> tuple[str, ...]:
+        return tuple(name for name in fields(self) if getattr(self, name) is not None)
+
+    def over(self, base: Settings) -> Settings:
+        """These settings laid over ``base``: each said value replaces, ``env`` merges by name."""
+        merged = {name: getattr(self, name) for name in self.said()}
+        if self.env is not None and base.env is not None:
+            merged["env"] = tuple(dict(base.env, **dict(self.env)).items())
+        return replace(base, **merged)
+
+
+class Provider(Record):
+    """A named MCP server: remote (url) or local (command)."""
+
+    name: str
+    url: str | None  # remote: the MCP endpoint; None for a local provider
+    token_env: str | None
+    kbs: tuple[str, ...] | None  # what the server mounts, when the model says
+    default: KbSet  # the set for folders under no binding
+    command: str | None = None  # local: the server's command
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: Env = ()
+    enabled: bool = True
+    oauth: bool = False  # remote: it signs users in with OAuth (the client does), not with a token variable
+    shared: bool | None = None
+    linger: float | None = None
+    listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
+    timeout: float = 120.0  # remote: seconds a request through the bridge may take
+
+    @property
+    def local(self) -> bool:
+        return self.url is None
+
+    def launch(self) -> Settings:
+        """A local provider's own definition, as the base its bindings are laid over."""
+        return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None,
+                        shared=self.shared, linger=self.linger)
+
+
+class Binding(Record):
+    """A folder and what it says of each provider there."""
+
+    path: str  # absolute, with ~ and $VAR expanded; made canonical where it is resolved
+    uses: tuple[tuple[str, Settings], ...]  # (provider, what this folder says of it), sorted by provider
+    worktrees: bool = False  # every git worktree of the repository is bound too
+    hooks: tuple[Hook, ...] = ()  # what this folder says of hooks (core.hooks)
+    repo: str | None = None  # a clone of the repository binding of this name (Model.repos)
+
+    def settings(self, provider: str) -> Settings | None:
+        return dict(self.uses).get(provider)
+
+
+# Clone, Repo and Layer are named tuples (collections.namedtuple: typing.NamedTuple would import
+# typing): as immutable as a record, and the model's cache holds them as JSON arrays.
+
+Clone = namedtuple("Clone", "path remote root")
+"""A clone of a repository binding's repository found on this machine, and why it matched:
+``path`` canonical; ``remote`` the remote that matched, its name and URL as .git/config writes
+it; ``root`` the root it was found under (None: a folder bound by path)."""
+
+Repo = namedtuple("Repo", "name repo uses clones hooks", defaults=((),))
+"""A binding by git remote (``repo: github.com/acme/api``): each clone found is bound. ``name``
+its key in the model; ``repo`` the remote, normalised (core.repos); ``uses`` and ``hooks`` what
+it says; ``clones`` the Clones found."""
+
+Layer = namedtuple("Layer", "path sha256 included_by local hooks distrust", defaults=((), (), None))
+"""One file of the model (core.layers): the files it includes come before it; the model's own
+file is last. ``path`` absolute, as the include named it; ``included_by`` (the including
+layer's index, the include's index in its list), None for the model's file; ``local`` the local
+providers and ``hooks`` the hooks it defines or gives settings to; ``distrust`` why those do not
+run (an included layer not trusted with these bytes), None: they may."""
+
+
+class Model(Record):
+    """The checked model."""
+
+    source: Path
+    clients: tuple[str, ...] | None  # None: the clients found on this machine
+    providers: tuple[Provider, ...]  # sorted by name
+    bindings: tuple[Binding, ...]  # sorted by path (a clone of a repository binding is one too)
+    hooks: tuple[Hook, ...] = ()  # for every folder, in the model's order (core.hooks)
+    layers: tuple[Layer, ...] = ()  # in order; the model's own file last
+    repos: tuple[Repo, ...] = ()
+    watched: tuple[str, ...] = ()  # what else the model depends on: optional includes, globs' folders, the clones' folders and configs
+    variables: tuple[str, ...] = ()  # variables the includes and roots name
+
+    def provider(self, name: str) -> Provider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+    def bindings_of(self, provider: str) -> tuple[Binding, ...]:
+        return self._bindings_by_provider.get(provider, ())
+
+    @cached_property
+    def _bindings_by_provider(self) -> dict[str, tuple[Binding, ...]]:
+        """One pass over the bindings, not one per provider (50 × 1,000 at scale)."""
+        found: dict[str, list[Binding]] = {}
+        for binding in self.bindings:
+            for name, _ in binding.uses:
+                found.setdefault(name, []).append(binding)
+        return {name: tuple(bindings) for name, bindings in found.items()}
+
+    def bound(self, provider: str) -> bool:
+        """Whether a binding names ``provider``: by folder, or by repository (clones found or not)."""
+        return bool(self.bindings_of(provider)) or any(dict(r.uses).get(provider) is not None for r in self.repos)
+
+    def blocked(self, provider: str) -> str | None:
+        """Why local provider ``provider`` must not run (an included layer that says something of
+        it is not trusted with its current bytes); None: nothing stops it."""
+        return next((layer.distrust for layer in self.layers if layer.distrust and provider in layer.local), None)
+
+    def hook_blocked(self, name: str) -> str | None:
+        """Why hook ``name`` must not run, in any folder (an included layer that defines it, or
+        says something of it, is not trusted with its current bytes); None: nothing stops it."""
+        return next((layer.distrust for layer in self.layers if layer.distrust and name in layer.hooks), None)
+
+    def repo(self, name: str) -> Repo | None:
+        return next((r for r in self.repos if r.name == name), None)
+
+
+class Project(Record):
+    """A trusted project file (core.projects)."""
+
+    root: str  # canonical folder the file sits in
+    file: str
+    providers: tuple[Provider, ...]  # local providers owned by this workspace
+    uses: tuple[tuple[str, Settings], ...]  # what the file says of each provider here
+    hooks: tuple[Hook, ...] = ()  # what the file says of hooks (core.hooks)
+
+    def settings(self, name: str) -> Settings | None:
+        return dict(self.uses).get(name)
+
+    def provider(self, name: str) -> Provider | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+    def mentions(self, name: str) -> bool:
+        return self.provider(name) is not None or self.settings(name) is not None
+
+
+# --------------------------------------------------------------------------- the model's words
+
+REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout")
+LOCAL_KEYS = ("command", "args", "cwd", "env", "shared", "linger")
+REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
+MAX_BYTES = 64 * 1024 * 1024  # a model file's size: far beyond any model; a device or a runaway file is not one
+RESERVED = ("worktrees", "providers", "hooks", "repo", "remove")  # keys of a binding or project file that are not providers
+
+
+def is_folder(raw: str) -> bool:
+    """Whether a binding's key names a folder (absolute, under ~ or a variable); else it names a repository binding."""
+    return raw.startswith(("/", "~", "$"))
+
+
+# --------------------------------------------------------------------------- records of checked data
+
+
+def _kb_set(value: Any) -> KbSet:
+    return None if value is None else tuple(str(kb) for kb in value)
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(item) for item in value)
+
+
+def _env(value: Any) -> Env | None:
+    return None if value is None else tuple((str(k), None if v is None else str(v)) for k, v in value.items())
+
+
+def settings(value: Any) -> Settings:
+    """A binding's value for one provider: a KB list, or a mapping of settings."""
+    if not isinstance(value, Mapping):
+        return Settings(kbs=_kb_set(value))
+    return Settings(
+        kbs=_kb_set(value.get("kbs")),
+        enabled=value.get("enabled"),
+        command=value.get("command"),
+        args=_strings(value.get("args")),
+        cwd=value.get("cwd"),
+        env=_env(value.get("env")),
+        env_files=_strings(value.get("env_files")),
+        direnv=value.get("direnv"),
+        shared=value.get("shared"),
+        linger=value.get("linger"),
+    )
+
+
+def provider(name: str, spec: Mapping[str, Any]) -> Provider:
+    return Provider(
+        name=str(name),
+        url=spec.get("url"),
+        token_env=spec.get("token_env"),
+        kbs=_kb_set(spec.get("kbs")),
+        default=_kb_set(spec.get("default")),
+        command=spec.get("command"),
+        args=_strings(spec.get("args")) or (),
+        cwd=spec.get("cwd"),
+        env=_env(spec.get("env")) or (),
+        enabled=spec.get("enabled", True),
+        oauth=bool(spec.get("oauth", False)),
+        shared=spec.get("shared"),
+        linger=spec.get("linger"),
+        listen=bool(spec.get("listen", False)),
+        timeout=float(spec.get("timeout", Provider.timeout)),
+    )
+
+
+def uses(binding: Mapping[str, Any]) -> tuple[tuple[str, Settings], ...]:
+    return tuple(sorted((str(p), settings(v)) for p, v in binding.items() if p not in RESERVED))
+
