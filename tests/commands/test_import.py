@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from models import USERS_CODEX
+
 CLAUDE = """{
   "numStartups": 7,
   "mcpServers": {
@@ -15,16 +17,7 @@ CLAUDE = """{
   }
 }
 """
-CODEX = """# my codex
-model = "o3"
-
-[mcp_servers.context7]
-command = "npx"
-args = ["-y", "@upstash/context7-mcp"]
-
-[mcp_servers.sentry]
-url = "https://mcp.sentry.dev/mcp"   # typed by hand
-bearer_token_env_var = "SENTRY_TOKEN"
+CODEX = USERS_CODEX + """bearer_token_env_var = "SENTRY_TOKEN"
 
 [mcp_servers.docs]
 url = "https://docs.example.com/mcp"

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from projector.commands.common import UsageError, busy, err, load_model, sync_lock
+from projector.commands.common import busy, err, known_clients, load_model, sync_lock
 from projector.compile import clients as client_registry
 from projector.compile import documents, ledger
 from projector.compile.importing import Claim, found_entries, gather, identity_of
 from projector.compile.ledger import FileRecord, entry_hash
 from projector.core import files, model
-from projector.core.errors import ProjectorError, did_you_mean, display_path
+from projector.core.errors import ProjectorError, display_path
 from projector.core.record import replace
 
 STARTER = Path(__file__).resolve().parent / "starter.yaml"
@@ -28,10 +28,7 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
     from projector.core import modeledit
 
     environ = os.environ
-    known = client_registry.registry()
-    unknown = [c for c in only or () if c not in known]
-    if unknown:
-        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    known = known_clients(only)
     path = model.model_path(config, environ)
     shown = display_path(path)
     try:

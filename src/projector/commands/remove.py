@@ -15,13 +15,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from projector.commands.common import UsageError, busy, carry_out, report_warnings
-from projector.compile import clients as client_registry
+from projector.commands.common import busy, carry_out, known_clients, report_warnings
 from projector.compile import engine, ledger
 from projector.compile.system import RealSystem
 from projector.compile.targets import TargetFile
 from projector.core import files, model
-from projector.core.errors import Problem, did_you_mean, display_path
+from projector.core.errors import Problem, display_path
 from projector.core.locations import home
 from projector.core.modeltypes import Model
 from projector.core.record import replace
@@ -32,10 +31,7 @@ def run(config: str | None, only: list[str] | None, force: bool) -> int:
     from projector.compile.report import change_line
 
     environ = os.environ
-    known = client_registry.registry()
-    unknown = [c for c in only or () if c not in known]
-    if unknown:
-        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    known = known_clients(only)
     clients = [c for i, c in known.items() if not only or i in only]
     nothing = Model(model.model_path(config, environ).absolute(), None, (), ())
 
