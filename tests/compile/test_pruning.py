@@ -221,3 +221,25 @@ def test_remove_puts_a_pruned_entry_back_into_a_file_changed_since(sandbox):
     mcp.write_text(mcp.read_text().replace('"x"', '"y"'))  # the user's own edit since
     assert sandbox.run("remove", config=config).returncode == 0
     assert json.loads(mcp.read_text()) == {"mcpServers": {"mine": {"command": "y"}, "docs": {"type": "http", "url": "https://kb.example.com/mcp?kbs=a"}}}
+
+
+def test_a_pruned_per_folder_entry_comes_back_when_no_binding_governs_its_folder(sandbox):
+    """Claude Code's per-folder servers in ~/.claude.json: one pruned under a binding is kept in the
+    ledger, put back when the binding goes, and by `remove`."""
+    workspace = str(sandbox.home / "work" / "a")
+    sandbox.file("work/a/.keep", "")
+    claude = ('{\n  "numStartups": 2,\n  "projects": {\n    "%s": {\n      "mcpServers": {\n'
+              '        "docs": {"type": "http", "url": "https://kb.example.com/mcp?kbs=api-a"},\n        "other": {"command": "npx"}\n'
+              '      }\n    }\n  }\n}\n') % workspace
+    path = sandbox.file(".claude.json", claude)
+    config = sandbox.model(MODEL.replace("clients: [claude-code, codex, opencode, crush, kiro, copilot]", "clients: [claude-code]"))
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "docs" not in json.loads(path.read_text())["projects"][workspace]["mcpServers"]
+    config.write_text(config.read_text().replace("bindings:\n  ~/work/a:\n    docs: []\n", ""))
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert json.loads(path.read_text())["projects"][workspace]["mcpServers"]["docs"]["url"].endswith("?kbs=api-a"), "given back"
+    config.write_text(MODEL.replace("clients: [claude-code, codex, opencode, crush, kiro, copilot]", "clients: [claude-code]"))
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert json.loads(path.read_text()) == json.loads(claude), "back, its own text (at the end of its folder's servers)"
+    assert '"docs": {"type": "http", "url": "https://kb.example.com/mcp?kbs=api-a"}' in path.read_text()

@@ -64,7 +64,7 @@ def _with_recorded_files(outcome: engine.Outcome, state: ledger.Ledger, clients:
         if client is None or path in seen or "#" in path:  # path#key: hook groups, in a hook file no client reads now
             continue
         shown = display_path(path, home(os.environ))
-        if record.pruned:
+        if record.left is not None:  # a project file's record: what a sync removed there
             result = _restored(client, Path(path), shown, record, outcome.system)
         else:
             target = TargetFile(client, Path(path), shown, client.format, client.servers_key, {}, (), client.name)

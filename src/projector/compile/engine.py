@@ -15,6 +15,7 @@ create it).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -210,7 +211,7 @@ def _decide(
                              record.taken if record else None, keeps_originals=target.kind == "servers")
         decision = _with_original_text(decision, document, target.key)
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
-    text, local_notes, local_states = _prune_local_scopes(target, text, providers)
+    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record)
     notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
     new_record = intent = None
@@ -229,8 +230,10 @@ def _decide(
         if after is None and read.text is not None and kept_whole(target.path):
             after = text  # created by projector, but someone's since: emptied, kept
         new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted, taken=decision.taken,
-                                lists=tuple(e for e in lists if e in decision.owned), folders=folders) if decision.owned else None
-        intent = replace(_intent(target, record, decision, created, current), lists=lists, folders=folders)
+                                lists=tuple(e for e in lists if e in decision.owned), folders=folders,
+                                pruned=pruned) if decision.owned or pruned else None
+        intent = replace(_intent(target, record, decision, created, current), lists=lists, folders=folders,
+                         pruned={**(record.pruned if record else {}), **pruned})
     if read.text is None and after == "":
         after = None
     gone = folders if after is None and not target.is_project else ()
@@ -304,24 +307,43 @@ def _with_original_text(decision: Decision, document: documents.Document, key: t
     return replace(decision, taken={**decision.taken, **fresh}) if fresh else decision
 
 
-def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
+def _prune_local_scopes(
+    target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None
+) -> tuple[str, tuple, tuple, dict[str, Any]]:
     """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
-    files in every folder a binding governs. One parse for all of them; again only after an edit."""
+    files in every folder a binding governs, each kept in the ledger (by its key path and name)
+    and put back as it was once no binding of its provider governs that folder (`remove`: none
+    does). One parse for all of them; again only after an edit."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
-    if not target.workspaces:
-        return text, (), ()
+    recorded = dict(record.pruned) if record is not None and not target.is_project else {}
+    if not target.workspaces and not recorded:
+        return text, (), (), {}
     scoped = documents.parse(target.format, text, target.shown)
     containers = {scope[: scope.index(WORKSPACE)] for scope in target.client.local_scopes}
-    for key in target.local_scope_keys({c: scoped.servers(c) for c in containers}):
+    governed = target.local_scope_keys({c: scoped.servers(c) for c in containers}) if target.workspaces else ()
+    for composite, original in list(recorded.items()):
+        *path, name = json.loads(composite)
+        key = tuple(path)
+        if key in governed and name in providers:
+            continue  # still shadowing a global entry there: stays out
+        del recorded[composite]
+        back = given_back(name, (scoped.servers(key) or {}).get(name), original) if name not in (scoped.servers(key) or {}) else {}
+        if back:
+            text = scoped.edited(key, back)
+            scoped = documents.parse(target.format, text, target.shown)
+            states.append((f"{'.'.join(key[:-1])}: {name}", "give-back"))
+    for key in governed:
         where = ".".join(key[:-1])
         local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name, target.readings)
         if local.edits:
+            local = _with_original_text(local, scoped, key)
+            recorded.update((json.dumps([*key, name]), original) for name, original in local.taken.items())
             text = scoped.edited(key, local.edits)
             scoped = documents.parse(target.format, text, target.shown)
         notes += local.notes
         states += [(f"{where}: {name}", state) for name, state in local.states]
-    return text, tuple(notes), tuple(states)
+    return text, tuple(notes), tuple(states), recorded
 
 
 def _created(record: FileRecord | None, decision: Decision, before: str | None, current: Any) -> str | None:

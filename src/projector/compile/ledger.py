@@ -45,10 +45,11 @@ class FileRecord(Record):
     # or by `projector adopt`): name -> {"value": the entry, "text": its bytes in the file, or
     # None}. Given back as they were when projector lets go of them, never deleted.
     taken: Mapping[str, Mapping[str, Any]] = Factory(dict)
-    # A project file (a repository's): the entries a sync removed there because they shadowed
-    # projector's global entry, as ``taken``; the file's text before the first of those removals
-    # and a hash of the text projector left, so `projector remove` can put the file back byte for
-    # byte while nothing else changed it.
+    # The entries a sync removed because they shadowed projector's global entry, as ``taken``:
+    # in a project file (a repository's) by name, with the file's text before the first of those
+    # removals and a hash of the text projector left, so `projector remove` can put the file back
+    # byte for byte while nothing else changed it; in a global file's per-folder scopes by the
+    # JSON list of their key path and name.
     pruned: Mapping[str, Mapping[str, Any]] = Factory(dict)
     original: str | None = None
     left: str | None = None
@@ -96,7 +97,8 @@ class Ledger(Record):
             | ({"previous": dict(sorted(r.previous.items()))} if r.previous else {})
             | ({"adopted": dict(sorted(r.adopted.items()))} if r.adopted else {})
             | ({"taken": dict(sorted(r.taken.items()))} if r.taken else {})
-            | ({"pruned": dict(sorted(r.pruned.items())), "original": r.original, "left": r.left} if r.pruned else {})
+            | ({"pruned": dict(sorted(r.pruned.items()))} if r.pruned else {})
+            | ({"original": r.original, "left": r.left} if r.left is not None else {})
             | ({"lists": list(r.lists)} if r.lists else {})
             | ({"folders": list(r.folders)} if r.folders else {})
             for path, r in sorted(self.files.items())
