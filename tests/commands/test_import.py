@@ -124,3 +124,37 @@ def test_first_contact_init_offers_import_and_status_and_doctor_count_what_proje
     assert sandbox.run("import", config=config).returncode == 0
     after = [line for line in sandbox.run("doctor", config=config).stdout.splitlines() if "does not manage" in line]
     assert after == ["note     Codex CLI: 1 entry projector does not manage (docs): `projector import` brings them into the model"]
+
+
+def test_the_same_server_under_another_name_is_one_provider_whose_entry_stands_in_for_it(sandbox):
+    sandbox.install_projector()
+    claude = '{\n  "mcpServers": {\n    "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp"}\n  }\n}\n'
+    codex = '[mcp_servers.sentry-prod]\nurl = "https://mcp.sentry.dev/mcp?org=me"\n\n[mcp_servers."my.tool"]\ncommand = "tool-mcp"\n'
+    files = {".claude.json": sandbox.file(".claude.json", claude), ".codex/config.toml": sandbox.file(".codex/config.toml", codex)}
+    config = sandbox.model("version: 1\nclients: [claude-code, codex]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert ("sentry-prod in ~/.codex/config.toml: the same server as provider sentry, whose entry stands in for it there "
+            "(`projector remove` puts it back)") in imported.stdout.splitlines()
+    assert "my.tool in ~/.codex/config.toml becomes provider my-tool" in imported.stdout.splitlines()
+    assert config.read_text().count("url: https://mcp.sentry.dev/mcp") == 1, "one provider for one server"
+    assert sandbox.run("sync", config=config).returncode == 0
+    text = files[".codex/config.toml"].read_text()
+    assert "sentry-prod" not in text and "[mcp_servers.sentry]" in text and '"my.tool"' not in text and "[mcp_servers.my-tool]" in text
+    assert sandbox.run("diff", config=config).returncode == 0, "a second sync changes nothing"
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert {name: path.read_text() for name, path in files.items()} == {".claude.json": claude, ".codex/config.toml": codex}
+
+
+def test_an_entry_taken_out_under_its_own_name_comes_back_byte_for_byte(sandbox):
+    """The only entry of its object, then one among others: back in its place, in its own spacing."""
+    sandbox.install_projector()
+    alone = '{\n    "mcpServers": {\n      "my.db":   {"command": "db-mcp"}\n    }\n}\n'
+    among = '{\n  "mcpServers": {\n    "a": {"command": "a"},\n    "my.db":   {"command": "db-mcp"},\n    "z": {"command": "z"}\n  }\n}\n'
+    for text in (alone, among):
+        claude = sandbox.file(".claude.json", text)
+        config = sandbox.model("version: 1\nclients: [claude-code]\nproviders: {}\n")
+        assert sandbox.run("import", config=config).returncode == 0
+        assert sandbox.run("sync", config=config).returncode == 0 and '"my.db"' not in claude.read_text()
+        assert sandbox.run("remove", config=config).returncode == 0
+        assert claude.read_text() == text

@@ -3,18 +3,21 @@
 Reads every installed client's entries (compile.importing), writes the providers into the model
 keeping its comments (core.modeledit, as `bind` does), and records each imported entry as taken
 over in the ledger, with its original bytes: the user said so by importing it, so the next sync
-manages it, and `projector remove` gives it back as it was. ``--dry-run`` shows the model's diff
+manages it, and `projector remove` gives it back as it was. An entry under another name than
+its provider's is taken out while the provider's entry stands in for it, and put back likewise. ``--dry-run`` shows the model's diff
 and the report and writes nothing.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from projector.commands.common import busy, err, known_clients, load_model, sync_lock
 from projector.compile import clients as client_registry
 from projector.compile import documents, ledger
+from projector.compile.documents.base import neighbours
 from projector.compile.importing import Claim, found_entries, gather, identity_of
 from projector.compile.ledger import FileRecord, entry_hash
 from projector.core import files, model
@@ -93,11 +96,17 @@ def _claim(claims: tuple[Claim, ...]) -> None:
     texts: dict[Path, documents.Document] = {}
     for claim in claims:
         record = records.get(str(claim.path)) or state.record(claim.path) or FileRecord(claim.client.id)
-        if claim.name in record.entries:
+        if claim.name in record.entries or json.dumps([*claim.client.servers_key, claim.name]) in record.pruned:
             continue  # projector's already
         if claim.path not in texts:
             texts[claim.path] = documents.parse(claim.client.format, claim.path.read_text(encoding="utf-8"), str(claim.path))
-        original = {"value": claim.value, "text": texts[claim.path].source_of(claim.client.servers_key, claim.name)}
+        document = texts[claim.path]
+        original = {"value": claim.value, "text": document.source_of(claim.client.servers_key, claim.name),
+                    **neighbours(document, claim.client.servers_key, claim.name)}
+        if claim.replaced_by is not None:  # taken out while the provider's entry stands in for it (engine)
+            replaced = {json.dumps([*claim.client.servers_key, claim.name]): {**original, "for": claim.replaced_by}}
+            records[str(claim.path)] = replace(record, pruned={**record.pruned, **replaced})
+            continue
         records[str(claim.path)] = replace(record, entries={**record.entries, claim.name: entry_hash(claim.client.reading.normal(claim.value))},
                                            taken={**record.taken, claim.name: original})
     if records:

@@ -22,6 +22,7 @@ from typing import Any
 
 from projector.compile import documents, quirks
 from projector.compile.clients import Client
+from projector.compile.documents.base import neighbours
 from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
@@ -303,7 +304,8 @@ def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, c
 
 def _with_original_text(decision: Decision, document: documents.Document, key: tuple[str, ...]) -> Decision:
     """The entries taken over at this sync, with their text as the file holds it (before any edit)."""
-    fresh = {name: {**original, "text": document.source_of(key, name)} for name, original in decision.taken.items() if "text" not in original}
+    fresh = {name: {**original, "text": document.source_of(key, name), **neighbours(document, key, name)}
+             for name, original in decision.taken.items() if "text" not in original}
     return replace(decision, taken={**decision.taken, **fresh}) if fresh else decision
 
 
@@ -313,7 +315,9 @@ def _prune_local_scopes(
     """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
     files in every folder a binding governs, each kept in the ledger (by its key path and name)
     and put back as it was once no binding of its provider governs that folder (`remove`: none
-    does). One parse for all of them; again only after an edit."""
+    does). Likewise an entry `import` found under another name than its provider's: taken out
+    while the provider's entry (``for``) stands in for it. One parse for all of them; again only
+    after an edit."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
     recorded = dict(record.pruned) if record is not None and not target.is_project else {}
@@ -325,14 +329,20 @@ def _prune_local_scopes(
     for composite, original in list(recorded.items()):
         *path, name = json.loads(composite)
         key = tuple(path)
-        if key in governed and name in providers:
+        if "for" in original and original["for"] in (target.desired or {}):  # `import`: another name's entry stands in
+            if (scoped.servers(key) or {}).get(name) == original["value"]:
+                text = scoped.edited(key, {name: None})
+                scoped = documents.parse(target.format, text, target.shown)
+                states.append((name, "replaced"))
+            continue
+        if "for" not in original and key in governed and name in providers:
             continue  # still shadowing a global entry there: stays out
         del recorded[composite]
         back = given_back(name, (scoped.servers(key) or {}).get(name), original) if name not in (scoped.servers(key) or {}) else {}
         if back:
             text = scoped.edited(key, back)
             scoped = documents.parse(target.format, text, target.shown)
-            states.append((f"{'.'.join(key[:-1])}: {name}", "give-back"))
+            states.append((f"{'.'.join(key[:-1])}: {name}" if "for" not in original else name, "give-back"))
     for key in governed:
         where = ".".join(key[:-1])
         local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name, target.readings)

@@ -60,6 +60,7 @@ class Claim(Record):
     name: str
     value: Any
     text: str | None
+    replaced_by: str | None = None  # another name's entry, the provider's, stands in for it there
 
 
 class Imported(Record):
@@ -128,7 +129,7 @@ def secret_argument(args: list[str], index: int) -> bool:
     a secret-looking header (``X-Api-Key: ...``) or option (``--token=...``, ``--api-key ...``)."""
     arg = args[index]
     header = re.match(r"^([A-Za-z0-9_-]+):\s*(\S.*)$", arg)
-    option = re.match(r"^--?([A-Za-z0-9_-]+)=(.+)$", arg)
+    option = re.match(r"^(?:--?)?([A-Za-z0-9_-]+)=(.+)$", arg)  # --token=..., API_KEY=...
     after_flag = index > 0 and re.match(r"^--?[A-Za-z0-9_-]+$", args[index - 1]) and SECRET_LOOKING.search(args[index - 1])
     for name, value in ((header.group(1), header.group(2)) if header else (None, None), (option.group(1), option.group(2)) if option else (None, None)):
         if name and SECRET_LOOKING.search(name) and _reference(value.removeprefix("Bearer ")) is None:
@@ -233,14 +234,21 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
     claims: list[Claim] = []
     report: list[str] = []
     secrets: dict[str, list[str]] = {}
+    named = {identity: name for name, identity in existing.items()}  # each server's provider
     for entry in sorted(found, key=lambda f: (f.folder is not None, f.name, f.client.id)):
         where = f"{entry.shown}" + (f" (folder {entry.folder})" if entry.folder else "")
         server = server_of(entry)
         if isinstance(server, str):
             report.append(f"not imported: {entry.name} in {where}: {server}")
             continue
-        name = _name_for(provider_name(entry.name), server.identity, identities, entry.client.id)
-        if name != entry.name:
+        grouped = named.get(server.identity)
+        name = grouped or _name_for(provider_name(entry.name), server.identity, identities, entry.client.id)
+        named.setdefault(server.identity, name)
+        if grouped is not None and name != entry.name:
+            report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
+                "which the folder's entry stays beside" if entry.folder else
+                "whose entry stands in for it there (`projector remove` puts it back)"))
+        elif name != entry.name:
             report.append(f"{entry.name} in {where} becomes provider {name}"
                           + (" (another server has that name)" if provider_name(entry.name) in identities else ""))
         new = name not in identities
@@ -261,8 +269,9 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
                 bindings.setdefault(entry.folder, {})[name] = {"enabled": True}
             continue  # a folder's own entry stays as it is: it is the user's, in that folder
         sources.setdefault(name, []).append(entry)
-        if name == entry.client.entry_name(name) == entry.name and not server.unsaid:
-            claims.append(Claim(entry.path, entry.client, entry.name, entry.value, None))
+        if not server.unsaid:  # the user said so, by importing it: projector's from now on, its original kept
+            stands_in = entry.client.entry_name(name)
+            claims.append(Claim(entry.path, entry.client, entry.name, entry.value, None, None if stands_in == entry.name else stands_in))
     for name, entries in sorted(sources.items()):
         if name in providers:
             clients = ", ".join(dict.fromkeys(e.client.name for e in entries))

@@ -131,11 +131,14 @@ def reconcile(
 
 def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str, Any]:
     """The edit that puts a taken-over entry back as it was: none while the file holds it still
-    (its bytes were never touched), else its own text where it stands."""
+    (its bytes were never touched), else its own text where it stands (or, gone, beside the
+    entry it followed or preceded)."""
     if present == original["value"]:
         return {}
     text = original.get("text")
-    return {name: Verbatim(original["value"], text) if text is not None else original["value"]}
+    if text is None:
+        return {name: original["value"]}
+    return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"))}
 
 
 def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:

@@ -18,6 +18,34 @@ class Verbatim(Record):
 
     value: Any
     text: str
+    after: str | None = None  # the entry it followed in the file, where it goes back when that is there
+    before: str | None = None  # else the entry it preceded
+    alone: str | None = None  # the text between the braces of its object, when it was all there was
+    member: str | None = None  # JSON: its whole member (``"name":  value``), spelled as it was
+
+
+def neighbours(document: Any, key: tuple[str, ...], name: str) -> dict[str, str | None]:
+    """Where entry ``name`` stands under ``key``: the names of the entries around it (a
+    Verbatim's ``after`` and ``before``), and, when it is the only one, what its braces hold."""
+    names = list(document.servers(key) or {})
+    at = names.index(name)
+    inside = getattr(document, "inside", None)  # JSON: an object emptied keeps none of its white space
+    member = getattr(document, "member", None)  # JSON: the name and colon are spelled outside the value
+    return {"after": names[at - 1] if at > 0 else None, "before": names[at + 1] if at + 1 < len(names) else None,
+            "alone": inside(key) if inside is not None and len(names) == 1 else None,
+            "member": member(key, name) if member is not None else None}
+
+
+def placed(value: Any, present: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """Where a Verbatim entry goes back among ``present``: ("after", name) or ("before", name),
+    None when neither neighbour is there (or it is not a Verbatim)."""
+    if not isinstance(value, Verbatim):
+        return None
+    if value.after is not None and value.after in (present or {}):
+        return ("after", value.after)
+    if value.before is not None and value.before in (present or {}):
+        return ("before", value.before)
+    return None
 
 
 def plain(value: Any) -> Any:

@@ -21,6 +21,7 @@ from projector.compile.documents.base import (
     Splice,
     Verbatim,
     check_edit,
+    placed,
     deepest,
     line_start,
     newline_of,
@@ -119,6 +120,13 @@ class TomlDocument:
             elif pieces:  # spelled as keys or in several places: take them out, add one table
                 doomed += pieces
                 new[name] = value
+            elif placed(value, self.servers(key)) is not None:  # back where it stood, its own text
+                side, neighbour = placed(value, self.servers(key))
+                around = self._merged(self._pieces(key + (neighbour,)))
+                at = around[-1][1] if side == "after" else around[0][0]
+                nl = self._newline.encode()
+                text = value.text.encode("utf-8")
+                splices.append(Splice(at, at, nl + text if side == "after" else text + nl))
             else:
                 new[name] = value
         splices += self._removals(doomed)

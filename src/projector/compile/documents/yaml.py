@@ -18,7 +18,7 @@ import re
 from functools import cache
 from typing import Any
 
-from projector.compile.documents.base import MAX_DEPTH, TOO_DEEP, Edits, Splice, Verbatim, check_edit, line_start, newline_of, servers_at, splice
+from projector.compile.documents.base import MAX_DEPTH, TOO_DEEP, Edits, Splice, Verbatim, check_edit, placed, line_start, newline_of, servers_at, splice
 from projector.core.errors import DocumentError, Problem
 
 
@@ -122,7 +122,12 @@ class YamlDocument:
         splices, new = [], {}
         for name, value in edits.items():
             pair = _pair(mapping, name)
-            if pair is None:
+            where = placed(value, {_key(p): p for p in pairs}) if pair is None else None
+            if where is not None:  # back where it stood, its own lines
+                neighbour = _pair(mapping, where[1])
+                at = self._line_end(_content_end(neighbour)) if where[0] == "after" else line_start(self._bytes, neighbour.start_byte)
+                splices.append(Splice(at, at, value.text.encode("utf-8")))
+            elif pair is None:
                 if value is not None:
                     new[name] = value
             elif value is None:
