@@ -100,7 +100,8 @@ def _binding(model: Model, binding: Binding, origin: Provenance, shown: Any) -> 
     clone = next((c for c in repo.clones if c.path == binding.path), None) if repo else None
     if repo is not None and clone is not None:
         report["repo"] = {"name": repo.name, "repo": repo.repo, "remote": clone.remote,
-                          "found": f"under root {shown(clone.root)}" if clone.root else "at a folder bound by path"}
+                          "found": f"under root {shown(clone.root)}" if clone.root else "at a folder bound by path",
+                          "distrust": binding.distrust}
     return report
 
 

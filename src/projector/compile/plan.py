@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from projector.core import hooks
 from projector.core.invocation import bridge_args, dispatch_args
-from projector.core.modeltypes import Model, Project, Provider
+from projector.core.modeltypes import Model, Project, Provider, clear_text_host, token_words
 from projector.core.record import Record
 from projector.core.scope import with_kbs
 from projector.core.variables import references
@@ -85,6 +85,8 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
         bound = model.bound(provider.name) or provider.name in mentioned
         if not provider.enabled and not _turned_on(model, projects, provider.name):
             continue  # off everywhere: no entry
+        if (host := clear_text_host(provider)) is not None:
+            warnings.append(insecure_warning(provider, host))
         pass_env = (provider.token_env,) if provider.token_env else ()
         bridge: StdioServer | str = StdioServer(projector_path, args_for(provider.name), pass_env) if projector_path else "projector is not on PATH"
         if provider.oauth:
@@ -102,6 +104,12 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
             servers.append((provider.name, server))
             bridges.append((provider.name, bridge))
     return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings), bridges=tuple(bridges))
+
+
+def insecure_warning(provider: Provider, host: str) -> str:
+    """What to say of a provider whose token goes over plain HTTP to another machine (it says insecure: true)."""
+    return (f'provider "{provider.name}" sends {token_words(provider)} in clear over http:// to {host} (it says insecure: true): '
+            "anyone on the way can read it; use https:// when the server offers it")
 
 
 def _turned_on(model: Model, projects: tuple[Project, ...], name: str) -> bool:

@@ -33,7 +33,7 @@ class Launch(Record):
     sources: tuple[tuple[str, str], ...]  # (setting, where it came from), for `explain`
     shared: bool = False  # one server for the workspace's sessions (runtime/host) instead of one per session
     linger: float = 30.0  # seconds a shared server outlives its last session
-    blocked: str | None = None  # why it must not run: a layer of the model that says something of it is not trusted
+    blocked: str | None = None  # why it must not run: a layer of the model that says something of it, or the clone it runs in, is not trusted
 
     @property
     def env_values(self) -> tuple[str, ...]:
@@ -92,5 +92,5 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         sources=tuple(sorted(sources.items())),
         shared=bool(settings.shared),
         linger=float(settings.linger),
-        blocked=model.blocked(name),
+        blocked=model.blocked(name) or (placed.binding.distrust if placed.binding is not None else None),
     )

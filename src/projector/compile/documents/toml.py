@@ -146,7 +146,7 @@ class TomlDocument:
         if isinstance(value, Verbatim):
             return value.text.encode("utf-8")
         text = written_table(key, name, value)
-        return (text if text is not None else _tomlkit_table(key, name, value)).replace("\n", self._newline).encode("utf-8")
+        return (text if text is not None else tomlkit_table(key, name, value)).replace("\n", self._newline).encode("utf-8")
     def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
         """New tables go after the last table of ``key`` (or at the end), after one blank line."""
         blocks = b"".join(self._newline.encode() + self._table(key, n, v) for n, v in values.items())
@@ -280,7 +280,7 @@ def _value(value: Any) -> str:
     raise _Unwritten
 
 
-def _tomlkit_table(key: tuple[str, ...], name: str, value: dict[str, Any]) -> str:
+def tomlkit_table(key: tuple[str, ...], name: str, value: dict[str, Any]) -> str:
     import tomlkit
 
     table = tomlkit.table()

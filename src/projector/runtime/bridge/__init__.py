@@ -165,6 +165,8 @@ def _locate(options: Options, log: Any) -> Where:
     for notice in here.notices:
         log(notice)
     provider = loaded.provider(options.provider)
+    if provider is None and (withheld := loaded.left_out(options.provider)):
+        raise SystemExit(f"provider {options.provider} is left out: {withheld}")
     if provider is None and not projects.declares_anywhere(options.provider, environ):
         raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
     return Where(loaded, provider, folder, here.trusted)
