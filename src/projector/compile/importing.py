@@ -138,6 +138,7 @@ def secret_argument(args: list[str], index: int) -> bool:
 
 
 def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
+    from projector.core.modeltypes import clear_text_host
     from projector.core.scope import kbs_in_url
 
     if not re.match(r"^https?://\S+$", url):
@@ -162,6 +163,10 @@ def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
             secrets.append(variable)
     if isinstance(variable, str):
         spec["token_env"] = variable
+    host = clear_text_host(spec)
+    if host is not None:
+        return (f"it sends its token over plain http:// to {host}, which the model takes only with `insecure: true`; left as it "
+                "is (import it by hand if you accept that)")
     return Server(("url", without_query(url)), spec, tuple(secrets), tuple(unsaid))
 
 
