@@ -239,26 +239,24 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
     claims: list[Claim] = []
     report: list[str] = []
     secrets: dict[str, list[str]] = {}
-    named = {identity: name for name, identity in existing.items()}  # each server's provider
-    for entry in sorted(found, key=lambda f: (f.folder is not None, f.name, f.client.id)):
+    ordered = sorted(found, key=lambda f: (f.folder is not None, f.name, f.client.id))
+    servers = {id(entry): server_of(entry) for entry in ordered}
+    taken = dict(identities)  # every provider name, the model's and those given here
+    named = _provider_names([(e, s) for e in ordered if not isinstance(s := servers[id(e)], str)], taken)
+    for entry in ordered:
         where = f"{entry.shown}" + (f" (folder {entry.folder})" if entry.folder else "")
-        server = server_of(entry)
+        server = servers[id(entry)]
         if isinstance(server, str):
             report.append(f"not imported: {entry.name} in {where}: {server}")
             continue
-        grouped = named.get(server.identity)
-        name = grouped or _name_for(provider_name(entry.name), server.identity, identities, entry.client.id)
-        named.setdefault(server.identity, name)
-        if grouped is not None and name != entry.name:
+        name, wanted = named[server.identity], provider_name(entry.name)
+        if wanted != name and taken.get(wanted, server.identity) == server.identity:  # the server goes by another name
             report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
                 "which the folder's entry stays beside" if entry.folder else
                 "whose entry stands in for it there (`projector remove` puts it back)"))
         elif name != entry.name:
-            report.append(f"{entry.name} in {where} becomes provider {name}"
-                          + (" (another server has that name)" if provider_name(entry.name) in identities else ""))
-        new = name not in identities
-        if new:
-            identities[name] = server.identity
+            report.append(f"{entry.name} in {where} becomes provider {name}" + (" (another server has that name)" if wanted != name else ""))
+        if name not in identities and name not in providers:
             providers[name] = dict(server.spec) | ({"enabled": False} if entry.folder else {})
         elif name in providers and providers[name].get("enabled") is False and entry.folder is None:
             del providers[name]["enabled"]  # also a global entry: on everywhere
@@ -284,6 +282,27 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
     for variable, places in sorted(secrets.items()):
         report.append(f"set ${variable}: its value was written in {', '.join(dict.fromkeys(places))}; the model names the variable only")
     return Imported(providers, bindings, tuple(claims), tuple(report))
+
+
+def _provider_names(entries: list[tuple[Found, Server]], identities: dict[str, tuple[Any, ...]]) -> dict[tuple[Any, ...], str]:
+    """Each server's provider name: the model's, else the name most of its entries have (the
+    first in order on a tie), else, taken by another server, that name with the client's id."""
+    votes: dict[tuple[Any, ...], dict[str, int]] = {}
+    first_client: dict[tuple[tuple[Any, ...], str], str] = {}
+    for entry, server in entries:
+        name = provider_name(entry.name)
+        tally = votes.setdefault(server.identity, {})
+        tally[name] = tally.get(name, 0) + (0 if entry.folder else 1)  # a folder's entry names a server only when nothing else does
+        first_client.setdefault((server.identity, name), entry.client.id)
+    named = {identity: name for name, identity in identities.items()}
+    for identity, tally in votes.items():
+        if identity in named:
+            continue
+        wanted = max(tally, key=lambda n: tally[n])  # dicts keep order: the first on a tie
+        name = _name_for(wanted, identity, identities, first_client[(identity, wanted)])
+        identities[name] = identity
+        named[identity] = name
+    return named
 
 
 def _name_for(name: str, identity: tuple[Any, ...], identities: Mapping[str, tuple[Any, ...]], client: str) -> str:
