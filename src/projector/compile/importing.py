@@ -109,8 +109,8 @@ def server_of(entry: Found) -> Server | str:
     url = next((value[k] for k in reading.url_keys if isinstance(value.get(k), str)), None)
     known = UNDERSTOOD | set(reading.url_keys) | {reading.command_key, reading.args_key} | set(reading.added_keys)
     known |= {reading.env_key} if reading.env_key else set()
-    defaults = dict(reading.default_values)
-    unsaid = [f"{key}" for key in value if key not in known and not (key in defaults and defaults[key] == value[key])]
+    usual = dict(reading.default_values) | _written(client) | {"disabled": False}
+    unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])]
     if url is not None:
         return _remote(entry, url, unsaid)
     command = reading.command_of(value)
@@ -135,6 +135,20 @@ def secret_argument(args: list[str], index: int) -> bool:
         if name and SECRET_LOOKING.search(name) and _reference(value.removeprefix("Bearer ")) is None:
             return True
     return bool(TOKEN_LOOKING.search(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
+
+
+def _written(client: Client) -> dict[str, Any]:
+    """The keys projector's own entries for ``client`` hold whatever the server (``tools: ["*"]``),
+    with their values: an entry that has them says nothing the model does not."""
+    from projector.compile.plan import HttpServer, StdioServer
+
+    written: dict[str, Any] = {}
+    for server in (StdioServer("x", (), ()), HttpServer("https://x.invalid/", None)):
+        try:
+            written |= client.render(server, "x")
+        except RuntimeError:  # it takes no entry of that kind
+            continue
+    return written
 
 
 def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
