@@ -133,7 +133,9 @@ class Client(Record):
     dirs: tuple[str, ...]  # this platform's
     env_files: tuple[str, ...]  # dotenv files the client reads the variables of dirs from, when unset
     files: tuple[str, ...]
-    create: str
+    create: str | None  # None: never created by projector (the client writes it first, with settings of its own)
+    legacy: tuple[str, ...]  # older files the client reads when none of files exists
+    file_variables: tuple[str, ...]  # variables that name the file itself (the first set wins over dirs)
     servers_key: tuple[str, ...]
     env_reference: str | None
     stdio_env: str  # inherit | listed | sanitized
@@ -195,15 +197,43 @@ class Client(Record):
         return entries, tuple(warnings)
 
     def global_file(self, environ: Mapping[str, str]) -> Path | None:
-        """The file this client reads its user-level servers from: the first that exists."""
+        """The file this client reads its user-level servers from: the one a variable names, else
+        the first of its files that exists in its folder."""
+        named = self._named_file(environ)
+        if named is not None:
+            return named
         folder = self.folder(environ)
         if folder is None:
             return None
-        return next((folder / f for f in self.files if (folder / f).exists()), folder / self.create)
+        return next((folder / f for f in self.files if (folder / f).exists()), folder / (self.create or self.files[0]))
+
+    def not_writable(self, path: Path) -> str | None:
+        """Why projector leaves this client's absent global file ``path`` uncreated (None: it may
+        create it)."""
+        legacy = next((path.parent / name for name in self.legacy if (path.parent / name).exists()), None)
+        if legacy is not None:
+            return (f"{self.name} reads {legacy.name} here, an older format projector does not write, while {path.name} is absent: "
+                    f"convert it to {path.name} (the client offers to), then sync again")
+        if self.create is None:
+            return f"{self.name} writes {path.name} itself when it first starts (with settings of its own): start it once, then sync again"
+        return None
+
+    def candidate_files(self, environ: Mapping[str, str]) -> tuple[Path, ...]:
+        """Every file ``global_file`` may choose, for the fast path to watch."""
+        named = self._named_file(environ)
+        if named is not None:
+            return (named,)
+        folder = self.folder(environ)
+        return tuple(folder / name for name in self.files + self.legacy) if folder is not None else ()
+
+    def _named_file(self, environ: Mapping[str, str]) -> Path | None:
+        environ = self._environ(environ)
+        return next((p for p in (expand(f"${name}", environ) for name in self.file_variables) if p is not None), None)
 
     def variables(self) -> tuple[str, ...]:
         """The environment variables that move this client's files or tell it is installed."""
-        return tuple(dict.fromkeys(name for text in self.dirs + self.detect_paths for name in _VARIABLE.findall(text)))
+        named = tuple(f"${name}" for name in self.file_variables)
+        return tuple(dict.fromkeys(name for text in named + self.dirs + self.detect_paths for name in _VARIABLE.findall(text)))
 
     def detected(self, environ: Mapping[str, str], which: Callable[[str], str | None]) -> bool:
         paths = (expand(p, environ) for p in self.detect_paths)
@@ -396,6 +426,8 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         env_files=tuple(data["global"].get("env_files") or ()),
         files=files,
         create=data["global"].get("create", files[0]),
+        legacy=tuple(data["global"].get("legacy") or ()),
+        file_variables=tuple(data["global"].get("file_variables") or ()),
         servers_key=tuple(data["servers_key"]),
         env_reference=data["env_reference"],
         stdio_env=data["stdio_env"],

@@ -196,7 +196,7 @@ def _decide(
     read = read or system.read(target.path)
     parsed = documents.parse(target.format, read.text or "", target.shown)
     lists = _users_lists(parsed, target, record) if target.kind == "hooks" else ()
-    document = HookGroups(parsed, _ours, frozenset(lists)) if target.kind == "hooks" else parsed
+    document = HookGroups(parsed.document, _ours, frozenset(lists)) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
     reading = target.client.reading
@@ -211,6 +211,9 @@ def _decide(
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
                              record.taken if record else None, keeps_originals=target.kind == "servers")
         decision = _with_original_text(decision, document, target.key)
+    why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
+    if why is not None:
+        raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record)
     notes, states = decision.notes + local_notes, decision.states + local_states

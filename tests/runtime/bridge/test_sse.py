@@ -56,7 +56,7 @@ def test_a_long_line_in_many_chunks_is_joined_once():
 def test_an_event_of_the_limit_passes_and_one_byte_more_is_refused(cut):
     """The limit is the event's data (the lines joined with LF), whether it comes as one line
     or many, whole or cut anywhere; a line may hold it after its field name. (Here 1 KiB; the
-    bridge's own, 256 MiB, is tested against a provider in test_hostile.)"""
+    bridge's own, 256 MiB, is tested against a provider in test_hostile_provider.)"""
 
     def feed(stream: bytes) -> list[str]:
         decoder = Decoder(limit=1024)
