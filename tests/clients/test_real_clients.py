@@ -105,8 +105,8 @@ def test_the_client_parses_exactly_the_plan(client, scenario, tmp_path):
     assert home.read() == real.planned(servers, client)
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_the_users_own_entries_are_still_there(client, tmp_path):
+def _users_home(client: str, tmp_path: Path) -> tuple[Home, Path]:
+    """A home whose client file is a user's own, from the corpus (skipped where it has none)."""
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent (a user's clone)")
     if client not in USERS_FILE:
@@ -115,6 +115,12 @@ def test_the_users_own_entries_are_still_there(client, tmp_path):
     target = home.global_file()
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes((CORPUS / USERS_FILE[client]).read_bytes())  # the corpus is read-only: not its mode
+    return home, target
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_users_own_entries_are_still_there(client, tmp_path):
+    home, _ = _users_home(client, tmp_path)
     before = home.read()
     assert before, "the user's file has servers of its own"
     servers = home.sync(models(home.work)["bridge"])
@@ -254,15 +260,7 @@ def test_after_import_and_sync_the_client_lists_the_same_servers_and_remove_give
     now through the bridge, which runs the same command); and `remove` gives the file back."""
     import subprocess
 
-    if not CORPUS.is_dir():
-        pytest.skip("../shared/corpus is absent (a user's clone)")
-    if client not in USERS_FILE:
-        pytest.skip(f"no file of {client} in ../shared/corpus yet")
-    home = Home(tmp_path, client)
-    target = home.global_file()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    source = (CORPUS / USERS_FILE[client]).read_bytes()
-    target.write_bytes(source)
+    home, target = _users_home(client, tmp_path)
     before = home.read()
     config = tmp_path / "projector.yaml"
     config.write_text(f"version: 1\nclients: [{client}]\nproviders: {{}}\n")
