@@ -52,6 +52,7 @@ class FileResult(Record):
     notes: tuple[str, ...]
     states: tuple[tuple[str, str], ...]  # entry name -> state, for status
     folders: tuple[str, ...] = ()  # folders projector made for the file it removes: removed too when left empty
+    found: tuple[str, ...] = ()  # the entries the file held under its key before the sync (status counts the user's)
 
     @property
     def changed(self) -> bool:
@@ -241,7 +242,7 @@ def _decide(
     if read.text is None and after == "":
         after = None
     gone = folders if after is None and not target.is_project else ()
-    return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone)
+    return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
 
 
 def _missing_folders(path: Path) -> tuple[str, ...]:

@@ -81,15 +81,12 @@ def change_line(result: FileResult) -> str:
 def unmanaged(outcome: Outcome) -> dict[str, list[str]]:
     """Per client (by name), the entries of its global file that projector does not manage: the
     user's own, which `projector import` can bring into the model."""
-    from projector.compile import documents
-
     found: dict[str, list[str]] = {}
     for result in outcome.results:
-        if result.target.is_project or result.target.kind != "servers" or not result.before:
+        if result.target.is_project or result.target.kind != "servers":
             continue
         states = dict(result.states)
-        entries = documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
-        names = [name for name in entries if states.get(name, "foreign") == "foreign"]
+        names = [name for name in result.found if states.get(name, "foreign") == "foreign"]
         if names:
             found.setdefault(result.client.name, []).extend(names)
     return found
