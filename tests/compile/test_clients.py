@@ -241,8 +241,9 @@ def test_no_code_names_a_client():
                    key=len, reverse=True)
     quoted = [f"[\"']{c.id}[\"']" for c in registry().values() if keyword.iskeyword(c.id)]
     pattern = re.compile("|".join([r"\b(" + "|".join(map(re.escape, words)) + r")\b", *quoted]))
-    # The same words meaning something else: HTTP's 100 Continue, the "continue" field of a hook's answer.
-    other_meanings = re.compile(r"\b100 Continue\b|answer\.get\(\"continue\"\)")
+    # The same words meaning something else: HTTP's 100 Continue, the "continue" field of a hook's
+    # answer, MCP's "cursor" (a tools/list page's marker).
+    other_meanings = re.compile(r"\b100 Continue\b|answer\.get\(\"continue\"\)|\"cursor\"")
     found = [f"{path.relative_to(source)}:{number}: {line.strip()}"
              for path in sorted(source.rglob("*")) if path.suffix in (".py", ".sh", ".fish", ".yaml", ".json")
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(other_meanings.sub("", line))]

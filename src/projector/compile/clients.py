@@ -28,6 +28,7 @@ from typing import Any
 from projector.compile import template
 from projector.compile.plan import HttpServer, Plan, Server, StdioServer, for_client
 from projector.core.record import Factory, Record
+from projector.core.tools import ToolRule
 from projector.core.variables import folder_or_none
 
 _VARIABLE = re.compile(r"\$\{?(\w+)\}?")
@@ -124,6 +125,26 @@ class HookFile(Record):
         return dict(self.events).get(event)
 
 
+class ToolFilter(Record):
+    """How a client narrows a server's tools in its own entry (descriptor's ``tool_filter``):
+    the entry's keys for lists of exact tool names."""
+
+    allow: str | None  # the key of the only tools offered; None: the client has no allow list
+    deny: str | None  # the key of the tools hidden (it wins over allow); None: no deny list
+
+    def keys(self, rule: ToolRule) -> dict[str, list[str]] | None:
+        """What the entry says for ``rule``; None when these lists cannot say it (a glob needs
+        the server's tool names, which a sync does not know; an allow rule needs an allow list,
+        a deny rule a deny list)."""
+        if not rule.exact:
+            return None
+        if rule.allow is not None:
+            return None if self.allow is None else {self.allow: [n for n in rule.allow if n not in rule.deny]}
+        if not rule.deny:
+            return {}
+        return None if self.deny is None else {self.deny: list(rule.deny)}
+
+
 class Client(Record):
     """One client as its descriptor (clients/<id>.yaml) describes it, for this platform."""
 
@@ -151,6 +172,7 @@ class Client(Record):
     detect_binaries: tuple[str, ...]
     notes: tuple[str, ...]  # what doctor says of this client
     hooks: HookFile | None = None  # None: projector writes no hooks for it
+    tool_filter: ToolFilter | None = None  # None: it cannot narrow a server's tools (a provider with a rule gets the bridge)
     programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
@@ -244,11 +266,25 @@ class Client(Record):
 
     def entries(self, compiled: Plan) -> tuple[dict[str, Any], tuple[str, ...]]:
         """This client's entries for a plan (by entry name), and why a provider has none here."""
-        servers, warnings = for_client(compiled, self.remote, self.name)
+        servers, warnings = for_client(compiled, self.remote, self.name, self.tool_keys)
         return {self.entry_name(name): self.render(server, name) for name, server in servers}, warnings
+
+    def tool_keys(self, rule: ToolRule) -> dict[str, list[str]] | None:
+        """What this client's entry says for tool rule ``rule``; None: its filter cannot say it."""
+        return self.tool_filter.keys(rule) if self.tool_filter is not None else None
 
     def render(self, server: Server, name: str = "") -> dict[str, Any]:
         """The entry for ``server`` in this client's dialect, as a plain (ordered) value."""
+        entry = self._entry(server, name)
+        if isinstance(server, HttpServer) and server.tools is not None:
+            said = self.tool_keys(server.tools)
+            if said is None:
+                raise RuntimeError(f"clients/{self.id}.yaml: {self.name} cannot say the tool rule {server.tools.shown()}")
+            entry.update(said)
+        return entry
+
+    def _entry(self, server: Server, name: str) -> dict[str, Any]:
+        """The entry its template renders for ``server``."""
         transport = "stdio" if isinstance(server, StdioServer) else "http"
         context: dict[str, Any]
         if isinstance(server, StdioServer):
@@ -453,6 +489,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         detect_binaries=tuple(detect.get("binaries") or ()),
         notes=tuple(data.get("notes") or ()),
         hooks=_hook_file(data.get("hooks")),
+        tool_filter=ToolFilter(data["tool_filter"].get("allow"), data["tool_filter"].get("deny")) if "tool_filter" in data else None,
         programs=programs or {},
     )
 

@@ -206,6 +206,7 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     lines += _from_lines(provider) if layered else []
     if provider["dropped"]:
         lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
+    lines += _tool_lines(provider)
     if provider["entry"] == "http":
         lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
     elif provider["entry"] == "none":
@@ -215,8 +216,14 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     return lines
 
 
+def _tool_lines(provider: dict[str, Any]) -> list[str]:
+    """The provider's tool rule here and where it came from (none: every tool, no line)."""
+    tools = provider.get("tools")
+    return [f"  tools: {tools['shown']} — from {tools['from']}"] if tools else []
+
+
 def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
-    lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else [])
+    lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else []) + _tool_lines(provider)
     if provider["workspace"]:
         lines.append(f"  workspace: {provider['workspace']}")
     if provider["runs"]:

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from projector.core.hooks import Hook
 from projector.core.record import Record, fields, replace
+from projector.core.tools import ToolRule, rule
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class Settings(Record):
     direnv: bool | None = None
     shared: bool | None = None  # local: the workspace's sessions share one server
     linger: float | None = None  # local, shared: seconds the server outlives its last session
+    tools: ToolRule | None = None  # the tools offered here (core.tools): replaces the provider's whole
 
     def said(self) -> tuple[str, ...]:
         return tuple(name for name in fields(self) if getattr(self, name) is not None)
@@ -69,6 +71,7 @@ class Provider(Record):
     linger: float | None = None
     listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
     timeout: float = 120.0  # remote: seconds a request through the bridge may take
+    tools: ToolRule | None = None  # the tools offered where no workspace says (core.tools); None: all
     insecure: bool = False  # remote: its token may go over plain http:// to a host that is not this machine
 
     @property
@@ -78,7 +81,7 @@ class Provider(Record):
     def launch(self) -> Settings:
         """A local provider's own definition, as the base its bindings are laid over."""
         return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None,
-                        shared=self.shared, linger=self.linger)
+                        shared=self.shared, linger=self.linger, tools=self.tools)
 
 
 class Binding(Record):
@@ -192,7 +195,7 @@ class Project(Record):
 
 REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout", "insecure")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "shared", "linger")
-REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
+REMOTE_SETTINGS = ("kbs", "enabled", "tools")  # what a workspace may change of a remote provider
 MAX_BYTES = 64 * 1024 * 1024  # a model file's size: far beyond any model; a device or a runaway file is not one
 RESERVED = ("worktrees", "providers", "hooks", "repo", "remove")  # keys of a binding or project file that are not providers
 
@@ -267,6 +270,7 @@ def settings(value: Any) -> Settings:
         direnv=value.get("direnv"),
         shared=value.get("shared"),
         linger=value.get("linger"),
+        tools=rule(value.get("tools")),
     )
 
 
@@ -287,6 +291,7 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         linger=spec.get("linger"),
         listen=bool(spec.get("listen", False)),
         timeout=float(spec.get("timeout", Provider.timeout)),
+        tools=rule(spec.get("tools")),
         insecure=bool(spec.get("insecure", False)),
     )
 

@@ -178,7 +178,7 @@ def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, A
         settings = value if isinstance(value, Mapping) else {"kbs": value}
         for key in settings:
             if (local and key == "kbs") or (not local and key not in REMOTE_SETTINGS):
-                kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs and enabled")
+                kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs, enabled and tools")
                 problems.append(places.problem(at + (key,), f'"{key}" is not a setting of {kind} provider "{provider_name}" (it takes {allowed})', key=True))
         mounted = spec.get("kbs")
         for index, kb in enumerate(settings.get("kbs") or []):
