@@ -51,3 +51,15 @@ bindings:
   ~/work/a:
     docs: [x]
 """
+
+# A user's Codex file, typed by hand before projector (issue 27's stories).
+USERS_CODEX = """# my codex
+model = "o3"
+
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+
+[mcp_servers.sentry]
+url = "https://mcp.sentry.dev/mcp"   # typed by hand
+"""

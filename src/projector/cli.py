@@ -153,7 +153,7 @@ def sync(
     config: ConfigOption = None,
     client: ClientOption = None,
     force: ForceOption = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings, errors and changes to a repository's files (for shell hooks).")] = False,
     wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="How long to wait for another running sync.")] = 10.0,
     hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Run from the shell hook (the fast path renews its stamp).")] = False,
     as_json: JsonOption = False,
@@ -268,6 +268,26 @@ def remove(
     from projector.commands import remove as command
 
     _with_clients(command.run, config, client, force)
+
+
+@command(name="import")
+def import_(
+    config: ConfigOption = None,
+    client: Annotated[
+        Optional[list[str]],
+        typer.Option("--client", metavar="ID", autocompletion=_client_ids, help="Only this client's entries (repeatable). Default: the clients found here."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the model's diff and the report; write nothing.")] = False,
+) -> None:
+    """Bring your clients' MCP servers into the model.
+
+    The same server in several clients becomes one provider; a token written in an entry
+    becomes a variable you are told to set; what the model cannot say is listed. Comments in
+    the model are kept. `projector remove` gives every imported entry back as it was.
+    """
+    from projector.commands import import_ as command
+
+    _with_clients(command.run, config, client, dry_run)
 
 
 FolderArgument = Annotated[str, typer.Argument(metavar="FOLDER", help="The folder (a path; ~ works).")]

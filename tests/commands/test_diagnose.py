@@ -203,7 +203,7 @@ def test_doctor_notes_skipped_clients_pending_removals_and_withdrawn_trust(sandb
     assert sandbox.run("trust", str(workspace), config=config).returncode == 0
     assert sandbox.run("sync", config=config).returncode == 0
     config.write_text(config.read_text().replace("  old:\n    url: https://old.example.com/mcp\n", ""))
-    sandbox.file("work/a/.codex/config.toml", '[mcp_servers.web]\nurl = "https://web.example.com/mcp"\n')
+    sandbox.file("work/a/.codex/config.toml", '[mcp_servers.web]\nurl = "https://web.example.com/mcp?kbs=a"\n')
     (workspace / ".projector.yaml").write_text("web: [] # edited\n")
     report = sandbox.run("doctor", config=config)
     assert report.returncode == 1

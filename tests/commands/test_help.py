@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-COMMANDS = ["diff", "sync", "status", "explain", "doctor", "adopt", "remove", "bind", "unbind", "trust", "untrust", "edit",
+COMMANDS = ["diff", "sync", "status", "explain", "doctor", "adopt", "remove", "import", "bind", "unbind", "trust", "untrust", "edit",
             "hook", "completion", "init", "ps", "stop"]
 
 

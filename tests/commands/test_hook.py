@@ -264,7 +264,7 @@ def test_a_file_created_in_a_bound_folder_starts_nothing_but_a_project_file_sync
     (repository / ".codex" / "history.jsonl").write_text("{}\n")
     _run(sandbox, shell, ["_projector_hook", "_projector_hook"])
     assert _syncs(sandbox) == settled, "no process for files that are not project files"
-    (repository / ".codex" / "config.toml").write_text('[mcp_servers.docs]\nurl = "https://kb.example.com/mcp"\n')
+    (repository / ".codex" / "config.toml").write_text('[mcp_servers.docs]\nurl = "https://kb.example.com/mcp?kbs=a"\n')
     _run(sandbox, shell, ["_projector_hook", "_projector_hook"])
     assert _syncs(sandbox) == settled + 1, "a project file appeared: one sync"
     assert "mcp_servers" not in (repository / ".codex" / "config.toml").read_text(), "it pruned the shadowing entry"

@@ -40,11 +40,8 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     """The outcome of a sync, read through a dry-run system (``diff``, ``status``) or the real one;
     ``loaded``: the model, when the caller has loaded it."""
     environ = os.environ
-    known = tuple(client_registry.registry())
     loaded = loaded or load_model(config)
-    unknown = [c for c in only or () if c not in known]
-    if unknown:
-        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    known_clients(only)
     ids = tuple(only) if only else loaded.clients
     chosen = client_registry.selected(ids, environ)
     state = ledger.load(ledger.ledger_path(environ))
@@ -66,6 +63,15 @@ def entries_in_file(result: engine.FileResult) -> dict:
     if result.before is None:
         return {}
     return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
+
+
+def known_clients(only: list[str] | None) -> dict[str, client_registry.Client]:
+    """Every client projector knows, by id; UsageError when ``only`` (--client) names another."""
+    known = client_registry.registry()
+    unknown = [c for c in only or () if c not in known]
+    if unknown:
+        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    return known
 
 
 def layer_report(loaded: Model, provenance: Provenance | None = None) -> list[dict]:

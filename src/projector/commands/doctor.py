@@ -18,6 +18,7 @@ from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
 from projector.compile.plan import insecure_warning, local_references
+from projector.compile.report import unmanaged
 from projector.core.errors import ProjectorError, display_path
 from projector.core.invocation import BRIDGE
 from projector.core.locations import home, on_path, state_folder
@@ -137,6 +138,9 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
                     f"{'them' if len(known) != 1 else 'it'})", "note")
     for message in _pending_removals(outcome):
         check(True, message, "note")
+    for client_name, names in unmanaged(outcome).items():
+        check(True, f"{client_name}: {len(names)} entr{'y' if len(names) == 1 else 'ies'} projector does not manage ({', '.join(names)}): "
+                    "`projector import` brings them into the model", "note")
     for file, why in withdrawn(environ):
         folder = display_path(os.path.dirname(file), here)
         if why == "missing":

@@ -20,6 +20,7 @@ def run(config: str | None) -> int:
         return 1
     files.write_text(path, starter_text())
     print(f"wrote {shown}: add your providers, then run `projector diff`")
+    _offer_import()
     return 0
 
 
@@ -34,3 +35,18 @@ def starter_text() -> str:
     schema = data_dir("schemas") / "model.schema.json"
     text = STARTER.read_text(encoding="utf-8")
     return text.replace("{client_ids}", ", ".join(client_ids())).replace("{schema}", str(schema))
+
+
+def _offer_import() -> None:
+    """The MCP entries the clients here have already: `projector import` brings them in."""
+    from projector.compile import clients
+    from projector.compile.importing import found_entries
+
+    found, _ = found_entries(clients.selected(None, os.environ), os.environ)
+    counts: dict[str, int] = {}
+    for entry in found:
+        counts[entry.client.name] = counts.get(entry.client.name, 0) + 1
+    if counts:
+        listed = ", ".join(f"{name} {count}" for name, count in counts.items())
+        print(f"found MCP entries in your clients ({listed}): `projector import` brings them into this model "
+              "(`projector import --dry-run` shows how)")

@@ -57,8 +57,12 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
                                      [str(p) for p in outcome.problems + tuple(written.problems)]))
     if as_json:
         return _as_json(outcome, written, dry_run=False)
-    if not quiet:
-        changed = [result for result in written.results if result.changed]
+    changed = [result for result in written.results if result.changed]
+    if quiet:  # a repository's file is said even when quiet: the hook changes it behind the user's back
+        for result in changed:
+            if result.target.is_project:
+                print(change_line(result))
+    else:
         for line in [change_line(result) for result in changed] + kept:
             print(line)
         if not changed and not kept and not (outcome.problems or written.problems):

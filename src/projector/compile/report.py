@@ -74,9 +74,13 @@ def change_line(result: FileResult, dry_run: bool = False) -> str:
     verb = action(result)
     line = f"{WOULD[verb] if dry_run else verb} {result.shown} ({result.target.shadows})"
     pruned = [name for name, state in result.states if state == "remove"]
+    back = [name for name, state in result.states if state == "give-back"]
     if result.target.is_project and pruned:
         took = "would remove" if dry_run else "removed"
-        line += f": {took} {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; the file stays"
+        line += (f": {took} {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; "
+                 "the file stays (`projector remove` puts it back)")
+    if back:
+        line += f": {'would give' if dry_run else 'gave'} back {', '.join(back)}, as it was before projector"
     return line
 
 
@@ -110,6 +114,27 @@ def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
     return lines
 
 
+def unmanaged(outcome: Outcome) -> dict[str, list[str]]:
+    """Per client (by name), the entries of its global file that projector does not manage: the
+    user's own, which `projector import` can bring into the model."""
+    found: dict[str, list[str]] = {}
+    for result in outcome.results:
+        if result.target.is_project or result.target.kind != "servers":
+            continue
+        states = dict(result.states)
+        names = [name for name in result.found if states.get(name, "foreign") == "foreign"]
+        if names:
+            found.setdefault(result.client.name, []).extend(names)
+    return found
+
+
+def unmanaged_line(found: dict[str, list[str]]) -> str | None:
+    if not found:
+        return None
+    counts = ", ".join(f"{client} {len(names)}" for client, names in found.items())
+    return f"entries projector does not manage: {counts} (`projector import` brings them into the model)"
+
+
 def status_report(outcome: Outcome) -> dict[str, Any]:
     """The facts diff uses, as data: per file, whether it is pending and each entry's state."""
     files = []
@@ -132,6 +157,7 @@ def status_report(outcome: Outcome) -> dict[str, Any]:
         "files": files,
         "warnings": list(outcome.warnings),
         "errors": [str(p) for p in outcome.problems],
+        "unmanaged": unmanaged(outcome),
     }
 
 
@@ -151,7 +177,8 @@ def status_lines(report: dict[str, Any]) -> list[str]:
         else:
             lines.append(f"{file['file']}: trust withdrawn (it changed since it was trusted; its workspace ignores it): "
                          f"review it and run `projector trust {folder}`")
-    return lines
+    line = unmanaged_line(report.get("unmanaged") or {})
+    return lines + ([line] if line else [])
 
 
 STATE_WORDS = {
@@ -162,6 +189,7 @@ STATE_WORDS = {
     "add": "not written yet: sync writes it",
     "update": "differs: sync rewrites it",
     "remove": "removed from the model: sync takes it out",
+    "give-back": "yours, taken over before: sync gives it back as it was",
 }
 
 
