@@ -210,6 +210,8 @@ def explain_lines(report: dict[str, Any], verbose: bool = False) -> list[str]:
     lines += [f"notice: {b['repo']['distrust']}" for b in bindings if (b.get("repo") or {}).get("distrust")]
     for provider in report["providers"]:
         lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
+    for left in report.get("left_out", []):
+        lines += [_left_out_line(left), f"  why: {left['why']}"]
     lines += _hook_lines(report, layered)
     files = report.get("files") or {}
     for client, entries in report["clients"].items():
@@ -240,9 +242,8 @@ def _explain_summary(report: dict[str, Any]) -> list[str]:
             runs = f": runs {' '.join([provider['command'], *provider['args']])} in {provider['cwd']}" if provider["runs"] else ""
             lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}" + _tools_words(provider))
         else:
-            kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
-            source = provider["binding"] or provider.get("project_file")
-            lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "") + _tools_words(provider))
+            lines.append(_remote_head(provider) + _tools_words(provider))
+    lines += [_left_out_line(left) for left in report.get("left_out", [])]
     for hook in report["hooks"]:
         state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
         lines.append(f"hook {hook['name']}: on {hook['event']} {state}")
@@ -302,10 +303,21 @@ def _hook_lines(report: dict[str, Any], layered: bool = False) -> list[str]:
     return lines
 
 
-def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
+def _remote_head(provider: dict[str, Any]) -> str:
+    """A remote provider's first line: the KBs this folder gets and why, or that it gets no entry."""
     kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
     source = provider["binding"] or provider.get("project_file")
-    lines = [f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "")]
+    gets = "no entry" if provider.get("no_entry") and source else kbs
+    return f"provider {provider['name']}: {gets} — {provider['why']}" + (f" ({source})" if source else "")
+
+
+def _left_out_line(left: dict[str, Any]) -> str:
+    return (f"provider {left['name']}: left out — {left['layer']} decides where {left['token']} goes ({left['url']}) "
+            f"and is not trusted: review it, then run `{left['run']}`")
+
+
+def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
+    lines = [_remote_head(provider)]
     lines += _from_lines(provider) if layered else []
     if provider["dropped"]:
         lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
@@ -313,7 +325,7 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     if provider["entry"] == "http":
         lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
     elif provider["entry"] == "none":
-        lines.append("  entry: none (its default shows no KB)")
+        lines.append(f"  entry: none ({provider.get('no_entry') or 'its default shows no KB'})")
     else:
         lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
     return lines
