@@ -87,6 +87,16 @@ def test_an_sse_event_without_end_is_bounded(faulty, tmp_path, fault, what):
     assert bridge.close() == 0
 
 
+def test_a_retry_too_long_to_be_a_number_is_ignored(faulty, tmp_path):
+    """`retry:` of 5,000 digits (past Python's int-from-text limit, 4,300): a field the SSE spec
+    says to ignore when it is no number, not a crash of the bridge; the answer after it arrives."""
+    _, bridge = opened(faulty, tmp_path, "sse-long-retry")
+    bridge.send(CALL)
+    assert bridge.receive() == {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}
+    assert bridge.close() == 0
+    assert "Traceback" not in stderr_text(bridge)
+
+
 def test_a_listening_stream_without_line_ends_is_closed_with_a_log_line(faulty, tmp_path):
     log = tmp_path / "bridge.log"
     server, bridge = opened(faulty, tmp_path, "listen-long-line", "    listen: true\n", "--log-file", str(log))

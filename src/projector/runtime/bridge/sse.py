@@ -21,6 +21,7 @@ MESSAGE_LIMIT = 256 << 20
 
 
 _BLOCK = 1024
+_RETRY_DIGITS = 15  # a reconnection time of more digits (ms) is kept as 10**15: thirty thousand years
 _FIELD = len(b"data: ")  # a line may hold a whole event's data after its field name
 
 
@@ -112,7 +113,8 @@ class Decoder:
                 self.last_id = value
         elif name == "retry":
             if value.isascii() and value.isdigit():
-                self.retry = int(value)
+                digits = value.lstrip("0") or "0"  # past 4,300 digits int() refuses: any reader caps it far below
+                self.retry = int(digits) if len(digits) <= _RETRY_DIGITS else 10**_RETRY_DIGITS
         return None
 
     def _dispatch(self) -> Event | None:
