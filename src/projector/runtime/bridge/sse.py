@@ -4,8 +4,8 @@ Push-style, so the bridge's one loop can feed whatever a socket had and move on:
 CRLF, LF or CR (a CR at the end of a chunk waits for the next one to know); one leading BOM is
 dropped; ``:`` lines are comments; ``field: value`` loses one leading space; ``data`` lines join
 with LF; ``id`` moves the last event id (ignored when it holds NUL, or is longer than a header
-line may be) and persists; ``retry`` counts only when all ASCII digits; a blank line dispatches, unless the data buffer is empty; an event
-cut off at the end of the stream is dropped.
+line may be) and persists; ``retry`` counts only when all ASCII digits; a blank line dispatches,
+unless the data buffer is empty; an event cut off at the end of the stream is dropped.
 
 A line, and an event's data, are bounded (``MESSAGE_LIMIT``): a stream that goes past it raises
 ``TooLarge``, which says which.
