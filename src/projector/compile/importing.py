@@ -124,6 +124,24 @@ def server_of(entry: Found) -> Server | str:
     return _local(entry, command[0], args, unsaid)
 
 
+def same_server(client: Client, name: str, before: Any, after: Any) -> bool:
+    """Whether entry ``after`` is ``before`` in another spelling: the client reads the same server
+    from both (what ``server_of`` gives back is equal: the same URL or command, args, cwd, env and
+    token variable, with nothing the model cannot say), over the same transport (an SSE entry
+    written as streamable HTTP is a real change), and not one its client may skip for lack of a
+    ``type`` the other spells out (one client skips an untyped HTTP entry). Anything else, and
+    anything read from a secret written out, is a real change."""
+    read = [server_of(Found(client, Path(), "", name, value)) for value in (before, after)]
+    if not isinstance(read[0], Server) or read[0] != read[1]:
+        return False
+    return _transport(before) == _transport(after) and ("type" in before or "type" not in after)
+
+
+def _transport(value: Mapping[str, Any]) -> bool:
+    """Whether the entry speaks SSE, the older HTTP transport (``type`` or ``transport``)."""
+    return any("sse" in str(value.get(key, "")).lower() for key in ("type", "transport"))
+
+
 def secret_argument(args: list[str], index: int) -> bool:
     """Whether ``args[index]`` is a secret written out: one that looks like a token, the value of
     a secret-looking header (``X-Api-Key: ...``) or option (``--token=...``, ``--api-key ...``)."""
