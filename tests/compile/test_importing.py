@@ -66,7 +66,7 @@ def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_s
         return same_server(registry()[client], "s", before, after)
 
     assert same("cursor", {"type": "http", "url": "https://t.dev/mcp", "headers": {}}, {"url": "https://t.dev/mcp"})
-    assert same("antigravity", {"type": "http", "url": "https://t.dev/mcp"}, {"serverUrl": "https://t.dev/mcp"})
+    assert not same("qwen", {"type": "http", "url": "https://t.dev/mcp"}, {"httpUrl": "https://t.dev/mcp"}), "url: SSE, whatever type says"
     assert same("copilot", {"type": "http", "url": "https://t.dev/mcp", "headers": {}, "tools": ["*"], "source": "user"},
                 {"type": "http", "url": "https://t.dev/mcp", "tools": ["*"]})
     assert not same("claude-code", {"type": "http", "url": "https://s.dev/mcp", "headers": {"Authorization": "Bearer sntrys_0123456789abcdef0123456789"}},

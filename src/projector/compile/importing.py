@@ -127,14 +127,17 @@ def server_of(entry: Found) -> Server | str:
 def same_server(client: Client, name: str, before: Any, after: Any) -> bool:
     """Whether entry ``after`` is ``before`` in another spelling: the client reads the same server
     from both (what ``server_of`` gives back is equal: the same URL or command, args, cwd, env and
-    token variable, with nothing the model cannot say), over the same transport (an SSE entry
-    written as streamable HTTP is a real change), and not one its client may skip for lack of a
-    ``type`` the other spells out (one client skips an untyped HTTP entry). Anything else, and
-    anything read from a secret written out, is a real change."""
+    token variable, with nothing the model cannot say), over the same transport: an SSE entry
+    written as streamable HTTP is a real change, and so is a URL under another of the client's
+    URL keys (some clients tell the transport by the key: "url" is SSE, "httpUrl" streamable
+    HTTP); and not one its client may skip for lack of a ``type`` the other spells out (one
+    client skips an untyped HTTP entry). Anything else, and anything read from a secret written
+    out, is a real change."""
     read = [server_of(Found(client, Path(), "", name, value)) for value in (before, after)]
     if not isinstance(read[0], Server) or read[0] != read[1]:
         return False
-    return _transport(before) == _transport(after) and ("type" in before or "type" not in after)
+    keys = [next((key for key in client.reading.url_keys if key in value), None) for value in (before, after)]
+    return keys[0] == keys[1] and _transport(before) == _transport(after) and ("type" in before or "type" not in after)
 
 
 def _transport(value: Mapping[str, Any]) -> bool:
