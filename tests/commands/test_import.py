@@ -171,7 +171,9 @@ def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
               '  }\n}\n')
     files = {".cursor/mcp.json": sandbox.file(".cursor/mcp.json", cursor), ".claude.json": sandbox.file(".claude.json", claude)}
     config = sandbox.model("version: 1\nclients: [cursor, claude-code]\nproviders: {}\n")
-    assert sandbox.run("import", config=config).returncode == 0
+    imported = sandbox.run("import", config=config)
+    assert ("not in the model: feed in ~/.claude.json: transport SSE (projector's entry would speak streamable HTTP); that entry "
+            "stays as it is, yours (projector's entry would not have it)") in imported.stdout.splitlines()
 
     said = ("restyles temporal-docs in ~/.cursor/mcp.json (the same server, in projector's spelling; "
             "`projector remove` gives back your text)")
@@ -191,5 +193,6 @@ def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
     assert "updated ~/.cursor/mcp.json (Cursor): restyled temporal-docs (the same server, in projector's spelling; " \
            "`projector remove` gives back your text)" in synced.stdout.splitlines()
     assert json.loads(files[".cursor/mcp.json"].read_text())["mcpServers"]["temporal-docs"] == {"url": "https://temporal.mcp.kapa.ai"}
+    assert json.loads(files[".claude.json"].read_text())["mcpServers"]["feed"] == {"type": "sse", "url": "https://feed.example.com/sse"}
     assert sandbox.run("remove", config=config).returncode == 0
     assert files[".cursor/mcp.json"].read_text() == cursor

@@ -111,6 +111,8 @@ def server_of(entry: Found) -> Server | str:
     known |= {reading.env_key} if reading.env_key else set()
     usual = dict(reading.default_values) | _written(client) | {"disabled": False}
     unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])]
+    if url is not None and _transport(value):  # projector's entries speak streamable HTTP: written so, it would stop working
+        unsaid.append("transport SSE (projector's entry would speak streamable HTTP)")
     if url is not None:
         return _remote(entry, url, unsaid)
     command = reading.command_of(value)
