@@ -70,9 +70,24 @@ def action(result: FileResult) -> str:
 WOULD = {"created": "would create", "removed": "would remove", "updated": "would update"}
 
 
+RESTYLED = "the same server, in projector's spelling; `projector remove` gives back your text"
+
+
+def restyled(result: FileResult) -> list[str]:
+    """The entries whose change only respells what the user had (the client reads the same server)."""
+    return [name for name, state in result.states if state == "restyle"]
+
+
+def restyle_lines(results: list[FileResult]) -> list[str]:
+    """One line per entry a sync would only restyle (for diff, before each file's diff)."""
+    return [f"restyles {name} in {result.shown} ({RESTYLED})" for result in results for name in restyled(result)]
+
+
 def change_line(result: FileResult, dry_run: bool = False) -> str:
     verb = action(result)
     line = f"{WOULD[verb] if dry_run else verb} {result.shown} ({result.target.shadows})"
+    if restyled(result):
+        line += f": {'restyles' if dry_run else 'restyled'} {', '.join(restyled(result))} ({RESTYLED})"
     pruned = [name for name, state in result.states if state == "remove"]
     back = [name for name, state in result.states if state == "give-back"]
     if result.target.is_project and pruned:
@@ -188,6 +203,7 @@ STATE_WORDS = {
     "foreign": "your own (projector did not write it): sync leaves it",
     "add": "not written yet: sync writes it",
     "update": "differs: sync rewrites it",
+    "restyle": "yours as you wrote it: sync writes the same server in projector's spelling",
     "remove": "removed from the model: sync takes it out",
     "give-back": "yours, taken over before: sync gives it back as it was",
 }
