@@ -1,5 +1,7 @@
 """A sandbox for shared workspace servers: workspaces a and b, a model whose provider ``srv``
-is shared, a short private runtime folder for the hosts' sockets, and sessions written by hand.
+is shared, a state folder where the hosts listen (its path is longer than a socket address
+holds), an ``XDG_RUNTIME_DIR`` of its own (that hosts must not depend on), and sessions written
+by hand.
 
 The server is ``tests/servers/report_server.py --extras`` (official SDK): ``REPORT_SPAWN_LOG``
 counts its starts, ``REPORT_EVENTS`` records cancellations and subscriptions as it saw them.
@@ -27,8 +29,8 @@ LINGER = 1.0
 
 
 class Shared:
-    """A sandbox HOME with workspaces a and b, a model whose provider ``srv`` is shared, and a
-    short private runtime folder for the hosts' sockets."""
+    """A sandbox HOME with workspaces a and b, a model whose provider ``srv`` is shared, the hosts'
+    folder (``hosts``) in its state folder, and a runtime folder of its own."""
 
     def __init__(self, root: Path, runtime: Path):
         self.root, self.runtime = root, runtime
@@ -37,6 +39,7 @@ class Shared:
         for folder in (self.a, self.b):
             folder.mkdir(parents=True)
         self.config = root / "projector.yaml"
+        self.hosts = root / "state" / "projector" / "hosts"
         self.spawns, self.events, self.log = root / "spawns.jsonl", root / "events.jsonl", root / "bridge.log"
         self.env = {
             "HOME": str(self.home),
@@ -58,9 +61,9 @@ class Shared:
     def bridge(self, provider: str = "srv") -> list[str]:
         return [sys.executable, "-m", "projector", "mcp", "--provider", provider, "--config", str(self.config), "--log-file", str(self.log)]
 
-    def client(self, folder: Path, provider: str = "srv", **callbacks) -> Client:
+    def client(self, folder: Path, provider: str = "srv", env: dict[str, str] | None = None, **callbacks) -> Client:
         command, *args = self.bridge(provider)
-        return Client(StdioServerParameters(command=command, args=args, env=self.env, cwd=str(folder)), **callbacks)
+        return Client(StdioServerParameters(command=command, args=args, env=env or self.env, cwd=str(folder)), **callbacks)
 
     def started(self) -> list[dict]:
         return [json.loads(line) for line in self.spawns.read_text().splitlines()] if self.spawns.exists() else []
@@ -69,14 +72,13 @@ class Shared:
         return [json.loads(line) for line in self.events.read_text().splitlines()] if self.events.exists() else []
 
     def sockets(self) -> list[Path]:
-        folder = self.runtime / "projector"
-        return sorted(folder.glob("*.sock")) if folder.exists() else []
+        return sorted(self.hosts.glob("*.sock")) if self.hosts.exists() else []
 
     def host_logs(self) -> str:
-        return "".join(p.read_text() for p in (self.root / "state" / "projector" / "hosts").glob("*.log*"))
+        return "".join(p.read_text() for p in self.hosts.glob("*.log*"))
 
-    def projector(self, *args: str, folder: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "projector", *args], cwd=folder or self.home, env=self.env,
+    def projector(self, *args: str, folder: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "projector", *args], cwd=folder or self.home, env=env or self.env,
                               capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -101,10 +103,10 @@ def eventually(check, timeout: float = 15.0) -> bool:
 class RawSession:
     """A session written by hand through the bridge: initialized, then held open until closed."""
 
-    def __init__(self, world: Shared, folder: Path, provider: str = "srv"):
+    def __init__(self, world: Shared, folder: Path, provider: str = "srv", version: str = "2025-11-25", capabilities: dict | None = None):
         self.process = subprocess.Popen(world.bridge(provider), cwd=folder, env=world.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                   "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+                   "params": {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": {"name": "raw", "version": "1"}}})
         self.answer = self.receive()
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -131,7 +133,7 @@ class RawSession:
 
 @pytest.fixture
 def shared(tmp_path):
-    runtime = Path(tempfile.mkdtemp(prefix="pj-", dir="/tmp"))  # short: a socket path holds ~100 bytes
+    runtime = Path(tempfile.mkdtemp(prefix="pj-", dir="/tmp"))
     world = Shared(tmp_path, runtime)
     yield world
     for sock in world.sockets():  # stop every host this test left

@@ -334,7 +334,7 @@ def init(config: ConfigOption = None) -> None:
 def ps(as_json: JsonOption = False) -> None:
     """The shared servers running (`shared: true`).
 
-    Workspace, provider, pid, sessions, uptime, resident memory.
+    Workspace, provider, pid, protocol, sessions, uptime, resident memory.
     """
     from projector.commands import ps as command
 

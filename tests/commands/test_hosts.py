@@ -20,8 +20,8 @@ def test_ps_lists_each_running_host_with_its_sessions_and_memory_and_never_a_val
     assert [(h["workspace"], h["provider"], h["sessions"]) for h in rows] == [(str(shared.a), "srv", 2), (str(shared.b), "srv", 1)]
     assert all(h["rss"] > 10_000_000 for h in rows)  # an SDK server's size, not the host's
     header, first, second = text.splitlines()
-    assert header.split() == ["WORKSPACE", "PROVIDER", "PID", "SESSIONS", "UPTIME", "RSS"]
-    assert first.split()[:4] == ["~/work/a", "srv", str(rows[0]["pid"]), "2"] and second.split()[0] == "~/work/b"
+    assert header.split() == ["WORKSPACE", "PROVIDER", "PID", "PROTOCOL", "SESSIONS", "UPTIME", "RSS"]
+    assert first.split()[:5] == ["~/work/a", "srv", str(rows[0]["pid"]), "2025-11-25", "2"] and second.split()[0] == "~/work/b"
     assert CANARY not in text + json.dumps(listed)
 
 

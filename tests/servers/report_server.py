@@ -12,6 +12,8 @@ many servers a workspace's sessions started).
 - ``changed()``: sends ``notifications/tools/list_changed``;
 - ``touch(uri)``: sends ``notifications/resources/updated`` for ``uri``;
 - ``roots(tag)``: asks the client for its roots (``roots/list``) and returns them;
+- ``sample(tag, delay)`` and ``ask(tag, delay)``: after ``delay`` seconds, asks the client's
+  model (``sampling/createMessage``) or its user (``elicitation/create``) and returns the answer;
 - resources ``memo://{name}`` that can be subscribed to (each subscribe is recorded).
 ``--allocate MB`` holds that many megabytes from the start (the benchmark's heavy server).
 
@@ -71,6 +73,22 @@ def _extras(server: MCPServer) -> None:
         """The client's roots, asked of it while this call is in flight."""
         listed = await ctx.session.list_roots()
         return json.dumps({"tag": tag, "roots": [str(root.uri) for root in listed.roots]})
+
+    @server.tool()
+    async def sample(tag: str, delay: float, ctx: Context) -> str:
+        """The client's model's answer to ``tag``, asked ``delay`` seconds into this call."""
+        await anyio.sleep(delay)
+        asked = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=tag))
+        answer = await ctx.session.create_message([asked], max_tokens=16)
+        return json.dumps({"tag": tag, "answer": answer.content.text})
+
+    @server.tool()
+    async def ask(tag: str, delay: float, ctx: Context) -> str:
+        """The client's user's answer to ``tag``, asked ``delay`` seconds into this call."""
+        await anyio.sleep(delay)
+        schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+        answer = await ctx.session.elicit(tag, schema)
+        return json.dumps({"tag": tag, "answer": (answer.content or {}).get("answer")})
 
     @server.resource("memo://{name}")
     def memo(name: str) -> str:

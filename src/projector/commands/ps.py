@@ -1,4 +1,5 @@
-"""`projector ps`: the shared servers running for this user, one line per workspace host."""
+"""`projector ps`: the shared servers running for this user, one line per server (a host runs
+one per protocol version its sessions asked for that another of its servers could not serve)."""
 
 from __future__ import annotations
 
@@ -15,31 +16,39 @@ SCHEMA = 1
 
 
 def run(as_json: bool) -> int:
-    rows = sorted((row(status) for status in attach.hosts(os.environ)), key=lambda r: (r["workspace"], r["provider"], r["uptime"]))
+    rows = sorted((row(status, server) for status in attach.hosts(os.environ) for server in servers(status)),
+                  key=lambda r: (r["workspace"], r["provider"], r["uptime"], r["pid"]))
     if as_json:
         print(json.dumps({"schema": SCHEMA, "hosts": rows}, indent=2))
         return 0
     if not rows:
         print("no shared server is running")
         return 0
-    table = [("WORKSPACE", "PROVIDER", "PID", "SESSIONS", "UPTIME", "RSS")]
-    table += [(display_path(r["workspace"]), r["provider"], str(r["pid"]), str(r["sessions"]), uptime(r["uptime"]),
-               megabytes(r["rss"])) for r in rows]
+    table = [("WORKSPACE", "PROVIDER", "PID", "PROTOCOL", "SESSIONS", "UPTIME", "RSS")]
+    table += [(display_path(r["workspace"]), r["provider"], str(r["pid"]), r["protocol"] or "-", str(r["sessions"]),
+               uptime(r["uptime"]), megabytes(r["rss"])) for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
     return 0
 
 
-def row(status: Mapping[str, Any]) -> dict[str, Any]:
-    """A host's status as `ps` shows it: the server's pid, its process group's resident memory."""
+def servers(status: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A host's servers (a host of an earlier version reports one, as ``server_pid``)."""
+    return status.get("servers") or [{"pid": status["server_pid"], "protocol": None, "sessions": status["sessions"]}]
+
+
+def row(status: Mapping[str, Any], server: Mapping[str, Any]) -> dict[str, Any]:
+    """One server of a host as `ps` shows it: its pid, the protocol version agreed with it, its
+    sessions, its process group's resident memory."""
     return {
         "workspace": status["workspace"],
         "provider": status["provider"],
-        "pid": status["server_pid"],
-        "sessions": status["sessions"],
+        "pid": server["pid"],
+        "protocol": server["protocol"],
+        "sessions": server["sessions"],
         "uptime": round(time.time() - status["started"], 1),
-        "rss": group_rss(status["server_pid"]),
+        "rss": group_rss(server["pid"]),
         "host_pid": status["pid"],
         "linger": status["linger"],
         "log": status["log"],

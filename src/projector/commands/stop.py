@@ -6,6 +6,7 @@ import os
 import time
 
 from projector.commands.common import err, load_model
+from projector.commands.ps import servers
 from projector.core import projects, scope
 from projector.core.errors import ProjectorError, display_path
 from projector.runtime import launch
@@ -37,8 +38,9 @@ def run(folder: str | None, provider: str | None, config: str | None) -> int:
             continue  # it ended by itself meanwhile
         _wait_gone(said["pid"])
         sessions = said["sessions"]
-        print(f"stopped {said['provider']} in {display_path(said['workspace'])} (pid {said['server_pid']}, "
-              f"{sessions} session{'s' if sessions != 1 else ''} closed)")
+        pids = [str(server["pid"]) for server in servers(said)]
+        print(f"stopped {said['provider']} in {display_path(said['workspace'])} (pid{'s' if len(pids) > 1 else ''} "
+              f"{', '.join(pids)}, {sessions} session{'s' if sessions != 1 else ''} closed)")
     return 0
 
 

@@ -113,21 +113,55 @@ def test_list_changed_reaches_every_initialised_session_and_updates_only_subscri
 def test_a_server_request_goes_to_the_one_session_with_a_request_in_flight_else_the_most_recent():
     mux = initialized(1, 2, 3)
     [(_, call)] = mux.from_session(2, request(1, "tools/call", name="a"))
-    mux.from_session(3, request(9, "ping"))  # 3 is heard from last, and has a request in flight too
+    mux.from_session(3, request(9, "tools/list"))  # 3 is heard from last, and has a request in flight too
     mux.from_server(reply(mux_id_of(mux, 3)))
-    [(to, roots)] = mux.from_server(request("s1", "roots/list"))
-    assert to == 2 and roots["id"] != "s1"
-    assert mux.from_session(2, reply(roots["id"], {"roots": []})) == [(SERVER, reply("s1", {"roots": []}))]
-    assert mux.from_session(1, reply(roots["id"], {"roots": []})) == []  # not the session asked
+    [(to, sampling)] = mux.from_server(request("s1", "sampling/createMessage"))
+    assert to == 2 and sampling["id"] != "s1"
+    assert mux.from_session(2, reply(sampling["id"], {"x": 1})) == [(SERVER, reply("s1", {"x": 1}))]
+    assert mux.from_session(1, reply(sampling["id"], {"x": 1})) == []  # not the session asked
 
     mux.from_server(reply(call["id"]))
-    mux.from_session(1, note("notifications/roots/list_changed"))  # 1 is now the most recent
+    mux.from_session(1, note("notifications/message"))  # 1 is now the most recent; none has a request in flight
     [(to, _)] = mux.from_server(request("s2", "sampling/createMessage"))
     assert to == 1
-    mux.from_session(2, request(2, "tools/call", name="a"))
-    mux.from_session(3, request(2, "tools/call", name="b"))
-    [(to, _)] = mux.from_server(request("s3", "elicitation/create"))
-    assert to == 3  # two in flight: the most recent of all
+
+
+def test_a_server_request_that_could_be_any_of_several_sessions_gets_an_error_not_a_guess():
+    mux = initialized(1, 2)
+    mux.from_session(1, request(1, "tools/call", name="a"))
+    mux.from_session(2, request(1, "tools/call", name="b"))
+    for method in ("sampling/createMessage", "elicitation/create"):
+        [(to, answer)] = mux.from_server(request("s", method))
+        assert to == SERVER and answer["id"] == "s" and answer["error"]["code"] == -32603
+        assert "2 sessions of this shared server have requests in flight" in answer["error"]["message"]
+
+
+def test_a_server_request_related_to_a_task_goes_to_the_session_whose_request_created_it():
+    mux = initialized(1, 2)
+    [(_, created)] = mux.from_session(1, request(1, "tools/call", name="a", task={"ttl": 60000}))
+    mux.from_server(reply(created["id"], {"task": {"taskId": "t-1", "status": "working"}}))
+    mux.from_session(2, request(1, "tools/call", name="b"))
+    mux.from_session(1, request(2, "tasks/result", taskId="t-1"))  # both sessions have a request in flight
+    related = {"_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t-1"}}}
+    for method in ("sampling/createMessage", "elicitation/create"):
+        [(to, _)] = mux.from_server({"jsonrpc": "2.0", "id": method, "method": method, "params": related})
+        assert to == 1
+    mux.detach(1)
+    [(to, answer)] = mux.from_server({"jsonrpc": "2.0", "id": "late", "method": "elicitation/create", "params": related})
+    assert to == SERVER and "not attached" in answer["error"]["message"]
+
+
+def test_roots_and_ping_are_answered_for_the_sessions_which_share_the_workspace_root():
+    mux = Mux("/home/me/work/my project")
+    mux.attach(1)
+    [(_, first)] = mux.from_session(1, request(0, "initialize", protocolVersion="2025-06-18", capabilities={"roots": {"listChanged": True}}))
+    assert first["params"]["capabilities"]["roots"] == {}  # supported, and never changes
+    mux.from_server(reply(first["id"], AGREED))
+    mux.from_session(1, request(1, "tools/call", name="a"))
+    assert mux.from_server(request("r", "roots/list")) == [
+        (SERVER, reply("r", {"roots": [{"uri": "file:///home/me/work/my%20project", "name": "my project"}]}))]
+    assert mux.from_server(request("p", "ping")) == [(SERVER, reply("p", {}))]
+    assert mux.from_session(1, note("notifications/roots/list_changed")) == []
 
 
 def mux_id_of(mux: Mux, session: int) -> int:
@@ -140,7 +174,7 @@ def test_a_session_that_leaves_has_its_requests_cancelled_its_questions_answered
     [(_, call)] = mux.from_session(1, request(4, "tools/call", name="slow"))
     [(_, subscribe)] = mux.from_session(1, request(5, "resources/subscribe", uri="memo://a"))
     mux.from_server(reply(subscribe["id"]))
-    [(_, question)] = mux.from_server(request("s1", "roots/list"))
+    [(_, question)] = mux.from_server(request("s1", "elicitation/create"))
     out = mux.detach(1)
     assert (SERVER, note("notifications/cancelled", requestId=call["id"], reason="the session that sent it has ended")) in out
     assert any(to == SERVER and m.get("id") == "s1" and m["error"]["code"] == -32603 for to, m in out)
@@ -164,3 +198,15 @@ def test_server_discover_is_answered_here_so_clients_initialize():
     mux.attach(1)
     [(to, answer)] = mux.from_session(1, request(0, "server/discover"))
     assert to == 1 and answer["error"]["code"] == -32601
+
+
+def test_a_server_serves_the_version_it_agreed_or_a_newer_ask_never_an_older_one():
+    fresh = Mux()
+    assert fresh.serves("2024-11-05") and fresh.version() is None  # nobody asked yet: anything goes
+    asking = Mux()
+    asking.attach(1)
+    asking.from_session(1, request(0, "initialize", protocolVersion="2025-06-18"))
+    assert asking.serves("2025-06-18") and asking.serves("2025-11-25") and not asking.serves("2025-03-26")
+    agreed = initialized(1)
+    assert agreed.version() == "2025-06-18"
+    assert agreed.serves("2025-11-25") and not agreed.serves("2025-03-26") and not agreed.serves("not a date")

@@ -122,38 +122,106 @@ def test_resource_updates_reach_only_subscribers_and_the_last_one_unsubscribes(s
     assert eventually(lambda: [e for e in shared.seen() if "unsubscribed" in e] == [{"unsubscribed": "memo://a"}])
 
 
-def test_a_server_request_goes_to_the_session_whose_request_is_in_flight(shared):
+def test_roots_are_the_workspace_s_even_while_another_session_has_a_request_in_flight(shared):
+    """A's tool asked for roots while B had a request in flight, and got B's roots: the sessions
+    of one workspace share its root, so the host answers for them."""
+    asked: list[str] = []
+
     def roots_of(name: str):
         async def roots(_context) -> types.ListRootsResult:
+            asked.append(name)
             return types.ListRootsResult(roots=[types.Root(uri=f"file:///{name}")])
 
         return roots
 
     async def run():
-        async with shared.client(shared.a, list_roots_callback=roots_of("one")) as one, \
-                shared.client(shared.a, list_roots_callback=roots_of("two")) as two:
-            await one.call_tool("echo", {"tag": "one is the most recent"})
-            from_two = _text(await two.call_tool("roots", {"tag": "two"}))
-            from_one = _text(await one.call_tool("roots", {"tag": "one"}))
-            return from_two, from_one
+        async with shared.client(shared.a, list_roots_callback=roots_of("a")) as a, \
+                shared.client(shared.a, list_roots_callback=roots_of("b")) as b:
+            busy = asyncio.create_task(b.call_tool("slow", {"tag": "b-busy", "seconds": 1.5, "steps": 1}))
+            await _wait_for(lambda: any(e.get("started") == "b-busy" for e in shared.seen()))
+            from_a = _text(await a.call_tool("roots", {"tag": "a"}))
+            await busy
+            return from_a, _text(await b.call_tool("roots", {"tag": "b"}))
 
-    from_two, from_one = asyncio.run(run())
-    assert from_two["roots"] == ["file:///two"] and from_one["roots"] == ["file:///one"]
+    from_a, from_b = asyncio.run(run())
+    assert from_a["roots"] == from_b["roots"] == [shared.a.as_uri()] and asked == []
 
 
-def test_a_session_asking_an_older_protocol_version_than_agreed_gets_a_clear_error(shared):
+def _sampling(name: str, seen: list[str]):
+    async def sample(_context, _params) -> types.CreateMessageResult:
+        seen.append(name)
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text=f"from {name}"), model="m")
+
+    return sample
+
+
+def _elicitation(name: str, seen: list[str]):
+    async def ask(_context, _params) -> types.ElicitResult:
+        seen.append(name)
+        return types.ElicitResult(action="accept", content={"answer": f"from {name}"})
+
+    return ask
+
+
+@pytest.mark.parametrize(("tool", "callback", "make"), [("sample", "sampling_callback", _sampling), ("ask", "elicitation_callback", _elicitation)])
+def test_sampling_and_elicitation_reach_the_session_that_asked_and_never_another(shared, tool, callback, make):
+    """Alone in flight, A's call is asked back; while B's call is in flight too (B heard from
+    last) nothing on stdio says whose it is: the server gets an error, B is never asked."""
+    seen: list[str] = []
+
     async def run():
-        async with shared.client(shared.a) as first:  # agrees the SDK's newest version with the server
-            await _pid(first)
-            old = subprocess.Popen(shared.bridge(), cwd=shared.a, env=shared.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            asked = {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
-            answer, _ = old.communicate(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": asked}).encode() + b"\n", timeout=30)
-            return json.loads(answer)
+        async with shared.client(shared.a, **{callback: make("a", seen)}) as a, shared.client(shared.a, **{callback: make("b", seen)}) as b:
+            alone = _text(await a.call_tool(tool, {"tag": "alone", "delay": 0}))
+            late = asyncio.create_task(a.call_tool(tool, {"tag": "crowded", "delay": 1.0}))
+            await asyncio.sleep(0.2)
+            busy = asyncio.create_task(b.call_tool("slow", {"tag": "b-busy", "seconds": 2.0, "steps": 1}))
+            try:
+                crowded = (await late).content[0].text
+            except MCPError as refused:  # the server passes the error on as its own
+                crowded = str(refused)
+            await busy
+            return alone, crowded
 
-    answer = asyncio.run(run())
-    assert answer["id"] == 1 and answer["error"]["code"] == -32602
-    assert "2024-11-05" in answer["error"]["message"] and "shared: false" in answer["error"]["message"]
-    assert answer["error"]["data"]["requested"] == "2024-11-05"
+    alone, crowded = asyncio.run(run())
+    assert alone["answer"] == "from a"
+    assert "2 sessions of this shared server have requests in flight" in crowded and "from b" not in crowded
+    assert seen == ["a"]
+
+
+CLAUDE_CODE, CODEX = "2025-11-25", "2025-06-18"  # the protocol versions they ask for
+
+
+def _serve_both(shared, first: str, second: str) -> tuple[list[dict], list[list[str]], list[int], list[dict]]:
+    """Two raw sessions in one workspace asking ``first`` then ``second``: their initialize
+    answers, the tools each is offered and the pid of the server each reaches; then `ps`."""
+    with RawSession(shared, shared.a, version=first) as one, RawSession(shared, shared.a, version=second) as two:
+        answers, tools, pids = [one.answer, two.answer], [], []
+        for session in (one, two):
+            session.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            tools.append(sorted(tool["name"] for tool in session.receive()["result"]["tools"]))
+            session.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "report", "arguments": {}}})
+            pids.append(json.loads(session.receive()["result"]["content"][0]["text"])["pid"])
+        listed = json.loads(shared.projector("ps", "--json").stdout)["hosts"]
+    return answers, tools, pids, listed
+
+
+def test_a_session_asking_an_older_protocol_version_than_agreed_gets_a_server_of_its_own(shared):
+    """Claude Code first, Codex second: Codex was refused (-32602) and ran without tools."""
+    answers, tools, pids, listed = _serve_both(shared, CLAUDE_CODE, CODEX)
+    assert [a["result"]["protocolVersion"] for a in answers] == [CLAUDE_CODE, CODEX]
+    assert tools[0] == tools[1] and "report" in tools[0]
+    assert pids[0] != pids[1] and len(shared.started()) == 2 and len(shared.sockets()) == 1  # one host, two servers
+    assert sorted((h["pid"], h["protocol"], h["sessions"]) for h in listed) == sorted([(pids[0], CLAUDE_CODE, 1), (pids[1], CODEX, 1)])
+    assert f"asks for protocol version {CODEX}, older than the running server's ({CLAUDE_CODE}): pid {pids[1]} is its own" in shared.host_logs()
+
+
+def test_a_session_asking_a_newer_protocol_version_than_agreed_shares_the_server(shared):
+    """Codex first, Claude Code second: Claude Code is offered the older version and takes it."""
+    answers, tools, pids, listed = _serve_both(shared, CODEX, CLAUDE_CODE)
+    assert [a["result"]["protocolVersion"] for a in answers] == [CODEX, CODEX]
+    assert tools[0] == tools[1] and "report" in tools[0]
+    assert pids[0] == pids[1] and len(shared.started()) == 1
+    assert [(h["pid"], h["protocol"], h["sessions"]) for h in listed] == [(pids[0], CODEX, 2)]
 
 
 # --------------------------------------------------------------------------- workspaces and keys
@@ -184,8 +252,26 @@ def test_another_workspace_gets_its_own_server_and_an_env_change_a_new_one(share
     assert still_a["pid"] == first_a["pid"] and still_a["env"]["WHO"] == "a"  # the old host serves its own sessions
     assert after_b["pid"] == before_b["pid"]
     assert len(shared.started()) == 3
-    on_disk = " ".join(os.listdir(shared.runtime / "projector")) + shared.host_logs() + shared.log.read_text()
+    on_disk = " ".join(os.listdir(shared.hosts)) + shared.host_logs() + shared.log.read_text()
     assert CANARY not in on_disk
+
+
+def test_sessions_that_pass_or_drop_xdg_runtime_dir_share_one_server_and_ps_finds_it_from_any_shell(shared, tmp_path):
+    """Claude Code passes XDG_RUNTIME_DIR on to the servers it starts, Codex clears it: their
+    sessions of one workspace share one host all the same, and `ps` finds it whatever the shell
+    has."""
+    dropped = {name: value for name, value in shared.env.items() if name != "XDG_RUNTIME_DIR"}
+    other = dict(shared.env, XDG_RUNTIME_DIR=str(tmp_path))
+
+    async def run():
+        async with shared.client(shared.a) as passed_on, shared.client(shared.a, env=dropped) as cleared:
+            pids = {await _pid(passed_on), await _pid(cleared)}
+            listed = [json.loads(shared.projector("ps", "--json", env=env).stdout)["hosts"] for env in (shared.env, dropped, other)]
+            return pids, listed
+
+    pids, listed = asyncio.run(run())
+    assert len(pids) == 1 and len(shared.started()) == 1 and len(shared.sockets()) == 1
+    assert [[(h["pid"], h["sessions"]) for h in hosts] for hosts in listed] == [[(*pids, 2)]] * 3
 
 
 def test_no_tools_cwd_or_environment_cross_between_workspaces_sharing_one_provider(shared):
@@ -360,9 +446,9 @@ def test_a_socket_or_folder_not_private_to_this_user_is_never_used(shared):
                 sock.chmod(0o666)
                 expected = "is open to other users"
             unshared = await run()
-            (shared.runtime / "projector").chmod(0o755)
+            shared.hosts.chmod(0o755)
             open_folder = await run()
-            (shared.runtime / "projector").chmod(0o700)
+            shared.hosts.chmod(0o700)
             if os.geteuid() == 0:
                 os.chown(sock, 0, 0)
             sock.chmod(0o600)
@@ -372,7 +458,7 @@ def test_a_socket_or_folder_not_private_to_this_user_is_never_used(shared):
     assert len({host_server, unshared, open_folder}) == 3
     logged = shared.log.read_text()
     assert f"srv runs unshared in this session: {shared.sockets()[0]} {expected}" in logged
-    assert f"{shared.runtime / 'projector'} is open to other users (mode 755)" in logged
+    assert f"{shared.hosts} is open to other users (mode 755)" in logged
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user (SO_PEERCRED check)")
@@ -384,16 +470,15 @@ def test_the_host_refuses_a_connection_from_another_user(shared):
         async with shared.client(shared.a) as client:
             await _pid(client)
             (sock,) = shared.sockets()
-            shared.runtime.chmod(0o755)
-            (shared.runtime / "projector").chmod(0o755)
+            shared.hosts.chmod(0o755)
             sock.chmod(0o666)
-            probe = (
-                "import os, socket\nos.setgid(65534)\nos.setuid(65534)\n"
-                f"s = socket.socket(socket.AF_UNIX)\ns.connect({str(sock)!r})\ns.settimeout(5)\n"
+            probe = (  # the folder is opened as root: its private ancestors (pytest's) are passed over
+                f"import os, socket\nfolder = os.open({str(shared.hosts)!r}, os.O_PATH)\nos.setgid(65534)\nos.setuid(65534)\n"
+                f"s = socket.socket(socket.AF_UNIX)\ns.connect(f'/proc/self/fd/{{folder}}/{sock.name}')\ns.settimeout(5)\n"
                 "print(repr(s.recv(100)))\n"
             )
             done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=False)
-            (shared.runtime / "projector").chmod(0o700)
+            shared.hosts.chmod(0o700)
             sock.chmod(0o600)
             return done, await _pid(client)
 
@@ -450,7 +535,72 @@ def test_a_server_that_ignores_sigterm_is_killed_five_seconds_later(shared, tmp_
     time.sleep(1.0)
     assert alive(pid)  # the SIGTERM it got at once (linger 0) did not stop it
     assert eventually(lambda: not alive(pid), timeout=15)
-    # CLOCK_MONOTONIC is one clock for every process: from the SIGTERM the server saw to its end
+    # CLOCK_MONOTONIC is one clock for every process: from the SIGTERM the server saw to its end.
+    # The stamp is taken when the server's handler runs, which a loaded machine delays past the
+    # signal itself (by 14 ms, seen on two cores at load 13): a quarter second is allowed for it.
     terminated = float((tmp_path / "stubborn.pid.term").read_text())
-    assert time.monotonic() - terminated >= 5.0
+    assert time.monotonic() - terminated >= 5.0 - 0.25
     assert "did not stop within 5 s of SIGTERM: SIGKILL" in shared.host_logs()
+
+
+def _host_pid(shared) -> int:
+    (sock,) = shared.sockets()
+    asked = f"from projector.runtime.host import attach, STATUS; import json; print(json.dumps(attach.ask({str(sock)!r}, STATUS)))"
+    return json.loads(subprocess.run([sys.executable, "-c", asked], env=shared.env, capture_output=True, text=True, check=True).stdout)["pid"]
+
+
+WITH_A_CHILD = """import subprocess
+child = subprocess.Popen([sys.executable, "-c", "import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nwhile True: time.sleep(1)"])
+open(os.environ["STUBBORN_PID"] + ".child", "w").write(str(child.pid))
+"""
+
+
+def test_a_server_that_ignores_its_stdin_end_dies_with_a_killed_host_and_so_does_what_it_started(shared, tmp_path):
+    (tmp_path / "stubborn.py").write_text(STUBBORN.replace("for line in sys.stdin:", WITH_A_CHILD + "for line in sys.stdin:"))
+    shared.env["STUBBORN_PID"] = str(tmp_path / "stubborn.pid")
+    shared.model(f"  srv:\n    command: {sys.executable}\n    args: [{tmp_path / 'stubborn.py'}]\n    shared: true\n")
+    with RawSession(shared, shared.a) as session:
+        server, child = (int((tmp_path / name).read_text()) for name in ("stubborn.pid", "stubborn.pid.child"))
+        assert alive(server) and alive(child)
+        os.kill(_host_pid(shared), signal.SIGKILL)  # no code of the host's runs: it cannot stop its server
+        assert eventually(lambda: not alive(server) and not alive(child), timeout=10)
+        assert session.process.wait(timeout=10) == 0  # the session's process ends with its host too
+    assert json.loads(shared.projector("ps", "--json").stdout)["hosts"] == []
+
+
+def test_an_ending_host_leaves_no_start_lock_and_removes_dead_sockets_but_never_a_held_lock(shared):
+    async def sessions():
+        async with shared.client(shared.a) as in_a, shared.client(shared.b) as in_b:
+            return {await _pid(in_a), await _pid(in_b)}
+
+    shared.hosts.mkdir(parents=True, mode=0o700)
+    (shared.hosts / f"{'0' * 32}.lock").touch()  # a session that crashed while starting a host left it
+    dead = socket_file(shared.hosts / f"{'1' * 32}.sock")  # a host that crashed (or a reboot) left it
+    held = shared.hosts / f"{'2' * 32}.lock"
+    holder = subprocess.Popen([sys.executable, "-c", f"import fcntl, os, sys\nfd = os.open({str(held)!r}, os.O_RDWR | os.O_CREAT)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\nsys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"  # a session starting a host holds it now
+    try:
+        pids = asyncio.run(sessions())
+        assert len(pids) == 2
+        assert eventually(lambda: not any(alive(pid) for pid in pids) and not shared.sockets())
+        assert eventually(lambda: sorted(p.name for p in shared.hosts.iterdir() if not p.name.endswith((".log", ".log.1"))) == [held.name])
+        assert not dead.exists()
+    finally:
+        holder.communicate("")
+
+
+def socket_file(path: Path) -> Path:
+    """A socket nothing listens on any more, as a crashed host leaves it."""
+    import socket
+
+    probe = socket.socket(socket.AF_UNIX)
+    here = os.getcwd()
+    os.chdir(path.parent)  # the path may be longer than a socket address holds
+    try:
+        probe.bind(path.name)
+    finally:
+        os.chdir(here)
+        probe.close()
+    return path

@@ -6,10 +6,13 @@ overlay sets). Values enter only the hash: nothing here stores or prints them. A
 key differs (the workspace's ``.env`` changed) gets a host of its own; the old one lives on
 until its own sessions end.
 
-Sockets live in a private folder: ``$XDG_RUNTIME_DIR/projector`` (``/run/user/<uid>`` when the
-variable is not passed on, as some clients strip it), else ``<state folder>/hosts``. The folder
-must be a real folder of this user with mode 0700; anything else is refused, never repaired.
-The servers' logs go to ``<state folder>/hosts`` (they outlive a reboot's runtime folder).
+A host's socket, start lock and log live in ``<state folder>/hosts``, a real folder of this
+user with mode 0700 (anything else is refused, never repaired). The state folder is the one
+thing every session of a user agrees on: the entries carry it (``--state``), while clients
+pass or drop ``XDG_RUNTIME_DIR`` as they please (Codex clears it, Claude Code passes it on), so
+a socket found through it made two hosts for one workspace. A socket's name is its key (a hash,
+37 bytes); a folder path too long for ``sun_path`` is reached relatively
+(``projector.runtime.host.at_path``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ except ImportError:  # an interpreter built without it
     from hashlib import blake2b as _blake2b
 
 PROTOCOL = 1  # of the socket between bridges and hosts; part of every key
-SOCKET_PATH_MAX = 103  # bytes: sun_path holds 104 on macOS, 108 on Linux, with a NUL
 
 
 class Unavailable(Exception):
@@ -66,25 +68,9 @@ def argv(plan: Launch, program: str) -> tuple[str, ...]:
     return (plan.command or program, *plan.args)
 
 
-def runtime_folder(environ: Mapping[str, str]) -> str:
-    base = environ.get("XDG_RUNTIME_DIR")
-    if not base:
-        systemd = f"/run/user/{os.geteuid()}"
-        if _owned_dir(systemd):
-            base = systemd
-    return os.path.join(base, "projector") if base else log_folder(environ)
-
-
-def log_folder(environ: Mapping[str, str]) -> str:
+def hosts_folder(environ: Mapping[str, str]) -> str:
+    """Where hosts listen and log: ``<state folder>/hosts``."""
     return os.path.join(state_folder(environ), "hosts")
-
-
-def _owned_dir(path: str) -> bool:
-    try:
-        found = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid()
 
 
 def private(folder: str, *, create: bool = True) -> str:
@@ -103,11 +89,8 @@ def private(folder: str, *, create: bool = True) -> str:
 
 def address(key_: str, environ: Mapping[str, str]) -> Address:
     """The host's paths, its folders made private; Unavailable when they cannot be."""
-    sockets, logs = private(runtime_folder(environ)), private(log_folder(environ))
-    path = os.path.join(sockets, f"{key_}.sock")
-    if len(os.fsencode(path)) > SOCKET_PATH_MAX:
-        raise Unavailable(f"the socket path {path} is too long for a Unix socket: set XDG_RUNTIME_DIR to a shorter folder")
-    return Address(key_, path, os.path.join(sockets, f"{key_}.lock"), os.path.join(logs, f"{key_}.log"))
+    folder = private(hosts_folder(environ))
+    return Address(key_, *(os.path.join(folder, f"{key_}.{kind}") for kind in ("sock", "lock", "log")))
 
 
 def own_socket(path: str) -> None:

@@ -28,23 +28,28 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid, still_named
 from projector.runtime.host.address import (
     Address,
     Unavailable,
     address,
     argv,
+    hosts_folder,
     key,
     own_socket,
     private,
-    runtime_folder,
     workspace,
 )
 from projector.runtime.launch import Launch
 
 GREETING_WAIT = 5.0  # seconds a host has to greet a connection before it counts as not answering
 START_WAIT = 30.0  # seconds to wait for the start lock and for a host to listen
-WAITER = ("/bin/sh", "-c", "read -r _ || :")  # lives until the host closes the connection
+# Lives until the host closes the connection. The host names the server's process group when it
+# picks the session's server and says "bye" before a close of its own: a connection that ends
+# without it is a host that was killed, and the waiter takes down what the server started (the
+# server itself has a parent-death signal; its children do not).
+WAITER = ("/bin/sh", "-c", 'while read -r what group; do case $what in bye) exit 0;; server) g=$group;; esac; done; '
+          '[ -z "$g" ] || kill -s KILL -- "-$g" 2>/dev/null; exit 0')
 
 
 def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],
@@ -69,7 +74,7 @@ def connect(path: str, wait: float = GREETING_WAIT) -> _socket.socket | None:
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     connection.settimeout(wait)
     try:
-        connection.connect(path)
+        at_path(connection.connect, path)
         uid = peer_uid(connection)
         if uid is not None and uid != os.geteuid():
             raise Unavailable(f"{path} is served by another user (uid {uid}): it was not used")
@@ -101,22 +106,37 @@ def connect_or_start(where: Address, spec: dict[str, Any]) -> _socket.socket:
                 return connection
             _start(spec)
         finally:
-            os.close(lock)  # releases the lock
+            _release(lock, where.lock)
     raise Unavailable(f"the host at {where.socket} did not answer after starting")
 
 
 def _start_lock(path: str) -> int:
-    """The start lock's descriptor, locked (closing it releases the lock)."""
+    """The start lock's descriptor, locked (``_release`` lets it go)."""
+    import time
+
     from projector.core.files import flock_within
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + START_WAIT
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if not flock_within(fd, max(0.0, deadline - time.monotonic()), poll=0.01):
+                raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
+        except BaseException:
+            os.close(fd)
+            raise
+        if still_named(fd, path):
+            return fd
+        os.close(fd)  # its holder removed it as it let go: lock the file at the path now
+
+
+def _release(fd: int, path: str) -> None:
+    """Remove the start lock's file, then let go of it (see ``still_named``)."""
     try:
-        if not flock_within(fd, START_WAIT, poll=0.01):
-            raise Unavailable(f"another session held {path} for {START_WAIT:g} s")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        os.unlink(path)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def _start(spec: dict[str, Any]) -> None:
@@ -189,7 +209,7 @@ def ask(path: str, what: bytes, wait: float = 2.0) -> dict[str, Any] | None:
 def hosts(environ: Mapping[str, str]) -> list[dict[str, Any]]:
     """Every host of this user that answers, each with its ``socket``."""
     try:
-        folder = private(runtime_folder(environ), create=False)
+        folder = private(hosts_folder(environ), create=False)
         names = sorted(name for name in os.listdir(folder) if name.endswith(".sock"))
     except (OSError, Unavailable):
         return []

@@ -15,7 +15,9 @@ stop reaches what the server started). Then one thread, one selector:
   bridge's process goes (its requests are cancelled at once);
 - with no session for ``linger`` seconds the socket is removed and the server gets SIGTERM, then
   SIGKILL after ``KILL_AFTER`` seconds. A server that exits ends the host: requests in flight get
-  an error, sessions are closed (clients start new ones, which start a new host).
+  an error, sessions are closed (clients start new ones, which start a new host). On Linux the
+  server dies with the host even when the host is killed (``_die_with_parent``). An ending host
+  removes the start locks and dead sockets of its folder (``sweep``).
 
 Writes never block the loop: what a pipe does not take at once waits in a buffer. The server's
 stderr and the host's own lines go to the host's log file.
@@ -23,17 +25,19 @@ stderr and the host's own lines go to the host's log file.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import selectors
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, peer_uid
+from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid, still_named
 from projector.runtime.host.mux import SERVER, Mux, error
 
 TYPE_CHECKING = False  # the host imports as little as it can: every module is resident memory
@@ -49,6 +53,8 @@ FLUSH = 1.0  # seconds the last words to a closing session may take
 BACKLOG_LIMIT = 64 << 20  # bytes waiting for a client that does not read: past this it is dropped
 LOG_KEEP = 1 << 20  # bytes of log kept from the previous run of the same host
 READ = 1 << 16
+SERVERS_MAX = 4  # per host: one per protocol version its sessions ask for, at most
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class Spec:
@@ -70,10 +76,26 @@ class Spec:
         self.linger: float = data["linger"]
 
 
+class Server:
+    """One server process and the routing of its sessions' messages."""
+
+    __slots__ = ("process", "mux", "inbox", "outbox")
+
+    def __init__(self, process: subprocess.Popen[bytes], workspace: str):
+        self.process = process
+        self.mux = Mux(workspace)
+        self.inbox = bytearray()  # a line from the server not yet ended
+        self.outbox = bytearray()  # bytes its stdin has not taken yet
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
 class Link:
     """One attached session: the client's pipes and the bridge's connection."""
 
-    __slots__ = ("number", "reader", "writer", "control", "pending", "backlog", "drain_until", "reading")
+    __slots__ = ("number", "reader", "writer", "control", "pending", "backlog", "drain_until", "reading", "server")
 
     def __init__(self, number: int, reader: int, writer: int, control: socket.socket):
         self.number = number
@@ -84,6 +106,7 @@ class Link:
         self.backlog = bytearray()  # bytes the client's pipe has not taken yet
         self.drain_until: float | None = None  # stdin ended: closed when replies are out or at this time
         self.reading = True  # its stdin has not ended
+        self.server: Server | None = None  # the server it talks to, chosen by its first message
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -111,16 +134,13 @@ def parse(line: bytes) -> Any:
 class Host:
     def __init__(self, spec: Spec):
         self.spec = spec
-        self.mux = Mux()
         self.selector = selectors.DefaultSelector()
         self.links: dict[int, Link] = {}
         self.numbers = itertools.count(1)
         self.greeted: set[socket.socket] = set()  # accepted, waiting for their first byte
         self.listener: socket.socket | None = None
         self.inode = 0
-        self.server: subprocess.Popen[bytes] | None = None
-        self.to_server = bytearray()
-        self.from_server = bytearray()
+        self.servers: list[Server] = []  # the first one started with the host; others for older protocol versions
         self.started = time.time()
         self.linger_until: float | None = time.monotonic() + max(spec.linger, 5.0)  # the starting session attaches first
         self.ending: str | None = None  # why the host is ending
@@ -137,7 +157,7 @@ class Host:
             pass
         old = os.umask(0o177)
         try:
-            listener.bind(self.spec.socket)
+            at_path(listener.bind, self.spec.socket)
         finally:
             os.umask(old)
         os.chmod(self.spec.socket, 0o600)
@@ -147,9 +167,9 @@ class Host:
         self.listener = listener
         self.selector.register(listener, selectors.EVENT_READ, self._accept)
 
-    def start_server(self) -> None:
+    def start_server(self) -> Server:
         spec = self.spec
-        self.server = subprocess.Popen(  # noqa: S603 - the user's declared command
+        process = subprocess.Popen(  # noqa: S603 - the user's declared command
             list(spec.argv),
             executable=spec.program,
             cwd=spec.cwd,
@@ -159,12 +179,16 @@ class Host:
             stderr=2,  # the log
             start_new_session=True,
             close_fds=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509 - one thread
         )
-        assert self.server.stdin is not None and self.server.stdout is not None
-        os.set_blocking(self.server.stdin.fileno(), False)
-        os.set_blocking(self.server.stdout.fileno(), False)
-        self.selector.register(self.server.stdout, selectors.EVENT_READ, self._server_readable)
-        log(f"started {spec.provider} in {spec.workspace}: pid {self.server.pid}")
+        assert process.stdin is not None and process.stdout is not None
+        server = Server(process, spec.workspace)
+        os.set_blocking(process.stdin.fileno(), False)
+        os.set_blocking(process.stdout.fileno(), False)
+        self.selector.register(process.stdout, selectors.EVENT_READ, lambda: self._server_readable(server))
+        self.servers.append(server)
+        log(f"started {spec.provider} in {spec.workspace}: pid {process.pid}")
+        return server
 
     # ------------------------------------------------------------------ loop
 
@@ -259,7 +283,11 @@ class Host:
         spec = self.spec
         return {
             "pid": os.getpid(),
-            "server_pid": self.server.pid if self.server else None,
+            "server_pid": self.servers[0].pid if self.servers else None,
+            "servers": [
+                {"pid": server.pid, "protocol": server.mux.version(), "sessions": sum(link.server is server for link in self.links.values())}
+                for server in self.servers
+            ],
             "provider": spec.provider,
             "workspace": spec.workspace,
             "key": spec.key,
@@ -277,7 +305,6 @@ class Host:
         os.set_blocking(reader, False)
         os.set_blocking(writer, False)
         self.links[link.number] = link
-        self.mux.attach(link.number)
         self.linger_until = None
         self.selector.register(control, selectors.EVENT_READ, self._guarded(link, self._close))  # EOF: its process has gone
         read = self._guarded(link, self._session_readable)
@@ -325,7 +352,30 @@ class Host:
             if isinstance(message, Exception):
                 self._deliver([(link.number, error(None, -32700, f"Parse error: {message}"))])
             else:
-                self._deliver(self.mux.from_session(link.number, message))
+                server = link.server or self._choose_server(link, message)
+                self._deliver(server, server.mux.from_session(link.number, message))
+
+    def _choose_server(self, link: Link, first: Any) -> Server:
+        """The server of a session, by its first message: a server that speaks the protocol
+        version its ``initialize`` asks for (or an older one it accepts), else a server of its
+        own (a client is never refused for its version), up to ``SERVERS_MAX``."""
+        params = first.get("params") if isinstance(first, dict) and first.get("method") == "initialize" else None
+        asked = params.get("protocolVersion") if isinstance(params, dict) else None
+        server = next((s for s in self.servers if asked is None or s.mux.serves(asked)), None)
+        if server is None and len(self.servers) < SERVERS_MAX:
+            spoken = ", ".join(str(s.mux.version()) for s in self.servers)
+            try:
+                server = self.start_server()
+                log(f"session {link.number} asks for protocol version {asked}, older than the running server's ({spoken}): "
+                    f"pid {server.pid} is its own, shared with the sessions that ask for the same")
+            except OSError as problem:
+                log(f"session {link.number}: a server for protocol version {asked} did not start ({problem})")
+        if server is None:
+            server = self.servers[0]  # its mux explains the refusal
+        link.server = server
+        server.mux.attach(link.number)
+        _tell(link, f"server {server.pid}\n")  # the waiter's to end should this host be killed (attach.WAITER)
+        return server
 
     def _stdin_ended(self, link: Link) -> None:
         link.reading = False
@@ -333,7 +383,7 @@ class Host:
             self.selector.unregister(link.reader)
         except (KeyError, ValueError):
             pass  # never polled
-        if self.mux.in_flight(link.number):
+        if link.server is not None and link.server.mux.in_flight(link.number):
             link.drain_until = time.monotonic() + DRAIN
         else:
             self._close(link)
@@ -342,7 +392,8 @@ class Host:
         """End a session: its requests still at the server are cancelled there."""
         if self.links.pop(link.number, None) is None:
             return
-        self._deliver(self.mux.detach(link.number))
+        if link.server is not None:
+            self._deliver(link.server, link.server.mux.detach(link.number))
         self._flush(link, time.monotonic() + FLUSH)
         for fd in (link.reader, link.writer):
             try:
@@ -351,6 +402,7 @@ class Host:
                 pass
             os.close(fd)
         self.selector.unregister(link.control)
+        _tell(link, "bye\n")  # a close of the host's own: its server is not to be taken down
         link.control.close()
         if not self.links and self.ending is None:
             self.linger_until = time.monotonic() + self.spec.linger
@@ -367,13 +419,13 @@ class Host:
 
     # ------------------------------------------------------------------ routing
 
-    def _deliver(self, outs: list[Out]) -> None:
+    def _deliver(self, server: Server, outs: list[Out]) -> None:
         for destination, message in outs:
             if destination == SERVER:
-                self._to_server(encode(message))
+                self._to_server(server, encode(message))
             elif (link := self.links.get(destination)) is not None:
                 self._to_session(link, encode(message))
-                if link.drain_until is not None and not self.mux.in_flight(link.number):
+                if link.drain_until is not None and not server.mux.in_flight(link.number):
                     self._close(link)
 
     def _to_session(self, link: Link, data: bytes) -> None:
@@ -411,10 +463,10 @@ class Host:
         if not link.backlog:
             self.selector.unregister(link.writer)
 
-    def _to_server(self, data: bytes) -> None:
-        assert self.server is not None and self.server.stdin is not None
-        pipe = self.server.stdin
-        if not self.to_server:
+    def _to_server(self, server: Server, data: bytes) -> None:
+        pipe = server.process.stdin
+        assert pipe is not None
+        if not server.outbox:
             try:
                 data = data[os.write(pipe.fileno(), data):]
             except BlockingIOError:
@@ -423,51 +475,59 @@ class Host:
                 return  # it has gone: its stdout's end says so
             if not data:
                 return
-            self.selector.register(pipe, selectors.EVENT_WRITE, self._server_writable)
-        self.to_server += data
+            self.selector.register(pipe, selectors.EVENT_WRITE, lambda: self._server_writable(server))
+        server.outbox += data
 
-    def _server_writable(self) -> None:
-        assert self.server is not None and self.server.stdin is not None
+    def _server_writable(self, server: Server) -> None:
+        pipe = server.process.stdin
+        assert pipe is not None
         try:
-            del self.to_server[: os.write(self.server.stdin.fileno(), self.to_server)]
+            del server.outbox[: os.write(pipe.fileno(), server.outbox)]
         except BlockingIOError:
             return
         except OSError:
-            self.to_server.clear()
-        if not self.to_server:
-            self.selector.unregister(self.server.stdin)
+            server.outbox.clear()
+        if not server.outbox:
+            self.selector.unregister(pipe)
 
-    def _server_readable(self) -> None:
-        assert self.server is not None and self.server.stdout is not None
+    def _server_readable(self, server: Server) -> None:
+        assert server.process.stdout is not None
         try:
-            data = os.read(self.server.stdout.fileno(), READ)
+            data = os.read(server.process.stdout.fileno(), READ)
         except BlockingIOError:
             return
         except OSError:
             data = b""
         if not data:
-            self._server_gone()
+            self._server_gone(server)
             return
-        for line in lines(self.from_server, data):
+        for line in lines(server.inbox, data):
             message = parse(line)
             if isinstance(message, Exception):
                 log(f"the server wrote a line that is not JSON ({message}): dropped")
             else:
-                self._deliver(self.mux.from_server(message))
+                self._deliver(server, server.mux.from_server(message))
 
-    def _server_gone(self) -> None:
-        assert self.server is not None and self.server.stdout is not None
-        self.selector.unregister(self.server.stdout)
+    def _server_gone(self, server: Server) -> None:
+        """A server exited: its requests in flight get an error and its sessions are closed; the
+        host ends with its last server."""
+        assert server.process.stdout is not None
+        self.selector.unregister(server.process.stdout)
         try:
-            status = self.server.wait(timeout=1.0)
+            status = server.process.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
-            status = None  # it closed its stdout but lives on: the end below stops it
+            status = None  # it closed its stdout but lives on: its stop below ends it
         said = f"exit status {status}" if status is not None and status >= 0 else (
             f"killed by signal {-status}" if status is not None else "its output closed")
         why = f"projector: the shared server of {self.spec.provider} exited ({said}); start a new session"
         log(why)
-        self._deliver(self.mux.server_gone(why))
-        self._end(f"the server exited ({said})")
+        self._deliver(server, server.mux.server_gone(why))
+        for link in [link for link in self.links.values() if link.server is server]:
+            self._close(link)
+        self.servers.remove(server)
+        if not self.servers:
+            self._end(f"the server exited ({said})")
+        self._stop_servers([server])
 
     # ------------------------------------------------------------------ end
 
@@ -479,7 +539,8 @@ class Host:
             connection.close()
         for link in list(self.links.values()):
             self._close(link)
-        self._stop_server()
+        self._stop_servers(self.servers)
+        sweep(os.path.dirname(self.spec.socket))
 
     def _unlisten(self) -> None:
         """Remove the socket, if it is still this host's (a newer host may have replaced a
@@ -495,25 +556,99 @@ class Host:
         self.listener.close()
         self.listener = None
 
-    def _stop_server(self) -> None:
-        server = self.server
-        if server is None:
-            return
-        if server.stdin is not None:
+    def _stop_servers(self, servers: list[Server]) -> None:
+        """SIGTERM to each server's process group, SIGKILL to those still there ``KILL_AFTER``
+        seconds later."""
+        for server in servers:
+            pipe = server.process.stdin
+            if pipe is not None:
+                with contextlib.suppress(KeyError, ValueError):
+                    self.selector.unregister(pipe)
+                with contextlib.suppress(OSError):
+                    pipe.close()
+            if server.process.poll() is None:
+                _signal_group(server.pid, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_AFTER
+        for server in servers:
             try:
-                server.stdin.close()
-            except OSError:
-                pass
-        if server.poll() is None:
-            _signal_group(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=KILL_AFTER)
+                server.process.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 log(f"the server did not stop within {KILL_AFTER:g} s of SIGTERM: SIGKILL")
                 _signal_group(server.pid, signal.SIGKILL)
-                server.wait()
-        _signal_group(server.pid, signal.SIGKILL)  # anything it started and left behind
-        log(f"server pid {server.pid} ended ({server.returncode})")
+                server.process.wait()
+            _signal_group(server.pid, signal.SIGKILL)  # anything it started and left behind
+            log(f"server pid {server.pid} ended ({server.process.returncode})")
+
+
+def _tell(link: Link, line: str) -> None:
+    """A line to the session's waiter (see attach.WAITER); a waiter that has gone hears nothing."""
+    with contextlib.suppress(OSError):
+        link.control.send(line.encode("ascii"))
+
+
+def _die_with_parent() -> None:
+    """In the server's process before its exec: the kernel kills it when the host ends, however
+    the host ends. A host that is SIGKILLed runs no code, so its own stop cannot reach a server
+    that ignores its stdin's end (it stayed with parent 1, out of `ps`'s and `stop`'s sight);
+    a parent-death signal needs no process of its own, unlike a watcher holding a pipe. SIGKILL,
+    as such a server may ignore SIGTERM too. What the server started is taken down by the
+    sessions' waiters (attach.WAITER), when any is attached."""
+    import ctypes
+
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+        return  # no such call here: the host's own stop is the only one
+    if os.getppid() != parent:  # the host ended before the signal was asked for
+        os._exit(1)
+
+
+def sweep(folder: str) -> None:
+    """Remove start locks no session holds and sockets no host listens on (a crashed host's, or
+    one from before a reboot: the state folder outlives both). Each is judged holding the key's
+    start lock, which a starting host's session holds from before the bind to after the listen."""
+    import fcntl
+
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    keys = {name.rsplit(".", 1)[0] for name in names if name.endswith((".lock", ".sock"))}
+    for key in keys:
+        lock = os.path.join(folder, f"{key}.lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a session holds it: that key is starting
+            os.close(fd)
+            continue
+        try:
+            if still_named(fd, lock):
+                _remove_if_dead(os.path.join(folder, f"{key}.sock"))
+                os.unlink(lock)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _remove_if_dead(path: str) -> None:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.setblocking(False)
+    try:
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            return
+        at_path(probe.connect, path)
+    except (ConnectionRefusedError, FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    except OSError:
+        pass  # a host that is busy (its backlog full) or a path that cannot be tried: kept
+    finally:
+        probe.close()
 
 
 def _signal_group(pid: int, signum: int) -> None:
@@ -585,6 +720,6 @@ def main() -> None:
     except Exception as problem:  # noqa: BLE001 - the server must not outlive a broken host
         log(f"internal error: {problem!r}")
         host._unlisten()
-        host._stop_server()
+        host._stop_servers(host.servers)
         os._exit(1)
     os._exit(0)

@@ -4,9 +4,10 @@ The host (``daemon``) reads lines and writes lines; this module decides where ea
 and how it is rewritten, and keeps the tables that make that possible:
 
 - ``initialize``: the first goes to the server and its result is kept; a later session gets the
-  kept result at once (with its own id), or an error when it asked for an older protocol version
-  than the one the server agreed (a newer one is answered with the agreed version, as a server
-  that supports only that one would; the client decides). The host sends the server one
+  kept result at once (with its own id). A newer protocol version than the one agreed is answered
+  with the agreed version, as a server that supports only that one would (the client decides);
+  an older one cannot be served by this server (``serves``): the host gives that session a
+  server of its own, and a mux asked anyway answers with an error. The host sends the server one
   ``notifications/initialized`` of its own; no session's is forwarded.
 - Requests get ids of the host's (an integer counter), so ids of different sessions never
   collide at the server; the reply goes back to the session that asked, with its own id.
@@ -16,9 +17,15 @@ and how it is rewritten, and keeps the tables that make that possible:
   only the sessions subscribed to that URI; an ``unsubscribe`` reaches the server only when the
   last subscriber leaves. Every other notification (``*/list_changed``, log messages) reaches
   every session that has been initialised.
-- The server's own requests (``roots/list``, ``sampling/createMessage``, ``elicitation/create``,
-  ``ping``) go to the one session with a request in flight when there is exactly one, else to
-  the session heard from most recently; the reply's id is mapped back to the server's.
+- The server's own requests: ``ping`` and ``roots/list`` are answered here (the sessions of one
+  workspace share its root, so the root is the workspace's; the server is told roots are
+  supported, and no session's ``roots/list_changed`` is forwarded). ``sampling/createMessage``
+  and ``elicitation/create`` go to the session they are for: the one whose request created the
+  task named by ``_meta["io.modelcontextprotocol/related-task"]`` (2025-11-25), else the one
+  session with a request in flight, else (none in flight) the session heard from most recently.
+  When several sessions have requests in flight and nothing relates the request to one of them
+  (over stdio, nothing but a task can), the server gets an error rather than another session's
+  answer. A reply's id is mapped back to the server's.
 - A session that leaves has its requests cancelled at the server, the server's requests to it
   answered with an error, and its subscriptions dropped.
 
@@ -39,6 +46,8 @@ SERVER = 0  # the destination of messages for the server; sessions are numbered 
 
 METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32601, -32602, -32603
 SERVER_GONE = -32000  # the server exited: the session is being closed
+RELATED_TASK = "io.modelcontextprotocol/related-task"  # _meta key: the task a message belongs to (2025-11-25)
+URI_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/")
 
 
 def error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -52,10 +61,15 @@ def result(id_: Any, value: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_, "result": value}
 
 
-def satisfies(asked: Any, agreed: str) -> bool:
+def satisfies(asked: Any, agreed: Any) -> bool:
     """Whether a session asking for protocol version ``asked`` can be given ``agreed``: the same,
     or an older one than it asked for (versions are dates; a client supports the older ones)."""
-    return asked == agreed or (_is_date(asked) and asked > agreed)
+    return asked == agreed or (_is_date(asked) and _is_date(agreed) and asked > agreed)
+
+
+def file_uri(path: str) -> str:
+    """``file://`` and the absolute ``path``, percent-encoded."""
+    return "file://" + "".join(chr(b) if b in URI_SAFE else f"%{b:02X}" for b in path.encode("utf-8", "surrogateescape"))
 
 
 def _is_date(text: Any) -> bool:
@@ -66,7 +80,7 @@ def _is_date(text: Any) -> bool:
 class _Request:
     """A session's request at the server."""
 
-    __slots__ = ("session", "id", "method", "token", "uri")
+    __slots__ = ("session", "id", "method", "token", "uri", "task")
 
     def __init__(self, session: int, id_: Any, method: str, uri: Any = None):
         self.session = session  # 0: the host's own (its reply is dropped)
@@ -74,6 +88,7 @@ class _Request:
         self.method = method
         self.token: Any = None  # the host's progress token standing for the session's, if any
         self.uri = uri  # resources/subscribe: the URI
+        self.task = False  # task-augmented (params.task): its answer names the task it made
 
 
 class _Session:
@@ -86,7 +101,9 @@ class _Session:
 
 
 class Mux:
-    def __init__(self) -> None:
+    def __init__(self, workspace: str = "/") -> None:
+        self._roots = [{"uri": file_uri(workspace), "name": workspace.rstrip("/").rsplit("/", 1)[-1] or workspace}]
+        self._task_owners: dict[str, int] = {}  # taskId -> the session whose request created the task
         self._ids = itertools.count(1)
         self._heard = itertools.count(1)
         self.sessions: dict[int, _Session] = {}
@@ -97,11 +114,24 @@ class Mux:
         self.agreed: dict[str, Any] | None = None  # the server's initialize result
         self._initializing: int | None = None  # server id of the first initialize, while in flight
         self._waiting: list[tuple[int, Any, Any]] = []  # (session, id, version asked) for that result
+        self._asked_first: Any = None  # the version the first initialize asked for, while in flight
 
     # ------------------------------------------------------------------ sessions
 
     def attach(self, session: int) -> None:
         self.sessions[session] = _Session()
+
+    def serves(self, asked: Any) -> bool:
+        """Whether a session asking for protocol version ``asked`` can join: the server agreed
+        that version or an older one, or its first initialize (in flight) asked for the same or
+        an older one, or no session has asked anything yet."""
+        if self.agreed is not None:
+            return satisfies(asked, self.agreed.get("protocolVersion"))
+        return self._initializing is None or satisfies(asked, self._asked_first)
+
+    def version(self) -> Any:
+        """The protocol version agreed with the server (None before its first initialize)."""
+        return self.agreed.get("protocolVersion") if self.agreed is not None else None
 
     def in_flight(self, session: int) -> int:
         state = self.sessions.get(session)
@@ -115,6 +145,7 @@ class Mux:
             return []
         out: list[Out] = []
         self._waiting = [w for w in self._waiting if w[0] != session]
+        self._task_owners = {task: owner for task, owner in self._task_owners.items() if owner != session}
         for server_id in sorted(state.asking):
             request = self._requests.pop(server_id)
             self._tokens.pop(request.token, None)
@@ -181,6 +212,7 @@ class Mux:
                 return [(session, result(id_, {}))]
             self._subscribers.pop(uri, None)
         request = _Request(session, id_, method, uri=params.get("uri") if method == "resources/subscribe" else None)
+        request.task = "task" in params
         server_id = next(self._ids)
         forwarded = dict(message, id=server_id)
         meta = params.get("_meta")
@@ -199,9 +231,13 @@ class Mux:
         if self._initializing is not None:
             return []  # the first one is at the server: this one waits for its result
         self._initializing = next(self._ids)
+        self._asked_first = asked
         self._requests[self._initializing] = _Request(session, id_, "initialize")
         state.asking.add(self._initializing)
-        return [(SERVER, dict(message, id=self._initializing))]
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        capabilities = params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+        roots = dict(params, capabilities=dict(capabilities, roots={}))  # answered here, never changed
+        return [(SERVER, dict(message, id=self._initializing, params=roots))]
 
     def _agreed_answer(self, session: int, id_: Any, asked: Any) -> dict[str, Any]:
         assert self.agreed is not None
@@ -220,8 +256,8 @@ class Mux:
 
     def _session_notification(self, session: int, message: dict[str, Any]) -> list[Out]:
         method = message["method"]
-        if method == "notifications/initialized":
-            return []  # the host sent the server its own
+        if method in ("notifications/initialized", "notifications/roots/list_changed"):
+            return []  # the host sent the server its own; the roots are the workspace's
         if method == "notifications/cancelled":
             params = message.get("params") if isinstance(message.get("params"), dict) else {}
             state = self.sessions[session]
@@ -265,7 +301,15 @@ class Mux:
             self._subscribers.setdefault(request.uri, set()).add(request.session)
         if request.session not in self.sessions:
             return []
+        if request.task:
+            self._note_task(request.session, message.get("result"))
         return [(request.session, dict(message, id=request.id))]
+
+    def _note_task(self, session: int, answer: Any) -> None:
+        """A task-augmented request's answer (CreateTaskResult): its task is ``session``'s."""
+        task = answer.get("task") if isinstance(answer, dict) else None
+        if isinstance(task, dict) and isinstance(task.get("taskId"), str):
+            self._task_owners[task["taskId"]] = session
 
     def _initialized(self, first: int, message: dict[str, Any]) -> list[Out]:
         """The server's answer to the first initialize: as it is to the session that sent it (its
@@ -285,23 +329,39 @@ class Mux:
         return out
 
     def _server_request(self, message: dict[str, Any]) -> list[Out]:
-        session = self._choose()
+        if message["method"] == "ping":  # the host is the server's peer
+            return [(SERVER, result(message["id"], {}))]
+        if message["method"] == "roots/list":
+            return [(SERVER, result(message["id"], {"roots": self._roots}))]
+        session, why = self._choose(message)
         if session is None:
-            if message["method"] == "ping":
-                return [(SERVER, result(message["id"], {}))]
-            return [(SERVER, error(message["id"], INTERNAL_ERROR, "no session is attached to answer this request"))]
+            return [(SERVER, error(message["id"], INTERNAL_ERROR, why))]
         host_id = f"projector-{next(self._ids)}"
         self._asks[host_id] = (session, message["id"])
         return [(session, dict(message, id=host_id))]
 
-    def _choose(self) -> int | None:
-        """The session a request of the server's goes to: the only one with a request in flight,
-        else the one heard from most recently."""
+    def _choose(self, message: dict[str, Any]) -> tuple[int | None, str]:
+        """The session a request of the server's is for (see the module's notes), or None and why."""
         ready = {n: s for n, s in self.sessions.items() if s.ready}
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        related = meta.get(RELATED_TASK)
+        if isinstance(related, dict) and "taskId" in related:
+            owner = self._task_owners.get(related["taskId"])
+            if owner in ready:
+                return owner, ""
+            return None, f"the session that created task {related['taskId']!r} is not attached to this shared server"
         busy = [n for n, s in ready.items() if s.asking]
         if len(busy) == 1:
-            return busy[0]
-        return max(ready, key=lambda n: ready[n].heard, default=None)
+            return busy[0], ""
+        if busy:
+            return None, (f"projector: {len(busy)} sessions of this shared server have requests in flight and this "
+                          f"{message['method']} request does not say which it is for (only a task's "
+                          f"_meta {RELATED_TASK!r} can): it was not sent to a session that may not be its own; give the "
+                          "provider `shared: false` for sampling or elicitation during concurrent calls")
+        if not ready:
+            return None, "no session is attached to answer this request"
+        return max(ready, key=lambda n: ready[n].heard), ""
 
     def _server_notification(self, method: str, message: dict[str, Any]) -> list[Out]:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
