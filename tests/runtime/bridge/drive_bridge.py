@@ -5,10 +5,17 @@ provider is that URL (unbound: every KB, so the URL is used as it is; ``--listen
 ``listen`` setting on), starts the bridge with the official MCP client, initializes, lists the
 tools and calls each of them, then ends the session. An elicitation is accepted with the
 defaults its schema gives (what SEP-1034 asks of a client). A failure prints one line and exits 1.
+
+With ``--oauth`` the provider signs in with OAuth: the scenario's context (MCP_CONFORMANCE_CONTEXT:
+a pre-registered client, client credentials with a secret or a private key) becomes the
+provider's ``oauth:`` settings, and `projector login` runs first with a browser played by
+follow_redirects.py ($BROWSER), so that the session goes through the bridge with the stored token.
 """
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,14 +32,46 @@ async def accept_defaults(_context, params) -> ElicitResult:
     return ElicitResult(action="accept", content={name: spec["default"] for name, spec in properties.items() if "default" in spec})
 
 
-async def main(url: str, listen: bool) -> None:
+def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
+    """The provider's ``oauth:`` (a YAML flow mapping) for a scenario's context, and the variables it names."""
+    settings, env = {}, {}
+    if "client_id" in context:
+        settings["client_id"] = context["client_id"]
+    if "client_secret" in context:
+        settings["client_secret_env"], env["SCENARIO_CLIENT_SECRET"] = "SCENARIO_CLIENT_SECRET", context["client_secret"]
+    if "private_key_pem" in context:
+        key = home / "client-key.pem"
+        key.write_text(context["private_key_pem"])
+        settings["client_credentials"] = {"private_key_file": str(key), "algorithm": context.get("signing_algorithm", "RS256")}
+    elif context.get("name", "").startswith("auth/client-credentials"):
+        settings["client_credentials"] = True
+    return (json.dumps(settings) if settings else "true"), env
+
+
+def login(home: str, model: Path, env: dict[str, str]) -> None:
+    browser = Path(__file__).resolve().parent / "follow_redirects.py"
+    done = subprocess.run([sys.executable, "-m", "projector", "login", "scenario", "--config", str(model)], env=dict(env, BROWSER=str(browser)),
+                          cwd=home, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        print(f"drive_bridge: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
+        sys.exit(1)
+
+
+async def main(url: str, listen: bool, oauth: bool) -> None:
     with tempfile.TemporaryDirectory() as home:
         model = Path(home) / "projector.yaml"
-        model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n")
+        env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        signing_in = ""
+        if oauth:
+            settings, variables = oauth_settings(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), Path(home))
+            signing_in, env = f"    oauth: {settings}\n", dict(env, **variables)
+        model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
+        if oauth:
+            login(home, model, env)
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "projector", "mcp", "--provider", "scenario", "--config", str(model)],
-            env={"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            env=env,
             cwd=home,
         )
         async with Client(params, mode="legacy", elicitation_callback=accept_defaults) as client:
@@ -43,7 +82,7 @@ async def main(url: str, listen: bool) -> None:
 
 if __name__ == "__main__":
     try:
-        asyncio.run(main(sys.argv[-1], "--listen" in sys.argv[1:-1]))
+        asyncio.run(main(sys.argv[-1], "--listen" in sys.argv[1:-1], "--oauth" in sys.argv[1:-1]))
     except BaseException as failure:  # noqa: BLE001 - one line for the harness's log
         while isinstance(failure, BaseExceptionGroup):  # anyio wraps what a task raised
             failure = failure.exceptions[0]

@@ -254,6 +254,20 @@ def _token(variable: str | None, environ: Any) -> tuple[str | None, str | None]:
     return token, None
 
 
+def _signed_in(provider: str, environ: Any) -> tuple[str | None, str | None]:
+    """The access token ``projector login`` stored for ``provider`` (core.tokenstore), and what
+    is wrong when there is none to use."""
+    from projector.core import locations, tokenstore
+
+    try:
+        tokens = tokenstore.read(locations.state_folder(environ), provider)
+    except tokenstore.Unsafe as unsafe:
+        return None, str(unsafe)
+    if tokens is None:
+        return None, f"not signed in to {provider}: run `projector login {provider}`"
+    return tokens.access_token, None
+
+
 def _remote(options: Options, where: Where, log: Any) -> Any:
     from projector.core import scope
     from projector.core.errors import display_path
@@ -269,11 +283,12 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         """The provider's session, opened when the client's session first needs it."""
         from projector.runtime.bridge.upstream import Settings, Upstream
 
-        token, problem = _token(provider.token_env, environ)
+        signs_in = provider.oauth is not None and not provider.oauth.by_client
+        token, problem = _signed_in(provider.name, environ) if signs_in else _token(provider.token_env, environ)
         if problem:
             log(problem)
         refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
-        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal)
+        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=signs_in)
         return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver)
 
     def roots_scope(paths: list[str]) -> Any:

@@ -48,11 +48,13 @@ TIMEOUT, SERVER_ERROR, INTERNAL_ERROR = -32001, -32000, -32603
 class Settings:
     """The provider's settings the session needs."""
 
-    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal")
+    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal", "oauth")
 
-    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None):
+    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None,
+                 oauth: bool = False):
         self.provider = provider
         self.token_env = token_env
+        self.oauth = oauth  # projector signs in to the provider (projector login)
         self.listen = listen  # open the GET stream for the server's own messages
         self.timeout = timeout  # seconds a request may take
         self.refusal = refusal  # why no request can go up (a malformed token): each gets this as its error
@@ -588,6 +590,8 @@ class _Listen:
 
 
 def _refused(settings: Settings, status: int) -> str:
+    if settings.oauth:
+        return f"the provider refused the sign-in (HTTP {status}): sign in again with `projector login {settings.provider}`"
     if settings.token_env:
         return f"the provider refused the token (HTTP {status}); check ${settings.token_env}"
     return (f"the provider asks for authorization (HTTP {status}) and provider {settings.provider} has no token_env; "
