@@ -8,6 +8,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -85,13 +86,20 @@ def secret_service(tmp_path):
         pytest.skip("no dbus-daemon, gnome-keyring-daemon or secret-tool (.ci/run installs them)")
     home = tmp_path / "keyring-home"
     home.mkdir()
-    environ = {**os.environ, "HOME": str(home), "DBUS_SESSION_BUS_ADDRESS": f"unix:path={home}/bus"}
+    runtime = home / "run"  # gnome-keyring's control socket: its own, or a second daemon would join the first
+    runtime.mkdir(mode=0o700)
+    environ = {**os.environ, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime), "DBUS_SESSION_BUS_ADDRESS": f"unix:path={home}/bus"}
     started = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-pid=1", f"--address=unix:path={home}/bus"],
                              capture_output=True, text=True, check=True, env=environ)
     bus = int(started.stdout.split()[0])
     try:
         subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input="test-password", env=environ,
                        capture_output=True, text=True, check=True, timeout=20)
+        for _ in range(100):  # the daemon answers before its Secret Service is on the bus: wait until a store works
+            if subprocess.run(["secret-tool", "store", "--label", "probe", "probe", "1"], input="x", env=environ, capture_output=True,
+                              text=True, timeout=10).returncode == 0:
+                break
+            time.sleep(0.1)
         yield environ
     finally:
         os.kill(bus, signal.SIGTERM)

@@ -192,11 +192,16 @@ class Keyring:
 
     @classmethod
     def found(cls, environ: Mapping[str, str]) -> Keyring | None:
-        """The keyring when a session bus is there to reach one and ``secret-tool`` is installed."""
+        """The keyring when a session bus is there to reach one and ``secret-tool`` is installed.
+        A client that starts the bridge with a few variables only (Codex) leaves the bus's
+        address out: systemd's /run/user/UID/bus is the user's session bus then."""
         from projector.core.locations import on_path
 
         if not environ.get("DBUS_SESSION_BUS_ADDRESS"):
-            return None
+            bus = f"/run/user/{os.getuid()}/bus"
+            if not os.path.exists(bus):
+                return None
+            environ = dict(environ, DBUS_SESSION_BUS_ADDRESS=f"unix:path={bus}")
         tool = on_path("secret-tool", environ)
         return cls(environ, tool) if tool else None
 

@@ -254,20 +254,6 @@ def _token(variable: str | None, environ: Any) -> tuple[str | None, str | None]:
     return token, None
 
 
-def _signed_in(provider: str, environ: Any) -> tuple[str | None, str | None]:
-    """The access token ``projector login`` stored for ``provider`` (core.tokenstore), and what
-    is wrong when there is none to use."""
-    from projector.core import locations, tokenstore
-
-    try:
-        tokens = tokenstore.read(locations.state_folder(environ), provider)
-    except tokenstore.Unsafe as unsafe:
-        return None, str(unsafe)
-    if tokens is None:
-        return None, f"not signed in to {provider}: run `projector login {provider}`"
-    return tokens.access_token, None
-
-
 def _remote(options: Options, where: Where, log: Any) -> Any:
     from projector.core import scope
     from projector.core.errors import display_path
@@ -283,13 +269,20 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         """The provider's session, opened when the client's session first needs it."""
         from projector.runtime.bridge.upstream import Settings, Upstream
 
-        signs_in = provider.oauth is not None and not provider.oauth.by_client
-        token, problem = _signed_in(provider.name, environ) if signs_in else _token(provider.token_env, environ)
+        renewer = None
+        if provider.oauth is not None and not provider.oauth.by_client:  # projector signs in: `projector login`
+            from projector.runtime.bridge.renew import Renewer
+
+            renewer = Renewer(provider.name, environ, log)
+            token, problem = renewer.current()
+        else:
+            token, problem = _token(provider.token_env, environ)
         if problem:
             log(problem)
         refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
-        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=signs_in)
-        return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver)
+        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=renewer is not None)
+        return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
+                        renew=renewer.renewed if renewer else None)
 
     def roots_scope(paths: list[str]) -> Any:
         from projector.core import projects
