@@ -49,3 +49,27 @@ def test_a_browser_is_used_unless_none_can_open():
     assert not headless({"BROWSER": "firefox", "SSH_CONNECTION": "1 2 3 4"})  # $BROWSER is asked for: use it
     assert headless({"DISPLAY": ":0", "SSH_TTY": "/dev/pts/1"})  # over SSH the display is the remote machine's
     assert not headless({"DISPLAY": ":0"}) and not headless({"WAYLAND_DISPLAY": "wayland-0"})
+
+
+def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_the_token(sandbox):
+    import time
+
+    model = sandbox.model(MODEL)
+    sandbox.install_projector()
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    assert "sign-in: linear: needs a sign-in: run `projector login linear`" in sandbox.run("status", config=model).stdout
+    canary = "canary-access-0af1"
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token=canary, expires_at=time.time() + 7200,
+                                                        secrets=tokenstore.Secrets(refresh_token="canary-refresh-0af1")))
+    outputs = {args: sandbox.run(*args, config=model) for args in [("status",), ("status", "--json"), ("doctor",), ("explain", str(sandbox.root)),
+                                                                   ("explain", str(sandbox.root), "--json")]}
+    status = outputs[("status",)].stdout
+    assert "sign-in: linear: signed in through projector until " in status and "(tokens in the state folder)" in status
+    assert "sign-in: slack: each client signs itself in (oauth: client); bindings do not narrow it" in status
+    assert "linear: signed in through projector until" in outputs[("doctor",)].stdout
+    assert "authenticates with OAuth: signed in through projector until" in outputs[("explain", str(sandbox.root))].stdout
+    for done in outputs.values():
+        assert "canary" not in done.stdout + done.stderr
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token=canary, expires_at=time.time() - 60))
+    doctor = sandbox.run("doctor", config=model).stdout
+    assert "PROBLEM  linear: the sign-in expired at " in doctor and "and cannot be renewed: run `projector login linear`" in doctor

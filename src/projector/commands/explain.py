@@ -69,6 +69,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "project_file": shown(here.project.file) if here.project else None,
                 "dropped": list(here.dropped),
                 "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
+                "auth": _auth(provider, environ),
                 "url": server.url if isinstance(server, HttpServer) else None,
                 "from": _origins(origin, provider.name, here.binding),
             }
@@ -89,6 +90,15 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "clients": {c.id: entries[c.id][0] for c in clients},
         "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
     }
+
+
+def _auth(provider: Any, environ: Mapping[str, str]) -> str:
+    """How a session of ``provider`` authenticates (never the token)."""
+    if provider.oauth is not None:
+        from projector.commands.login import sign_in_state
+
+        return "OAuth: " + sign_in_state(provider, environ)[1].split(": ", 1)[1]
+    return f"the token in ${provider.token_env}" if provider.token_env else "none"
 
 
 def _binding(model: Model, binding: Binding, origin: Provenance, shown: Any) -> dict[str, Any]:

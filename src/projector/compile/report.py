@@ -179,6 +179,8 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
         lines.append("  entry: none (its default shows no KB)")
     else:
         lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+    if provider.get("auth") and provider["auth"] != "none":
+        lines.append(f"  authenticates with {provider['auth']}")
     return lines
 
 

@@ -193,7 +193,7 @@ class Keyring:
     @classmethod
     def found(cls, environ: Mapping[str, str]) -> Keyring | None:
         """The keyring when a session bus is there to reach one and ``secret-tool`` is installed.
-        A client that starts the bridge with a few variables only (Codex) leaves the bus's
+        A client that starts the bridge with a few variables only leaves the bus's
         address out: systemd's /run/user/UID/bus is the user's session bus then."""
         from projector.core.locations import on_path
 
