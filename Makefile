@@ -48,6 +48,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python tests/tools/npm_tools.py install
 	$(BIN)/python -m pytest -n auto -q
+	$(BIN)/python bench/guard.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/sync_bench.py

@@ -126,6 +126,19 @@ class Direct:
         return times, count / (time.perf_counter() - started)
 
 
+def layout(root: Path, url: str, python: str, script: str, path: str) -> tuple[list[str], dict[str, str], Path, str]:
+    """A model whose provider ``kb`` at ``url`` is bound to ``root/bound`` (KB alpha) and to
+    ``root/none`` (no KB): the bridge's command, its environment, the model and its text."""
+    (root / "bound").mkdir()
+    (root / "none").mkdir()
+    model = root / "projector.yaml"
+    text = (f"version: 1\nproviders:\n  kb:\n    url: {url}\n    token_env: KB_TOKEN\n"
+            f"bindings:\n  {root}/bound:\n    kb: [alpha]\n  {root}/none:\n    kb: []\n")
+    model.write_text(text)
+    env = {"HOME": str(root), "PATH": path, "KB_TOKEN": TOKEN, "XDG_STATE_HOME": str(root / "state")}
+    return [python, script, "mcp", "--provider", "kb", "--config", str(model)], env, model, text
+
+
 def spawn_to_initialize(command: list[str], cwd: Path, env: dict, before=None) -> float:
     if before is not None:
         before()
@@ -169,14 +182,7 @@ def main() -> None:
         root = Path(tmp)
         upstream = Upstream(options.upstream, root)
         try:
-            (root / "bound").mkdir()
-            (root / "none").mkdir()
-            model = root / "projector.yaml"
-            text = (f"version: 1\nproviders:\n  kb:\n    url: {upstream.url}\n    token_env: KB_TOKEN\n"
-                    f"bindings:\n  {root}/bound:\n    kb: [alpha]\n  {root}/none:\n    kb: []\n")
-            model.write_text(text)
-            env = {"HOME": tmp, "PATH": os.environ["PATH"], "KB_TOKEN": TOKEN, "XDG_STATE_HOME": str(root / "state")}
-            bridge = [python, script, "mcp", "--provider", "kb", "--config", str(model)]
+            bridge, env, model, text = layout(root, upstream.url, python, script, os.environ["PATH"])
             floor = [python, str(FLOOR), upstream.url + "?kbs=alpha", "-H", f"Authorization: Bearer {TOKEN}"]
             spawn_to_initialize(bridge, root / "bound", env)  # the cache, the page cache, .pyc files
             rows: dict[str, list[float]] = {k: [] for k in ("python", "floor", "warm", "cold", "miss", "local")}

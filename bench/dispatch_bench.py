@@ -36,6 +36,18 @@ def timed(command: list[str], env: dict[str, str], stdin: bytes) -> float:
     return elapsed
 
 
+def setup(root: Path, binary: str) -> tuple[list[str], dict[str, str], Path, Path]:
+    """A model with one hook in ``root/work/hooked`` and none in ``root/work/plain``: the
+    dispatcher's command for PreToolUse, its environment, and the two folders."""
+    hooked, plain = root / "work" / "hooked", root / "work" / "plain"
+    for folder in (hooked, plain):
+        folder.mkdir(parents=True)
+    model = root / "projector.yaml"
+    model.write_text(f"version: 1\nproviders: {{}}\nbindings:\n  {hooked}:\n    hooks:\n      quick: {{event: PreToolUse, command: 'true'}}\n")
+    env = {"HOME": str(root), "XDG_STATE_HOME": str(root / "state"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return [binary, "dispatch", "--config", str(model), "PreToolUse"], env, hooked, plain
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=40, help="rounds: each runs every case once")
@@ -44,14 +56,7 @@ def main() -> None:
     if binary is None:
         raise SystemExit("projector is not installed beside this Python (make test installs it)")
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        hooked, plain = root / "work" / "hooked", root / "work" / "plain"
-        for folder in (hooked, plain):
-            folder.mkdir(parents=True)
-        model = root / "projector.yaml"
-        model.write_text(f"version: 1\nproviders: {{}}\nbindings:\n  {hooked}:\n    hooks:\n      quick: {{event: PreToolUse, command: 'true'}}\n")
-        env = {"HOME": str(root), "XDG_STATE_HOME": str(root / "state"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-        dispatch = [binary, "dispatch", "--config", str(model), "PreToolUse"]
+        dispatch, env, hooked, plain = setup(Path(tmp), binary)
         cases = {
             "python -c pass": ([sys.executable, "-c", "pass"], PAYLOAD),
             "the hook alone: /bin/sh -c true": (["/bin/sh", "-c", "true"], PAYLOAD),

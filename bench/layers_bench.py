@@ -107,6 +107,8 @@ def main() -> None:
                 if label == "compare" and config is layered:
                     continue
                 env = environment(Path(tmp) / f"{label}-{name.replace(' ', '-')}", executable)
+                for layer in sorted(config.parent.glob("team/*.yaml")) if config is layered else ():  # trusted: the same providers as 1 layer
+                    subprocess.run([executable, "trust", str(layer), "--config", str(config)], env=env, check=True, stdout=subprocess.DEVNULL)
                 sync = [executable, "sync", "--quiet", "--config", str(config)]
                 subprocess.run(sync, env=env, check=True)  # the full sync that records the fingerprint
                 bridge = [executable, "mcp", "--provider", "docs", "--no-kb", "--config", str(config)]

@@ -106,7 +106,18 @@ def instructions(case: Case) -> int | None:
     env = dict(case.env, PYTHONHASHSEED="0")
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *case.command], env=env,
                           input=case.stdin, cwd=case.cwd, capture_output=True, check=False)
-    found = re.search(rb"Collected : (\d+)", done.stderr)
+    return collected(done.stderr)
+
+
+def callgrind(log: Path) -> list[str]:
+    """The words that run a command under callgrind, its own messages (the count) written to
+    ``log``, for a command whose output a bench reads itself (run it with PYTHONHASHSEED=0)."""
+    return ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
+
+
+def collected(messages: bytes) -> int | None:
+    """The instructions callgrind counted, from its messages (stderr, or the log file)."""
+    found = re.search(rb"Collected : (\d+)", messages)
     return int(found.group(1)) if found else None
 
 

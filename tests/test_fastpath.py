@@ -26,7 +26,8 @@ from projector.core.fingerprint import fingerprint_path
 
 def _moved_by(variable: str) -> str:
     """A client whose file this variable moves (its first folder names it)."""
-    return next(c.id for c in registry().values() if any(d == f"${variable}" or d.startswith(f"${variable}/") for d in c.dirs))
+    return next(c.id for c in registry().values()
+                if variable in c.file_variables or any(d == f"${variable}" or d.startswith(f"${variable}/") for d in c.dirs))
 
 
 RELOCATING = sorted({v for c in registry().values() for v in c.variables()} - set(VARIABLES))
@@ -42,17 +43,28 @@ def test_changing_a_relocating_variable_makes_the_next_sync_work(sandbox, variab
     client = registry()[_moved_by(variable)]
     sandbox.install_projector()
     config = sandbox.model(f"version: 1\nclients: [{client.id}]\nproviders:\n  web:\n    url: http://127.0.0.1:9/mcp\n")
+    _as_the_client_leaves_it(client, client.global_file(sandbox.env))
     assert sandbox.run("sync", config=config).returncode == 0
     before = client.global_file(sandbox.env)
     assert before.exists()
 
     moved = sandbox.root / "moved"
-    sandbox.env[variable] = str(moved)
+    sandbox.env[variable] = str(moved / "named.json") if variable in client.file_variables else str(moved)  # a file, or a folder
     after = client.global_file(sandbox.env)
     assert after != before and not after.exists()
+    _as_the_client_leaves_it(client, after)
     synced = sandbox.run("sync", config=config)
     assert synced.returncode == 0, synced.stderr
-    assert after.exists(), f"the sync after {variable} changed wrote {client.name}'s file where it now is"
+    assert after.exists() and "127.0.0.1:9" in after.read_text(), f"the sync after {variable} changed wrote {client.name}'s file where it now is"
+
+
+def _as_the_client_leaves_it(client, path: Path) -> None:
+    """A client that writes its file itself first (projector never creates it): there it is."""
+    if client.create is None:
+        import paths
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(next((paths.FIXTURES / "existing").glob(f"{client.id}.*")).read_text())
 
 
 def test_the_fingerprint_keeps_the_names_it_watches(sandbox):

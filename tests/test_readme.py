@@ -96,9 +96,16 @@ def test_the_team_example_is_one_model_in_two_layers(tmp_path):
     (clone / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:acme/api.git\n')
     environ = {"HOME": str(home), "XDG_STATE_HOME": str(tmp_path / "state")}
     loaded = model.load(home / ".config" / "projector" / "projector.yaml", environ, ("claude-code", "codex"))
-    assert loaded.provider("docs").default == () and loaded.provider("mine") is not None
+    assert loaded.provider("docs") is None and "the providers it sends a token to are left out (docs: $DOCS_TOKEN" in loaded.left_out("docs")
+    assert loaded.provider("mine") is not None
     bound = {b.path: b for b in loaded.bindings}
     assert bound[str(clone)].settings("docs").kbs == ("api", "runbooks") and bound[str(clone)].settings("lint").enabled
+    assert "acme-api (under root ~/src) says it is a clone of github.com/acme/api" in bound[str(clone)].distrust
     team = loaded.layers[0]
     assert (team.local, team.hooks) == (("lint",), ("guard",))
     assert loaded.blocked("lint") and loaded.hook_blocked("guard"), "the team's commands wait for `projector trust`"
+    from projector.core import projects
+
+    projects.trust_layer(str(home / ".config" / "projector" / "team" / "projector.yaml"), team_text.encode(), environ)
+    trusted = model.load(home / ".config" / "projector" / "projector.yaml", environ, ("claude-code", "codex"))
+    assert trusted.provider("docs").default == () and trusted.blocked("lint") is None, "trusted: its provider and server count"

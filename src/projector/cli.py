@@ -167,6 +167,25 @@ def explain(
 
 
 @command()
+def tools(
+    folder: Annotated[Optional[str], typer.Argument(metavar="DIR", help="The folder (default: the current one).")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", "-p", metavar="NAME", help="Only this provider.")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Also the tools the folder's rule hides, marked (hidden).")] = False,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The tools a folder is offered, as a client there sees them.
+
+    Each provider is asked through the bridge, started in DIR as a client would start it; its
+    tool rule there (tools: allow/deny) and where it came from. Exit 1 when a provider could not
+    be asked.
+    """
+    from projector.commands import tools as command
+
+    _exit(command.run(folder, provider, config, show_all, as_json))
+
+
+@command()
 def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
     """Check projector's set-up, each problem with what to do.
 

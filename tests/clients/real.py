@@ -159,9 +159,34 @@ def amp(home: Path, cwd: Path) -> dict[str, Entry]:
     return {item["name"]: _from_json(item["spec"], "${", "}") for item in listed}
 
 
-READERS = {"codex": codex, "copilot": copilot, "opencode": opencode, "claude-code": claude, "gemini": gemini, "qwen": qwen, "amp": amp}
+def cline(home: Path, cwd: Path) -> dict[str, Entry]:
+    """`cline config mcp --json`: each entry's name and transport, as @cline/core parsed it
+    (an entry it cannot parse fails the command)."""
+    listed = json.loads(_ok(run(home, cwd, [_bin("cline"), "config", "mcp", "--json"])) or "[]")
+    transports = {"stdio": "stdio", "streamableHttp": "http", "sse": "sse"}  # a url without a type is SSE to it
+    return {item["name"]: _entry(transports.get(item["transportType"], item["transportType"])) for item in listed}
+
+
+def auggie(home: Path, cwd: Path) -> dict[str, Entry]:
+    """`auggie mcp list --json`: the user's entries (source "user"), a stdio one's command line
+    joined with spaces. It warns on stderr that it cannot reach its service: the list is local."""
+    listed = json.loads(_ok(run(home, cwd, [_bin("auggie"), "mcp", "list", "--json"])))["servers"]
+    entries = {}
+    for item in (i for i in listed if i.get("source") == "user"):
+        if item["transport"] == "stdio":
+            command, *args = item["command"].split(" ")
+            entries[item["name"]] = _entry("stdio", command=command, args=args)
+        else:
+            entries[item["name"]] = _entry("http", url=item["url"])
+    return entries
+
+
+READERS = {"codex": codex, "copilot": copilot, "opencode": opencode, "claude-code": claude, "gemini": gemini, "qwen": qwen, "amp": amp,
+           "cline": cline, "augment": auggie}
 # Readers that cannot show which variable an entry passes on (its env, its headers).
-BLIND = {"gemini", "qwen"}
+BLIND = {"gemini", "qwen", "augment"}
+# Readers that show each entry's name and transport only.
+SHALLOW = {"cline"}
 
 
 # --------------------------------------------------------------------------- shapes
@@ -196,6 +221,9 @@ def planned(servers: list[tuple[str, Any]], client: str) -> dict[str, Entry]:
     passes = descriptor.stdio_env != "inherit" and client not in BLIND
     expected = {}
     for name, server in servers:
+        if client in SHALLOW:
+            expected[name] = _entry("stdio" if isinstance(server, StdioServer) else "http")
+            continue
         if isinstance(server, StdioServer):
             token = server.pass_env[0] if server.pass_env and passes and descriptor.can_pass(server.pass_env[0]) else None
             expected[name] = _entry("stdio", command=server.command, args=list(server.args), token=token)

@@ -18,7 +18,9 @@ from projector.core import model
 
 SCHEMAS = paths.FIXTURES / "schemas"
 WHOLE_FILE = {"vscode": "vscode-mcp.schema.json", "zed": "zed-context-servers.schema.json", "goose": "goose-extensions.schema.json"}
-DOCUMENTED = ("cursor", "windsurf", "antigravity", "claude-desktop")
+DOCUMENTED = ("cursor", "windsurf", "antigravity", "claude-desktop", "lmstudio", "junie", "factory", "copilot-jetbrains", "rovodev", "iflow")
+# Entry structs transcribed from the clients' source (client-structs.schema.json names each file).
+STRUCTS = ("roo", "kimi", "continue", "vibe", "mcphub", "kilo")
 
 SCENARIOS = {
     "bridge": "providers:\n  docs:\n    url: http://127.0.0.1:9/mcp\n    token_env: DOCS_TOKEN\nbindings:\n  /w/a:\n    docs: {kbs: [a]}\n",
@@ -39,6 +41,9 @@ def _written(client_id: str, scenario: str, root: Path) -> tuple[dict, list[str]
     path.write_text("version: 1\n" + SCENARIOS[scenario])
     loaded = model.load(path, environ, tuple(clients.registry()))
     client = clients.registry()[client_id]
+    if client.create is None:  # a client that writes its file first: start from the one it writes
+        client.global_file(environ).parent.mkdir(parents=True, exist_ok=True)
+        client.global_file(environ).write_text(next((paths.FIXTURES / "existing").glob(f"{client_id}.*")).read_text())
     outcome = engine.compute(loaded, [client], environ, ledger.Ledger(), RealSystem())
     assert outcome.problems == ()
     engine.write(outcome, ledger.Ledger())
@@ -56,15 +61,21 @@ def test_what_projector_writes_passes_the_clients_own_schema(client_id, scenario
     assert value[clients.registry()[client_id].servers_key[0]], "an entry was written"
 
 
-@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
-@pytest.mark.parametrize("client_id", DOCUMENTED)
-def test_what_projector_writes_has_the_documented_shape(client_id, scenario, tmp_path):
-    value, _ = _written(client_id, scenario, tmp_path)
-    schema = json.loads((SCHEMAS / "documented-shapes.schema.json").read_text())
-    validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{client_id}", **schema})
+def _entries(client_id: str, value: dict) -> list:
     entries = value[clients.registry()[client_id].servers_key[0]]
+    return list(entries.values()) if isinstance(entries, dict) else list(entries)  # a list of named tables as it is
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+@pytest.mark.parametrize(("client_id", "schema_file"), [(c, "documented-shapes.schema.json") for c in DOCUMENTED]
+                         + [(c, "client-structs.schema.json") for c in STRUCTS])
+def test_what_projector_writes_has_the_clients_shape(client_id, schema_file, scenario, tmp_path):
+    value, _ = _written(client_id, scenario, tmp_path)
+    schema = json.loads((SCHEMAS / schema_file).read_text())
+    validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{client_id}", **schema})
+    entries = _entries(client_id, value)
     assert entries, "an entry was written"
-    for entry in entries.values():
+    for entry in entries:
         validator.validate(entry)
 
 
@@ -79,3 +90,14 @@ def test_the_schemas_refuse_what_the_clients_refuse():
     documented = json.loads((SCHEMAS / "documented-shapes.schema.json").read_text())
     desktop = jsonschema.Draft202012Validator({"$ref": "#/$defs/claude-desktop", **documented})
     assert not desktop.is_valid({"url": "https://h/mcp"}), "Claude Desktop skips a url entry"
+    structs = json.loads((SCHEMAS / "client-structs.schema.json").read_text())
+    judge = lambda client: jsonschema.Draft202012Validator({"$ref": f"#/$defs/{client}", **structs})  # noqa: E731
+    assert not judge("roo").is_valid({"url": "https://h/mcp"}), "Roo Code refuses a url without its type"
+    assert not judge("kimi").is_valid({"transport": "http", "url": "https://h", "bearerTokenEnvVar": ""}), "a named variable"
+    assert not judge("continue").is_valid({"command": "x"}), "a Continue entry has its name"
+    assert not judge("vibe").is_valid({"name": "a", "command": "x"}), "a Vibe entry names its transport"
+    assert not judge("mcphub").is_valid({"command": "x", "url": "https://h"}), "mcphub.nvim: stdio and url do not mix"
+    assert not judge("kilo").is_valid({"type": "local", "command": "x"}), "Kilo's command is one array"
+    assert not judge("roo").is_valid({"command": "x", "headers": {}}), "no headers on a stdio entry"
+    assert not jsonschema.Draft202012Validator({"$ref": "#/$defs/copilot-jetbrains", **documented}).is_valid(
+        {"type": "http", "url": "https://h", "headers": {}}), "Copilot for JetBrains takes headers under requestInit"

@@ -77,7 +77,7 @@ def test_init_writes_a_starter_and_never_overwrites(sandbox):
     target = sandbox.home / ".config" / "projector" / "projector.yaml"
     assert first.returncode == 0 and first.stdout.startswith("wrote ~/.config/projector/projector.yaml")
     assert sandbox.run("diff").returncode == 0  # the starter is a valid, empty model
-    assert "# clients: [amp, antigravity, claude-code," in target.read_text(), "the ids of every descriptor"
+    assert "# clients: [amp, antigravity, augment, claude-code," in target.read_text(), "the ids of every descriptor"
     target.write_text(MODEL)
     second = sandbox.run("init")
     assert second.returncode == 1 and "never overwrites" in second.stderr

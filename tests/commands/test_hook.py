@@ -81,7 +81,7 @@ def test_a_mistake_in_an_included_layer_is_watched_until_it_is_fixed(sandbox):
     done = _run(sandbox, "bash", ["_projector_hook", "_projector_hook"])
     assert done.stderr.count("team.yaml:4:5: providers.docs.urll: unknown key") == 1, done.stderr
     assert _syncs(sandbox) == 1
-    team.write_text(MODEL.replace("clients: [codex]\n", ""))  # fixed where the error said
+    team.write_text(MODEL.replace("clients: [codex]\n", "").replace("    token_env: DOCS_TOKEN\n", ""))  # fixed where the error said (no token: it needs no trust)
     _run(sandbox, "bash", ["_projector_hook", "_projector_hook"])
     assert _syncs(sandbox) == 2 and "[mcp_servers.docs]" in (sandbox.home / ".codex" / "config.toml").read_text()
 

@@ -157,6 +157,18 @@ def test_two_people_share_a_team_layer_from_git(tmp_path, team):
     for person in (alice, bob):
         done = person.projector("sync")
         assert done.returncode == 0, done.stderr
+        assert "the providers it sends a token to are left out (docs: $DOCS_TOKEN to http://127.0.0.1:9/mcp; " in done.stderr
+    assert sorted(alice.codex()) == sorted(bob.codex()) == ["lint"], "the team's layer sends no token anywhere until it is trusted"
+
+    # Each reads what the team's layer runs and where it sends tokens, and trusts it.
+    trusted = alice.projector("trust", str(alice.home / "team" / "projector.yaml"))
+    assert trusted.returncode == 0, trusted.stderr
+    assert "  provider docs: sends $DOCS_TOKEN to http://127.0.0.1:9/mcp\n" in trusted.stdout
+    assert f"  local server lint: runs {sys.executable} {SERVER} --tool lint_report\n" in trusted.stdout
+    assert bob.projector("trust", str(bob.home / "work" / "team-config" / "projector.yaml")).returncode == 0
+    for person in (alice, bob):
+        done = person.projector("sync")
+        assert done.returncode == 0, done.stderr
     assert sorted(alice.codex()) == ["docs", "lint"], "Alice turned the team's tickets off"
     assert sorted(bob.codex()) == ["docs", "lint", "tickets"]
     assert alice.codex()["docs"]["command"] == str(alice.bin / "projector"), "the api binding makes docs the bridge"
@@ -164,8 +176,11 @@ def test_two_people_share_a_team_layer_from_git(tmp_path, team):
     # Both get the team's binding at their own clone, matched by its remote; Bob's KB added.
     here = alice.explain(alice_api)
     assert provider(here, "docs")["kbs"] == ["api"]
-    assert here["bindings"][0]["repo"] == {"name": "api", "repo": "github.com/acme/api",
-                                           "remote": "origin git@github.com:acme/api.git", "found": "under root ~/src"}
+    not_yet = ("~/src/api (under root ~/src) says it is a clone of github.com/acme/api (remote origin git@github.com:acme/api.git) "
+               "and is not trusted, so binding api runs nothing there (local servers, hooks, env files, direnv): review that "
+               "folder, then run `projector trust ~/src/api`")
+    assert here["bindings"][0]["repo"] == {"name": "api", "repo": "github.com/acme/api", "remote": "origin git@github.com:acme/api.git",
+                                           "found": "under root ~/src", "distrust": not_yet}
     assert provider(here, "docs")["from"]["url"] == "~/team/projector.yaml:5"
     assert provider(here, "docs")["from"]["here: kbs"] == "~/team/projector.yaml:19"
     assert provider(bob.explain(bob_api), "docs")["kbs"] == ["api", "runbooks"]
@@ -173,13 +188,15 @@ def test_two_people_share_a_team_layer_from_git(tmp_path, team):
     assert provider(bob.explain(bob_hotfix), "docs")["kbs"] == ["api", "runbooks"], "a worktree of the clone is bound too"
     assert provider(alice.explain(alice.home), "docs")["kbs"] == ["handbook"], "elsewhere: the team's default"
 
-    # The team's local server: ignored until trusted, then it runs in the clone.
+    # The team's local server runs in a clone found by its remote only once that folder is trusted.
     lint = provider(here, "lint")
-    assert not lint["runs"] and "~/team/projector.yaml is not trusted" in lint["blocked"]
+    assert not lint["runs"] and lint["blocked"] == not_yet
+    assert f"note     {not_yet}" in alice.projector("doctor").stdout
     assert alice.tools("lint", alice_api) == [] and alice.started() == 0
-    trusted = alice.projector("trust", str(alice.home / "team" / "projector.yaml"))
+    trusted = alice.projector("trust", str(alice_api))
     assert trusted.returncode == 0, trusted.stderr
-    assert "local server lint: runs" in trusted.stdout
+    assert trusted.stdout.splitlines()[:2] == ["trusted ~/src/api as a clone of github.com/acme/api (its remote origin "
+                                               "git@github.com:acme/api.git): binding api runs there", "  local server lint: turns it on"]
     assert alice.tools("lint", alice_api) == ["lint_report"] and alice.started() == 1
 
     # The maintainer changes the team's layer; a `git pull` is picked up by the next sync.
@@ -227,3 +244,24 @@ def test_the_hook_picks_up_a_pull_and_says_once_that_the_layer_needs_trust(tmp_p
     assert second.returncode == 0, second.stderr
     assert "wiki" in alice.codex(), "the hook watches the team's layer: the pull made one sync"
     assert second.stderr.count("is not trusted, so the local servers") == 1, second.stderr
+
+
+def test_a_shared_server_starts_no_host_in_a_clone_until_it_is_trusted(tmp_path):
+    """Issue 25, item 2, through the host: a clone that names the repository in its own
+    .git/config gets no shared server (no host, no spawn) until the folder is trusted."""
+    alice = Person(tmp_path / "alice")
+    alice.personal(f"version: 1\nclients: [codex]\nroots: [~/src]\nproviders:\n  lint:\n    command: {sys.executable}\n"
+                   f"    args: [{SERVER}, --tool, lint_report]\n    enabled: false\n    shared: true\n    linger: 60\n"
+                   "bindings:\n  api:\n    repo: github.com/acme/api\n    lint: {enabled: true}\n")
+    evil = alice.clone_of_api("src/downloads/evil", "git@github.com:acme/api.git")
+    hosts = lambda: json.loads(alice.projector("ps", "--json").stdout)["hosts"]  # noqa: E731
+    try:
+        assert alice.tools("lint", evil) == [] and alice.started() == 0 and hosts() == []
+        assert alice.projector("trust", str(evil)).returncode == 0
+        assert alice.tools("lint", evil) == ["lint_report"] and alice.started() == 1
+        assert [h["provider"] for h in hosts()] == ["lint"]
+        untrusted = alice.projector("untrust", str(evil))
+        assert untrusted.returncode == 0 and "run nothing there any more" in untrusted.stdout
+        assert alice.tools("lint", evil) == [], "the host still runs, but no session in that clone reaches it"
+    finally:
+        alice.projector("stop", str(evil))

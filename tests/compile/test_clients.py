@@ -15,9 +15,10 @@ BRIDGE_WEB = StdioServer("/usr/local/bin/projector", ("mcp", "--provider", "web"
 HTTP = HttpServer("https://kb.example.com/mcp?kbs=a,b", "WEB_TOKEN")
 
 
-def test_sixteen_descriptors_load_and_validate():
-    assert sorted(registry()) == ["amp", "antigravity", "claude-code", "claude-desktop", "codex", "copilot", "crush", "cursor",
-                                  "gemini", "goose", "kiro", "opencode", "qwen", "vscode", "windsurf", "zed"]
+def test_thirty_descriptors_load_and_validate():
+    assert sorted(registry()) == ["amp", "antigravity", "augment", "claude-code", "claude-desktop", "cline", "codex", "continue", "copilot",
+                                  "copilot-jetbrains", "crush", "cursor", "factory", "gemini", "goose", "iflow", "junie", "kilo", "kimi",
+                                  "kiro", "lmstudio", "mcphub", "opencode", "qwen", "roo", "rovodev", "vibe", "vscode", "windsurf", "zed"]
 
 
 @pytest.mark.parametrize(
@@ -55,6 +56,29 @@ def test_sixteen_descriptors_load_and_validate():
         ("antigravity", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/h/.gemini/antigravity/mcp_config.json"),
         ("amp", {"HOME": "/h"}, "/h/.config/amp/settings.json"),
         ("amp", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/amp/settings.json"),
+        ("cline", {"HOME": "/h"}, "/h/.cline/data/settings/cline_mcp_settings.json"),
+        ("cline", {"HOME": "/h", "CLINE_DIR": "/c"}, "/c/data/settings/cline_mcp_settings.json"),
+        ("cline", {"HOME": "/h", "CLINE_DIR": "/c", "CLINE_DATA_DIR": "/d"}, "/d/settings/cline_mcp_settings.json"),
+        ("cline", {"HOME": "/h", "CLINE_DATA_DIR": "/d", "CLINE_MCP_SETTINGS_PATH": "/p/mine.json"}, "/p/mine.json"),  # the file itself
+        ("cline", {"HOME": "/h", "CLINE_MCP_SETTINGS_PATH": "relative.json"}, "/h/.cline/data/settings/cline_mcp_settings.json"),
+        ("roo", {"HOME": "/h"}, "/h/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+        ("roo", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+        ("kilo", {"HOME": "/h"}, "/h/.config/kilo/kilo.jsonc"),
+        ("kilo", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/kilo/kilo.jsonc"),
+        ("continue", {"HOME": "/h"}, "/h/.continue/config.yaml"),
+        ("continue", {"HOME": "/h", "CONTINUE_GLOBAL_DIR": "/c"}, "/c/config.yaml"),
+        ("lmstudio", {"HOME": "/h"}, "/h/.lmstudio/mcp.json"),
+        ("factory", {"HOME": "/h"}, "/h/.factory/mcp.json"),
+        ("kimi", {"HOME": "/h"}, "/h/.kimi-code/mcp.json"),
+        ("kimi", {"HOME": "/h", "KIMI_CODE_HOME": "/k"}, "/k/mcp.json"),
+        ("junie", {"HOME": "/h"}, "/h/.junie/mcp/mcp.json"),
+        ("augment", {"HOME": "/h"}, "/h/.augment/settings.json"),
+        ("copilot-jetbrains", {"HOME": "/h"}, "/h/.config/github-copilot/intellij/mcp.json"),
+        ("mcphub", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/h/.config/mcphub/servers.json"),
+        ("vibe", {"HOME": "/h"}, "/h/.vibe/config.toml"),
+        ("vibe", {"HOME": "/h", "VIBE_HOME": "/v"}, "/v/config.toml"),
+        ("rovodev", {"HOME": "/h"}, "/h/.rovodev/mcp.json"),
+        ("iflow", {"HOME": "/h"}, "/h/.iflow/settings.json"),
     ],
 )
 def test_global_file_follows_relocating_variables(client, environ, expected):
@@ -109,6 +133,19 @@ def test_opencode_edits_the_file_that_exists(tmp_path):
     folder.mkdir(parents=True)
     (folder / "opencode.jsonc").write_text("{}")
     assert registry()["opencode"].global_file({"HOME": str(tmp_path)}) == folder / "opencode.jsonc"
+
+
+def test_a_variable_that_names_the_file_is_watched_by_the_fast_path(tmp_path):
+    """CLINE_MCP_SETTINGS_PATH moves the file: it is one of the variables a sync depends on, and
+    the file it names is what the fast path watches."""
+    from projector.compile.targets import dependencies
+    from projector.core.modeltypes import Model
+
+    cline = registry()["cline"]
+    assert "CLINE_MCP_SETTINGS_PATH" in cline.variables()
+    named = str(tmp_path / "mine.json")
+    needs = dependencies(Model(tmp_path / "m.yaml", ("cline",), (), ()), [cline], {"HOME": str(tmp_path), "CLINE_MCP_SETTINGS_PATH": named})
+    assert named in needs.files and "CLINE_MCP_SETTINGS_PATH" in needs.variables
 
 
 def test_expand_ignores_unset_or_empty_variables():
@@ -195,12 +232,21 @@ def test_no_code_names_a_client():
 
     import projector
 
+    import keyword
+
     source = Path(projector.__file__).parent
-    words = sorted({c.id for c in registry().values()} | {c.name for c in registry().values()}, key=len, reverse=True)
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+    # Spelled as the descriptors spell them (ids lower-case, names capitalised): "Factory" the
+    # record helper is not the client "factory"; an id that is a Python keyword counts quoted.
+    words = sorted({c.id for c in registry().values() if not keyword.iskeyword(c.id)} | {c.name for c in registry().values()},
+                   key=len, reverse=True)
+    quoted = [f"[\"']{c.id}[\"']" for c in registry().values() if keyword.iskeyword(c.id)]
+    pattern = re.compile("|".join([r"\b(" + "|".join(map(re.escape, words)) + r")\b", *quoted]))
+    # The same words meaning something else: HTTP's 100 Continue, the "continue" field of a hook's
+    # answer, MCP's "cursor" (a tools/list page's marker).
+    other_meanings = re.compile(r"\b100 Continue\b|answer\.get\(\"continue\"\)|\"cursor\"")
     found = [f"{path.relative_to(source)}:{number}: {line.strip()}"
              for path in sorted(source.rglob("*")) if path.suffix in (".py", ".sh", ".fish", ".yaml", ".json")
-             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(other_meanings.sub("", line))]
     assert found == []
 
 

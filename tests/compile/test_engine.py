@@ -73,6 +73,11 @@ def test_written_file(client_id, scenario, tmp_path, snapshot):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_existing(client_id) if existing == "fixture" else existing)
     outcome = home.sync(m, [client_id])
+    if clients.registry()[client_id].create is None and existing is None:
+        # a client that writes its file itself first, with settings of its own: projector makes none
+        said = f"{clients.registry()[client_id].name} writes {target.name} itself when it first starts (with settings of its own): start it once, then sync again; nothing written"
+        assert [p.message for p in outcome.problems] in ([], [said]) and not target.exists()
+        return
     assert outcome.problems == ()
     text = target.read_text() if target.exists() else "<no file>"
     assert {"file": text.replace(str(tmp_path), "/SANDBOX"), "warnings": list(outcome.warnings)} == snapshot
@@ -84,7 +89,7 @@ def test_same_model_and_path_give_identical_bytes(tmp_path):
     second.environ["PATH"] = first.environ["PATH"]  # the same projector on PATH
     first.sync(model(DOCS, WEB))
     second.sync(model(DOCS, WEB))
-    for client_id in CLIENT_IDS:
+    for client_id in (i for i in CLIENT_IDS if clients.registry()[i].create is not None):
         assert first.path(client_id).read_bytes() == second.path(client_id).read_bytes()
 
 
@@ -93,12 +98,12 @@ def test_a_file_that_does_not_parse_is_left_and_the_others_are_synced(tmp_path):
     broken = home.path("claude-code")
     broken.write_text('{"mcpServers": {},}\n')
     outcome = home.sync(model(DOCS))
-    assert [str(p) for p in outcome.problems] == [
+    assert [str(p) for p in outcome.problems if p.file == "~/.claude.json"] == [
         "~/.claude.json:1:19: not valid JSON (this client reads strict JSON: no comments, no trailing commas): "
         "Expecting property name enclosed in double quotes"
     ]
     assert broken.read_text() == '{"mcpServers": {},}\n'
-    assert all(home.path(i).exists() for i in CLIENT_IDS if i != "claude-code")
+    assert all(home.path(i).exists() for i in CLIENT_IDS if i != "claude-code" and clients.registry()[i].create is not None)
 
 
 def test_one_deeply_nested_file_is_that_files_error_and_the_other_clients_sync(sandbox):

@@ -80,7 +80,10 @@ def _strict(format: str, text: str) -> object:
 
 
 def _servers(value: object, key: tuple[str, ...]) -> dict:
+    """The entries by name; a list of named tables (a key ending in "[FIELD]") by that field."""
     for step in key:
+        if step.startswith("["):
+            return {item[step[1:-1]]: item for item in value}
         value = value[step]
     return value
 
@@ -113,7 +116,8 @@ def test_hostile_values_reach_every_client_file_intact_or_are_refused_with_their
         before: dict[str, str] = {}
         for client in chosen:
             path = client.global_file(environ)
-            if world["existing"] and client.id in EXISTING:
+            if (world["existing"] and client.id in EXISTING) or client.create is None:  # the latter only edit a file they wrote
+                EXISTING.setdefault(client.id, next(FIXTURES.glob(f"{client.id}.*")).name)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(FIXTURES / EXISTING[client.id], path)
                 before[client.id] = path.read_text()

@@ -62,7 +62,7 @@ BAD = [
                  'projector.yaml:6:5: providers.docs.oauth: give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both',
                  id="oauth-and-token"),
     pytest.param("version: 1\nproviders:\n  docs:\n    urll: https://x\n",
-                 "projector.yaml:4:5: providers.docs.urll: unknown key (did you mean \"url\"?) (allowed: args, command, cwd, default, description, enabled, env, kbs, linger, listen, oauth, override, remove, shared, timeout, token_env, url); remove it or fix its spelling",
+                 "projector.yaml:4:5: providers.docs.urll: unknown key (did you mean \"url\"?) (allowed: args, command, cwd, default, description, enabled, env, insecure, kbs, linger, listen, oauth, override, remove, shared, timeout, token_env, tools, url); remove it or fix its spelling",
                  id="unknown-key"),
     pytest.param("version: 1\nproviders:\n  docs:\n    token_env: T\n",
                  'projector.yaml:3:3: providers.docs: give either "url" (a remote provider) or "command" (a local one)', id="missing-url"),
@@ -72,7 +72,7 @@ BAD = [
                  'projector.yaml:7:11: bindings.~/w.lint: "lint" is a local provider: give settings (a mapping such as {enabled: true}), not a KB list',
                  id="kb-list-for-local"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  ~/w:\n    docs: {env: {A: b}}\n",
-                 'projector.yaml:7:12: bindings.~/w.docs.env: "env" is not a setting of remote provider "docs" (it takes kbs and enabled)',
+                 'projector.yaml:7:12: bindings.~/w.docs.env: "env" is not a setting of remote provider "docs" (it takes kbs, enabled and tools)',
                  id="env-for-remote"),
     pytest.param("version: 1\nproviders:\n  lint:\n    command: x\n    env: {1A: b}\n",
                  'projector.yaml:5:11: providers.lint.env.1A: "1A" is not a variable name: use letters, digits and "_"', id="bad-variable-name"),
@@ -122,7 +122,7 @@ BAD = [
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    shared: true\n",
                  'projector.yaml:5:5: providers.docs.shared: "shared" is not a setting of a remote provider; remove it', id="shared-remote"),
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\nbindings:\n  ~/w:\n    docs: {shared: true}\n",
-                 'projector.yaml:7:12: bindings.~/w.docs.shared: "shared" is not a setting of remote provider "docs" (it takes kbs and enabled)',
+                 'projector.yaml:7:12: bindings.~/w.docs.shared: "shared" is not a setting of remote provider "docs" (it takes kbs, enabled and tools)',
                  id="shared-remote-binding"),
     pytest.param("version: 1\nproviders:\n  lint:\n    command: x\nbindings:\n  ~/w:\n    lint: {shared: true, linger: -1}\n",
                  "projector.yaml:7:34: bindings.~/w.lint.linger: -1 is less than the minimum of 0", id="negative-linger"),
@@ -144,6 +144,22 @@ BAD = [
     pytest.param("version: 1\nproviders:\n  docs:\n    url: https://x\n    kbs: [handbook]\nbindings:\n  ~/w:\n    docs: [handbok]\n",
                  'projector.yaml:8:12: bindings.~/w.docs[0]: "handbok" is not a KB of provider "docs" (did you mean "handbook"?) (it mounts: handbook)',
                  id="did-you-mean-kb"),
+    # Issue 25: names a client folds together, variables in a URL, a token in clear.
+    pytest.param("version: 1\nproviders:\n  Docs:\n    url: https://x\n  docs:\n    url: https://y\n",
+                 'projector.yaml:5:3: providers.docs: "Docs" (projector.yaml:3:3) and "docs" differ only in case, and a client that '
+                 "folds the case of server names takes them for one: rename one", id="names-differing-in-case"),
+    *(pytest.param(f"version: 1\nproviders:\n  docs:\n    url: {url}\n    token_env: T\n",
+                   f'projector.yaml:4:10: providers.docs.url: "{url}" refers to a variable ({ref}...), which clients copy as written '
+                   "or expand on their own terms (a variable would decide where the token goes): write the URL out, and give a "
+                   "token as token_env", id=f"variable-in-url-{ref}")
+      for url, ref in [("https://${HOST}/mcp", "${H"), ("https://kb.example.com/$TEAM/mcp", "$T"), ("https://{env:HOST}/mcp", "{env:")]),
+    *(pytest.param(f"version: 1\nproviders:\n  docs:\n    url: http://{host}/mcp\n    {token}\n",
+                   f"projector.yaml:4:10: providers.docs.url: plain http:// would send {said} in clear to {name} (the MCP "
+                   "authorization spec allows http:// only to this machine): use https://, or say insecure: true if you accept that",
+                   id=f"token-in-clear-{host}")
+      for host, name, token, said in [("203.0.113.9", "203.0.113.9", "token_env: DOCS_TOKEN", "$DOCS_TOKEN"),
+                                      ("kb.example.com:8080", "kb.example.com", "oauth: true", "its OAuth token"),
+                                      ("[2001:db8::1]", "2001:db8::1", "token_env: T", "$T")]),
     *(pytest.param(f"version: 1\nproviders:\n  my-docs:\n    url: https://x\n    token_env: {token}\n",
                    "projector.yaml:5:16: providers.my-docs.token_env: this looks like a token itself, not the NAME of a variable: keep "
                    "the token out of this file (export MY_DOCS_TOKEN=... in your shell's profile, or your secret manager) and write "
@@ -390,3 +406,21 @@ def test_bad_oauth_settings_are_named_at_their_place(tmp_path, oauth, message):
     with pytest.raises(ModelError) as error:
         load(tmp_path, "version: 1\nproviders:\n  docs:\n    url: https://x\n" + oauth)
     assert message in str(error.value).replace(str(tmp_path) + "/", "").splitlines()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/mcp", "http://localhost/mcp", "http://[::1]:9/mcp", "http://127.8.0.1/mcp"])
+def test_a_token_over_plain_http_to_this_machine_is_accepted(tmp_path, url):
+    assert load(tmp_path, f"version: 1\nproviders:\n  docs:\n    url: {url}\n    token_env: T\n").providers[0].url == url
+
+
+def test_insecure_lets_a_token_go_over_plain_http_and_sync_and_doctor_say_so(sandbox):
+    sandbox.install_projector()
+    config = sandbox.model("version: 1\nclients: [codex]\nproviders:\n  docs:\n    url: http://203.0.113.9/mcp\n"
+                           "    token_env: DOCS_TOKEN\n    insecure: true\n  plain:\n    url: http://203.0.113.9/open\n")
+    said = 'provider "docs" sends $DOCS_TOKEN in clear over http:// to 203.0.113.9 (it says insecure: true)'
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    assert said in synced.stderr and "plain" not in synced.stderr, "a provider without a token has nothing to expose"
+    assert "http://203.0.113.9/mcp" in (sandbox.home / ".codex" / "config.toml").read_text()
+    doctor = sandbox.run("doctor", config=config).stdout
+    assert f"note     {said}" in doctor

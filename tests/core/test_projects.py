@@ -40,7 +40,7 @@ def test_trust_then_sync_writes_the_declared_provider_and_untrust_takes_it_away(
 
     trusted = sandbox.run("trust", str(workspace), config=config)
     assert trusted.returncode == 0, trusted.stderr
-    assert trusted.stdout.splitlines()[1:3] == ["  local server notes: runs ./bin/notes", "  settings for: docs"]
+    assert trusted.stdout.splitlines()[1:3] == ["  local server notes: runs ./bin/notes; sets NOTES_KEY", "  settings that only narrow: docs"]
     synced = sandbox.run("sync", config=config)  # the trust store changed: no fast path
     assert synced.stdout == "updated ~/.claude.json (Claude Code)\n", synced.stderr
     entries = _entries(sandbox)
@@ -69,6 +69,11 @@ def test_trust_refuses_what_it_cannot_check(sandbox):
     clash = sandbox.run("trust", str(sandbox.home / "work/b"), config=config)
     assert clash.returncode == 1
     assert '~/work/b/.projector.yaml:2:3: providers.docs: "docs" is also a provider of your model' in clash.stderr
+    sandbox.file("work/b/.projector.yaml", "providers:\n  Docs:\n    command: x\n")
+    folded = sandbox.run("trust", str(sandbox.home / "work/b"), config=config)
+    assert folded.returncode == 1
+    assert ('~/work/b/.projector.yaml:2:3: providers.Docs: "Docs" and "docs" of your model differ only in case, and a client '
+            "that folds the case of server names takes them for one: rename it") in folded.stderr
 
 
 def test_files_that_do_not_count_are_named_with_what_to_do(sandbox):

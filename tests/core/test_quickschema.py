@@ -89,3 +89,19 @@ def test_a_keyword_it_does_not_know_is_no_answer(monkeypatch):
 
     monkeypatch.setattr(quick, "_KEYWORDS", {k: v for k, v in quick._KEYWORDS.items() if k != "uniqueItems"})
     assert conforms(MODEL, "model") is None
+
+
+def test_where_it_cannot_tell_jsonschema_decides(monkeypatch, tmp_path):
+    """No answer from core.quickschema (a keyword it does not know) is never taken as a yes: a
+    model is then checked by jsonschema, and a wrong value is still told at its place."""
+    import projector.core.quickschema as quick
+    from projector.core import model
+    from projector.core.errors import ModelError
+
+    monkeypatch.setattr(quick, "_KEYWORDS", {k: v for k, v in quick._KEYWORDS.items() if k != "type"})
+    path = tmp_path / "projector.yaml"
+    path.write_text("version: 1\nproviders:\n  docs:\n    url: https://kb.example.com/mcp\n    token_env: DOCS_TOKEN\n")
+    assert model.load(path, {"HOME": str(tmp_path)}, ()).providers[0].url == "https://kb.example.com/mcp"
+    path.write_text("version: 1\nproviders:\n  docs:\n    url: https://kb.example.com/mcp\n    token_env: DOCS_TOKEN\n    timeout: soon\n")
+    with pytest.raises(ModelError, match=r"projector.yaml:6:14: providers.docs.timeout: expected a number, got a string"):
+        model.load(path, {"HOME": str(tmp_path)}, ())

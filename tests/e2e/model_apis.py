@@ -230,6 +230,7 @@ class ModelApi:
         self.requests: list[Recorded] = []
         self.call: str | None = None
         self.arguments: Json = {}  # of the call
+        self.force: str | None = None  # a tool (its full name, as the client names it) called whether offered or not
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -252,6 +253,8 @@ class ModelApi:
             self.requests.clear()
 
     def answer(self, protocol: Protocol, body: Json) -> Answer:
+        if self.force is not None and not protocol.results(body):
+            return Answer(tool=self.force, arguments=self.arguments)  # a model that asks for a tool it was not offered
         if self.call is None or protocol.results(body):
             return Answer()
         offered = protocol.offered(body)

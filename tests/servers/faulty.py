@@ -18,6 +18,17 @@ purpose for one ``fault``:
   buffer (a provider that takes a large request slowly);
 - ``stall-delete``: the DELETE that ends a session is read and never answered.
 
+Hostile ones (issue 25), each bounded in time (``STALL_LIMIT``) and in what it sends (``FLOOD_LIMIT``):
+
+- ``early-hints``: a ``tools/call`` and the DELETE get ``103 Early Hints`` heads, fifty every 10 ms,
+  and never a final answer;
+- ``sse-long-line``: a ``tools/call``'s stream sends ``data: xxxx…`` and never a line end;
+- ``sse-long-event``: a ``tools/call``'s stream sends ``data: xxxx`` lines and never a blank line;
+- ``listen-long-line``: the standalone GET stream sends ``data: xxxx…`` and never a line end;
+- ``sse-chatter``: a ``tools/call``'s stream sends comment lines (``:``) as fast as it can, forever;
+- ``bad-chunked``: a ``tools/call`` is answered chunked, with a chunk size that is not hexadecimal;
+- ``endless-body``: a ``tools/call``'s answer promises 1,000 bytes, sends ten and stalls.
+
 ``tls=(certificate, key)`` serves https (TLS 1.3, whose session tickets follow the handshake).
 
 Every HTTP request is recorded in ``requests`` (method, JSON-RPC method and id, headers), in order.
@@ -36,6 +47,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 STALL_LIMIT = 60.0  # seconds a stalled answer is held at most (the test ends it sooner)
+FLOOD_LIMIT = 1 << 30  # bytes a flooding answer sends at most (the bridge should give up long before)
 SLOW_CALL = 2.0
 
 
@@ -74,6 +86,8 @@ class Faulty:
                 owner._record(self, {})
                 if owner.fault == "stall-delete":
                     return owner._stall()
+                if owner.fault == "early-hints":
+                    return owner._early_hints(self)
                 self._send(200, b"", "application/json")
 
             def _send(self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None) -> None:
@@ -164,6 +178,8 @@ class Faulty:
             time.sleep(SLOW_CALL)
             handler.wfile.write(whole[10:])
             return None
+        if method == "tools/call" and self.fault in _HOSTILE:
+            return _HOSTILE[self.fault](self, handler)
         if self.fault == "huge-retry":
             self._pending[session] = message.get("id")
             handler.close_connection = True
@@ -180,6 +196,8 @@ class Faulty:
         session = handler.headers.get("Mcp-Session-Id")
         if self.fault == "listen-drop":
             return self._listen(handler)
+        if self.fault == "listen-long-line":
+            return self._flood(handler, b"data: ", b"x" * (1 << 20))
         if not handler.headers.get("Last-Event-ID") or session not in self._pending:
             return handler._send(405, b"", "text/plain")
         reply = {"jsonrpc": "2.0", "id": self._pending.pop(session), "result": {"tools": [], "resumed": True}}
@@ -201,6 +219,52 @@ class Faulty:
         handler.wfile.write(f"id: s2\ndata: {json.dumps(ask)}\n\n".encode())
         handler.wfile.flush()
         self._stall()
+
+    # ------------------------------------------------------------------ hostile answers (issue 25)
+
+    def _early_hints(self, handler: Any) -> None:
+        hints = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" * 50
+        self._keep_sending(handler, b"", lambda: (time.sleep(0.01), hints)[1])
+
+    def _flood(self, handler: Any, first: bytes, each: bytes) -> None:
+        """An SSE stream: ``first``, then ``each`` again and again."""
+        handler.close_connection = True
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        self._keep_sending(handler, head + first, lambda: each)
+
+    def _keep_sending(self, handler: Any, first: bytes, more: Any) -> None:
+        """``first``, then what ``more()`` makes, until the bridge hangs up, the test ends, or
+        FLOOD_LIMIT bytes or STALL_LIMIT seconds."""
+        handler.close_connection = True
+        sent, until = 0, time.monotonic() + STALL_LIMIT
+        try:
+            handler.wfile.write(first)
+            while sent < FLOOD_LIMIT and time.monotonic() < until and not self.released.is_set():
+                data = more()
+                handler.wfile.write(data)
+                sent += len(data)
+        except OSError:
+            pass  # the bridge hung up: what it should do
+
+    def _bad_chunked(self, handler: Any) -> None:
+        handler.close_connection = True
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            b"zz\r\n{}\r\n0\r\n\r\n")
+
+    def _endless_body(self, handler: Any) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"")
+        handler.wfile.flush()
+        self._stall()
+
+
+_HOSTILE = {
+    "early-hints": Faulty._early_hints,
+    "sse-long-line": lambda owner, handler: owner._flood(handler, b"data: ", b"x" * (1 << 20)),
+    "sse-long-event": lambda owner, handler: owner._flood(handler, b"", b"data: " + b"x" * 1000 + b"\n"),
+    "sse-chatter": lambda owner, handler: owner._flood(handler, b"", b":\n" * 2048),
+    "bad-chunked": Faulty._bad_chunked,
+    "endless-body": Faulty._endless_body,
+}
 
 
 if __name__ == "__main__":

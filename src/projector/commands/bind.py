@@ -28,11 +28,13 @@ def bind(folder: str, provider: str, kb: list[str] | None, no_kb: bool, on: bool
 
 def _providers(config: str | None) -> dict[str, bool] | None:
     """Each provider of the model, its layers merged, and whether it is local; None when the
-    model does not load (its own check says why)."""
+    model does not load (its own check says why). A provider left out until a layer is trusted
+    counts: binding it only narrows it."""
     from projector.commands.common import load_model
 
     try:
-        return {p.name: p.local for p in load_model(config).providers}
+        loaded = load_model(config)
+        return {p.name: p.local for p in loaded.providers + loaded.withheld}
     except ProjectorError:
         return None
 

@@ -55,7 +55,8 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
 
 def layer_report(loaded: Model, provenance: Provenance | None = None) -> list[dict]:
     """The model's layers in order (its own file last): each file, its sha256, the include that
-    brought it in, the local servers and hooks it declares or sets and whether they may run."""
+    brought it in, the local servers and hooks it declares or sets, the token-carrying providers it
+    places, and whether they may run (and count)."""
     return [
         {
             "file": display_path(layer.path),
@@ -63,7 +64,8 @@ def layer_report(loaded: Model, provenance: Provenance | None = None) -> list[di
             "included_by": provenance.included_by(index) if provenance else None,
             "local": list(layer.local),
             "hooks": list(layer.hooks),
-            "trusted": None if layer.included_by is None or not (layer.local or layer.hooks) else layer.distrust is None,
+            "remote": list(layer.remote),
+            "trusted": None if layer.included_by is None or not (layer.local or layer.hooks or layer.remote) else layer.distrust is None,
             "notice": layer.distrust,
         }
         for index, layer in enumerate(loaded.layers)

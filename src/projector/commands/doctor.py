@@ -17,11 +17,11 @@ from projector.commands.common import compute, err, load_model
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
-from projector.compile.plan import local_references
+from projector.compile.plan import insecure_warning, local_references
 from projector.core.errors import ProjectorError, display_path
 from projector.core.invocation import BRIDGE
 from projector.core.locations import home, on_path, state_folder
-from projector.core.modeltypes import Model
+from projector.core.modeltypes import Model, clear_text_host
 from projector.core.projects import recorded, withdrawn
 
 SCHEMA = 1
@@ -64,10 +64,15 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         check(False, f"does not parse or cannot be read: {problem}")
     for layer in model.layers[:-1]:
         check(layer.distrust is None, layer.distrust or f"included: {display_path(layer.path, here)} (sha256 {layer.sha256[:12]})")
+    for binding in model.bindings:
+        if binding.distrust:
+            check(True, binding.distrust, "note")  # a folder anyone could make under a root: the user decides, doctor does not urge
     projects = recorded(environ)
     for provider in model.providers:
         if provider.token_env and not (environ.get(provider.token_env) or "").strip():
             check(False, f"${provider.token_env} (provider {provider.name}) is not set in this shell")
+        if (host := clear_text_host(provider)) is not None:
+            check(True, insecure_warning(provider, host), "note")
         if provider.local:
             for ok, message in _local_checks(model, projects, provider, environ):
                 check(ok, message)

@@ -72,6 +72,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "auth": _auth(provider, environ),
                 "url": server.url if isinstance(server, HttpServer) else None,
                 "from": _origins(origin, provider.name, here.binding),
+                "tools": _tools(model, provider.name, canonical, nearby.trusted, shown),
             }
         )
     entries = {c.id: c.entries(compiled) for c in clients}
@@ -110,7 +111,8 @@ def _binding(model: Model, binding: Binding, origin: Provenance, shown: Any) -> 
     clone = next((c for c in repo.clones if c.path == binding.path), None) if repo else None
     if repo is not None and clone is not None:
         report["repo"] = {"name": repo.name, "repo": repo.repo, "remote": clone.remote,
-                          "found": f"under root {shown(clone.root)}" if clone.root else "at a folder bound by path"}
+                          "found": f"under root {shown(clone.root)}" if clone.root else "at a folder bound by path",
+                          "distrust": binding.distrust}
     return report
 
 
@@ -172,6 +174,7 @@ def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mappin
         "shared": None,  # where it runs: whether the workspace's sessions share one server, and its hosts
         "from": _origins(origin, name, _placed_binding(model, trusted, name, folder)),
         "blocked": plan_here.blocked,
+        "tools": _tools(model, name, folder, trusted, shown),
     }
     if plan_here.runs:
         built = overlay.build(plan_here, environ)
@@ -182,6 +185,15 @@ def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mappin
             report["notices"].append(f"{plan_here.command} is not an executable here (PATH of the workspace, or from its cwd)")
         report["shared"] = _shared(plan_here, folder, program, built, environ, shown)
     return report
+
+
+def _tools(model: Model, name: str, folder: str, trusted: tuple, shown: Any) -> dict[str, Any] | None:
+    """The tool rule of provider ``name`` in ``folder`` and where it came from; None: every tool."""
+    here = scope.tools(model, name, folder, trusted)
+    if here.rule is None:
+        return None
+    allow = None if here.rule.allow is None else list(here.rule.allow)
+    return {"allow": allow, "deny": list(here.rule.deny), "shown": here.rule.shown(), "from": _shown_source(here.source, shown)}
 
 
 def _shared(plan_here: Any, folder: str, program: str | None, built: Any, environ: Mapping[str, str], shown: Any) -> dict[str, Any] | None:

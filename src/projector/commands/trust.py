@@ -1,14 +1,22 @@
-"""`projector trust` and `projector untrust`: whether a workspace's .projector.yaml counts."""
+"""`projector trust` and `projector untrust`: whether a workspace's .projector.yaml, or a file the
+model includes, counts; each trust shows what it lets run, or where it lets a token go."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from projector.commands.common import err, load_model
 from projector.core import projects
 from projector.core.errors import ProjectorError, display_path
-from projector.core.modeltypes import Model
+from projector.core.hooks import specs
+from projector.core.layers import parse_layer
+from projector.core.modeltypes import RESERVED, Layer, Model, Settings, token_words
 from projector.core.reading import Unreadable, read_regular
+from projector.core.variables import changes_what_runs
 
 
 def trust(folder: str | None, config: str | None) -> int:
@@ -17,32 +25,147 @@ def trust(folder: str | None, config: str | None) -> int:
     file = projects.project_file(folder or os.getcwd())
     shown = display_path(file)
     try:
+        loaded = load_model(config)
+    except ProjectorError as error:
+        err(f"error: {error}\nnothing was trusted")
+        return 1
+    clones = _trust_clone(os.path.dirname(file), loaded)
+    try:
         raw = projects.read(file)
     except Unreadable as reason:
         err(f"error: {shown} is not trusted: {reason}")
         return 2
     if raw is None:
-        err(f"error: {shown}: no project file here; write one (README: Project files) or give another folder")
+        if clones:
+            return 0
+        err(f"error: {shown}: no project file here, and no clone a repository binding found; write one (README: Project "
+            "files) or give another folder")
         return 2
     try:
-        loaded = load_model(config)
         data = projects.checked(raw, projects.specs(loaded), shown, projects.hook_names(loaded))
     except ProjectorError as error:
         err(f"error: {error}\nnothing was trusted")
         return 1
     projects.trust(file, data, raw, os.environ)
     print(f"trusted {shown} (sha256 {projects.digest(raw)[:12]})")
-    for name, spec in sorted((data.get("providers") or {}).items()):
-        print(f"  local server {name}: runs {' '.join([spec['command'], *spec.get('args', [])])}")
-    for name, spec in (data.get("hooks") or {}).items():
-        says = f"on {spec['event']}" + (f" ({spec['matcher']})" if spec.get("matcher") else "") + f" runs {spec['command']}" if "command" in spec else (
-            "turned on" if spec.get("enabled") else "turned off")
-        print(f"  hook {name}: {says}")
-    mentioned = sorted(name for name in data if name not in ("providers", "hooks"))
-    if mentioned:
-        print(f"  settings for: {', '.join(mentioned)}")
+    for line in project_summary(data):
+        print(f"  {line}")
     print("run `projector sync` (the shell hook does it at the next prompt) so every client has its entries")
     return 0
+
+
+# --------------------------------------------------------------------------- what a trusted file lets run
+
+
+def _variable(name: str) -> str:
+    return f"{name} [changes what runs]" if changes_what_runs(name) else name
+
+
+def _shown(text: str) -> str:
+    """A command as written, unless a control character would hide part of it."""
+    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)
+
+
+def runs_words(spec: Mapping[str, Any]) -> list[str]:
+    """What a server's spec says that runs: the command and its args, cwd, the names of the
+    variables it sets (those in core.variables.CHANGES_WHAT_RUNS marked), env files and direnv."""
+    words = []
+    if "command" in spec:
+        words.append(f"runs {_shown(shlex.join([str(spec['command']), *map(str, spec.get('args') or [])]))}")
+    elif spec.get("args") is not None:
+        words.append(f"args {_shown(shlex.join(map(str, spec['args'])))}")
+    if spec.get("cwd"):
+        words.append(f"in {_shown(str(spec['cwd']))}")
+    if spec.get("env"):
+        words.append("sets " + ", ".join(_variable(str(name)) for name in spec["env"]))
+    if spec.get("env_files"):
+        words.append("reads " + ", ".join(_shown(str(f)) for f in spec["env_files"]))
+    if spec.get("direnv"):
+        words.append("loads its folder's .envrc (direnv)")
+    return words
+
+
+def _settings_words(value: Any) -> str | None:
+    """What a binding's (or a project file's) settings for a provider run or turn on; None: they only narrow."""
+    if not isinstance(value, Mapping):
+        return None
+    words = (["turns it on"] if value.get("enabled") is True else []) + runs_words(value)
+    return "; ".join(words) or None
+
+
+def _hook_words(spec: Mapping[str, Any]) -> str:
+    if "command" not in spec:
+        return "turned on" if spec.get("enabled") else "turned off"
+    when = f"on {spec.get('event')}" + (f" ({spec['matcher']})" if spec.get("matcher") else "")
+    rest = runs_words({key: value for key, value in spec.items() if key != "command"})
+    return "; ".join([f"{when} runs {_shown(str(spec['command']))}", *rest])
+
+
+def project_summary(data: Mapping[str, Any]) -> list[str]:
+    """One line for each server and hook a project file declares or sets, then what only narrows."""
+    lines = [f"local server {name}: {'; '.join(runs_words(spec))}" for name, spec in sorted((data.get("providers") or {}).items())]
+    lines += [f"hook {name}: {_hook_words(spec)}" for name, spec in (data.get("hooks") or {}).items()]
+    narrowing = []
+    for name, value in sorted(data.items()):
+        if name in ("providers", "hooks"):
+            continue
+        said = _settings_words(value)
+        if said:
+            lines.append(f"settings for {name}: {said}")
+        else:
+            narrowing.append(name)
+    if narrowing:
+        lines.append(f"settings that only narrow: {', '.join(narrowing)}")
+    return lines
+
+
+def layer_summary(data: Mapping[str, Any], loaded: Model, layer: Layer) -> list[str]:
+    """One line for each thing a model layer says that runs or sends a token: its local servers,
+    hooks and token-carrying providers, at the top level and in its bindings."""
+    lines = []
+    for name, spec in (data.get("providers") or {}).items():
+        if name in layer.remote:
+            provider = loaded.provider(name) or next((p for p in loaded.withheld if p.name == name), None)
+            if provider is not None:
+                lines.append(f"provider {name}: sends {token_words(provider)} to {provider.url}")
+        elif said := runs_words(spec):
+            lines.append(f"local server {name}: {'; '.join(said)}")
+    lines += [f"hook {name}: {_hook_words(spec)}" for name, spec in (data.get("hooks") or {}).items()]
+    running = layer.local or layer.hooks
+    if data.get("roots") and running:
+        lines.append(f"roots: {', '.join(map(str, data['roots']))} (where the clones a repository binding runs things in are looked for)")
+    for raw, binding in (data.get("bindings") or {}).items():
+        if "repo" in (binding or {}) and running:
+            lines.append(f"binding {raw}: the clones of {binding['repo']} (what it runs, runs there once you trust each clone)")
+        for name, value in (binding or {}).items():
+            if name == "hooks":
+                lines += [f"hook {hook} (binding {raw}): {_hook_words(spec)}" for hook, spec in (value or {}).items()]
+            elif name not in RESERVED and (said := _settings_words(value)):
+                lines.append(f"local server {name} (binding {raw}): {said}")
+    return lines
+
+
+def _trust_clone(folder: str, loaded: Model) -> bool:
+    """Trust canonical ``folder`` as a clone of each repository binding that found it there,
+    showing what it says it is and what the binding runs there; False: no binding found it."""
+    found = [(repo, clone) for repo in loaded.repos for clone in repo.clones if clone.path == folder]
+    for repo, clone in found:
+        projects.trust_clone(folder, repo.repo, os.environ)
+        print(f"trusted {display_path(folder)} as a clone of {repo.repo} (its remote {clone.remote}): binding {repo.name} runs there")
+        lines = [f"local server {name}: {words}" for name, said in repo.uses
+                 if (provider := loaded.provider(name)) is not None and provider.local and (words := _settings_words(_fields(said)))]
+        lines += [f"hook {hook.name}: {_hook_words(specs((hook,))[hook.name])}" for hook in repo.hooks]
+        for line in lines or ["nothing that runs: it narrows only"]:
+            print(f"  {line}")
+    return bool(found)
+
+
+def _fields(settings: Settings) -> dict[str, Any]:
+    """Settings as the spec a file writes (env as a mapping)."""
+    said = {name: getattr(settings, name) for name in settings.said()}
+    if settings.env is not None:
+        said["env"] = dict(settings.env)
+    return said
 
 
 def _trust_layer(path: str, config: str | None) -> int:
@@ -69,24 +192,13 @@ def _trust_layer(path: str, config: str | None) -> int:
         return 1
     projects.trust_layer(real, raw, os.environ)
     print(f"trusted {shown} (sha256 {layer.sha256[:12]})")
-    for name in layer.local:
-        provider = loaded.provider(name)
-        runs = " ".join([provider.command or "", *provider.args]) if provider is not None else ""
-        print(f"  local server {name}: runs {runs}" if runs.strip() else f"  settings for local server {name}")
-    for name in layer.hooks:
-        print(f"  hook {name}: {_hook_words(loaded, name)}")
-    if not layer.local and not layer.hooks:
-        print("  it declares no local server and no hook: it counted without trust")
+    lines = layer_summary(parse_layer(raw.decode("utf-8"), shown), loaded, layer)
+    for line in lines:
+        print(f"  {line}")
+    if not lines:
+        print("  it declares no local server, no hook and no provider that carries a token: it counted without trust")
     print("run `projector sync` (the shell hook does it at the next prompt)")
     return 0
-
-
-def _hook_words(loaded: Model, name: str) -> str:
-    """What hook ``name`` runs, as the model's top level or its bindings define it."""
-    said = [h for h in (*loaded.hooks, *(h for b in loaded.bindings for h in b.hooks)) if h.name == name and h.command]
-    if not said:
-        return "turned on or off"
-    return "; ".join(f"on {h.event}" + (f" ({h.matcher})" if h.matcher else "") + f" runs {h.command}" for h in said)
 
 
 def untrust(folder: str | None, config: str | None = None) -> int:
@@ -95,9 +207,14 @@ def untrust(folder: str | None, config: str | None = None) -> int:
         if not projects.untrust(file, os.environ):
             err(f"error: {display_path(file)} is not trusted; nothing to do")
             return 1
-        print(f"the local servers and hooks {display_path(file)} declares or sets no longer run")
+        print(f"the local servers and hooks {display_path(file)} declares or sets no longer run, and the providers it sends a "
+              "token to are left out")
         return 0
     file = projects.project_file(folder or os.getcwd())
+    if projects.untrust(os.path.dirname(file), os.environ):
+        print(f"{display_path(os.path.dirname(file))}: the repository bindings that found it there run nothing there any more")
+        if not os.path.exists(file):
+            return 0
     declared = [p.name for project in projects.recorded(os.environ) if project.file == file for p in project.providers]
     if not projects.untrust(file, os.environ):
         err(f"error: {display_path(file)} is not trusted; nothing to do")

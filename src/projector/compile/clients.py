@@ -28,6 +28,7 @@ from typing import Any
 from projector.compile import template
 from projector.compile.plan import HttpServer, Plan, Server, StdioServer, for_client
 from projector.core.record import Factory, Record
+from projector.core.tools import ToolRule
 from projector.core.variables import folder_or_none
 
 _VARIABLE = re.compile(r"\$\{?(\w+)\}?")
@@ -124,6 +125,26 @@ class HookFile(Record):
         return dict(self.events).get(event)
 
 
+class ToolFilter(Record):
+    """How a client narrows a server's tools in its own entry (descriptor's ``tool_filter``):
+    the entry's keys for lists of exact tool names."""
+
+    allow: str | None  # the key of the only tools offered; None: the client has no allow list
+    deny: str | None  # the key of the tools hidden (it wins over allow); None: no deny list
+
+    def keys(self, rule: ToolRule) -> dict[str, list[str]] | None:
+        """What the entry says for ``rule``; None when these lists cannot say it (a glob needs
+        the server's tool names, which a sync does not know; an allow rule needs an allow list,
+        a deny rule a deny list)."""
+        if not rule.exact:
+            return None
+        if rule.allow is not None:
+            return None if self.allow is None else {self.allow: [n for n in rule.allow if n not in rule.deny]}
+        if not rule.deny:
+            return {}
+        return None if self.deny is None else {self.deny: list(rule.deny)}
+
+
 class Client(Record):
     """One client as its descriptor (clients/<id>.yaml) describes it, for this platform."""
 
@@ -133,7 +154,9 @@ class Client(Record):
     dirs: tuple[str, ...]  # this platform's
     env_files: tuple[str, ...]  # dotenv files the client reads the variables of dirs from, when unset
     files: tuple[str, ...]
-    create: str
+    create: str | None  # None: never created by projector (the client writes it first, with settings of its own)
+    legacy: tuple[str, ...]  # older files the client reads when none of files exists
+    file_variables: tuple[str, ...]  # variables that name the file itself (the first set wins over dirs)
     servers_key: tuple[str, ...]
     env_reference: str | None
     stdio_env: str  # inherit | listed | sanitized
@@ -149,6 +172,7 @@ class Client(Record):
     detect_binaries: tuple[str, ...]
     notes: tuple[str, ...]  # what doctor says of this client
     hooks: HookFile | None = None  # None: projector writes no hooks for it
+    tool_filter: ToolFilter | None = None  # None: it cannot narrow a server's tools (a provider with a rule gets the bridge)
     programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
@@ -195,15 +219,43 @@ class Client(Record):
         return entries, tuple(warnings)
 
     def global_file(self, environ: Mapping[str, str]) -> Path | None:
-        """The file this client reads its user-level servers from: the first that exists."""
+        """The file this client reads its user-level servers from: the one a variable names, else
+        the first of its files that exists in its folder."""
+        named = self._named_file(environ)
+        if named is not None:
+            return named
         folder = self.folder(environ)
         if folder is None:
             return None
-        return next((folder / f for f in self.files if (folder / f).exists()), folder / self.create)
+        return next((folder / f for f in self.files if (folder / f).exists()), folder / (self.create or self.files[0]))
+
+    def not_writable(self, path: Path) -> str | None:
+        """Why projector leaves this client's absent global file ``path`` uncreated (None: it may
+        create it)."""
+        legacy = next((path.parent / name for name in self.legacy if (path.parent / name).exists()), None)
+        if legacy is not None:
+            return (f"{self.name} reads {legacy.name} here, an older format projector does not write, while {path.name} is absent: "
+                    f"convert it to {path.name} (the client offers to), then sync again")
+        if self.create is None:
+            return f"{self.name} writes {path.name} itself when it first starts (with settings of its own): start it once, then sync again"
+        return None
+
+    def candidate_files(self, environ: Mapping[str, str]) -> tuple[Path, ...]:
+        """Every file ``global_file`` may choose, for the fast path to watch."""
+        named = self._named_file(environ)
+        if named is not None:
+            return (named,)
+        folder = self.folder(environ)
+        return tuple(folder / name for name in self.files + self.legacy) if folder is not None else ()
+
+    def _named_file(self, environ: Mapping[str, str]) -> Path | None:
+        environ = self._environ(environ)
+        return next((p for p in (expand(f"${name}", environ) for name in self.file_variables) if p is not None), None)
 
     def variables(self) -> tuple[str, ...]:
         """The environment variables that move this client's files or tell it is installed."""
-        return tuple(dict.fromkeys(name for text in self.dirs + self.detect_paths for name in _VARIABLE.findall(text)))
+        named = tuple(f"${name}" for name in self.file_variables)
+        return tuple(dict.fromkeys(name for text in named + self.dirs + self.detect_paths for name in _VARIABLE.findall(text)))
 
     def detected(self, environ: Mapping[str, str], which: Callable[[str], str | None]) -> bool:
         paths = (expand(p, environ) for p in self.detect_paths)
@@ -214,11 +266,25 @@ class Client(Record):
 
     def entries(self, compiled: Plan) -> tuple[dict[str, Any], tuple[str, ...]]:
         """This client's entries for a plan (by entry name), and why a provider has none here."""
-        servers, warnings = for_client(compiled, self.remote, self.name)
+        servers, warnings = for_client(compiled, self.remote, self.name, self.tool_keys)
         return {self.entry_name(name): self.render(server, name) for name, server in servers}, warnings
+
+    def tool_keys(self, rule: ToolRule) -> dict[str, list[str]] | None:
+        """What this client's entry says for tool rule ``rule``; None: its filter cannot say it."""
+        return self.tool_filter.keys(rule) if self.tool_filter is not None else None
 
     def render(self, server: Server, name: str = "") -> dict[str, Any]:
         """The entry for ``server`` in this client's dialect, as a plain (ordered) value."""
+        entry = self._entry(server, name)
+        if isinstance(server, HttpServer) and server.tools is not None:
+            said = self.tool_keys(server.tools)
+            if said is None:
+                raise RuntimeError(f"clients/{self.id}.yaml: {self.name} cannot say the tool rule {server.tools.shown()}")
+            entry.update(said)
+        return entry
+
+    def _entry(self, server: Server, name: str) -> dict[str, Any]:
+        """The entry its template renders for ``server``."""
         transport = "stdio" if isinstance(server, StdioServer) else "http"
         context: dict[str, Any]
         if isinstance(server, StdioServer):
@@ -396,6 +462,8 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         env_files=tuple(data["global"].get("env_files") or ()),
         files=files,
         create=data["global"].get("create", files[0]),
+        legacy=tuple(data["global"].get("legacy") or ()),
+        file_variables=tuple(data["global"].get("file_variables") or ()),
         servers_key=tuple(data["servers_key"]),
         env_reference=data["env_reference"],
         stdio_env=data["stdio_env"],
@@ -421,6 +489,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         detect_binaries=tuple(detect.get("binaries") or ()),
         notes=tuple(data.get("notes") or ()),
         hooks=_hook_file(data.get("hooks")),
+        tool_filter=ToolFilter(data["tool_filter"].get("allow"), data["tool_filter"].get("deny")) if "tool_filter" in data else None,
         programs=programs or {},
     )
 

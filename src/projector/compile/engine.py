@@ -182,7 +182,7 @@ def _decide(
 ) -> FileResult:
     read = read or system.read(target.path)
     parsed = documents.parse(target.format, read.text or "", target.shown)
-    document = HookGroups(parsed, _ours) if target.kind == "hooks" else parsed
+    document = HookGroups(parsed.document, _ours) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
     reading = target.client.reading
@@ -195,6 +195,9 @@ def _decide(
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
                      "trust": lambda name, value: False}[target.kind]
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id)
+    why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
+    if why is not None:
+        raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states = _prune_local_scopes(target, text, providers)
     notes, states = decision.notes + local_notes, decision.states + local_states

@@ -15,11 +15,14 @@ no entry for it, and a bound one keeps its HTTP entry everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from projector.core import hooks
 from projector.core.invocation import bridge_args, dispatch_args
-from projector.core.modeltypes import Model, Project, Provider
+from projector.core.modeltypes import Model, Project, Provider, clear_text_host, token_words
 from projector.core.record import Record
 from projector.core.scope import with_kbs
+from projector.core.tools import ToolRule
 from projector.core.variables import references
 
 
@@ -36,6 +39,7 @@ class HttpServer(Record):
 
     url: str
     token_env: str | None
+    tools: ToolRule | None = None  # the provider's tool rule: the client's own filter must say it, or the bridge stands in
 
 
 Server = StdioServer | HttpServer
@@ -53,7 +57,7 @@ class Plan(Record):
 def _direct(provider: Provider) -> HttpServer | None:
     if provider.default == () or not provider.enabled:
         return None  # an entry without kbs would widen access to every KB; one turned off has none
-    return HttpServer(url=with_kbs(provider.url, provider.default), token_env=provider.token_env)
+    return HttpServer(url=with_kbs(provider.url, provider.default), token_env=provider.token_env, tools=provider.tools)
 
 
 def local_references(model: Model, projects: tuple[Project, ...], name: str) -> tuple[str, ...]:
@@ -85,6 +89,8 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
         bound = model.bound(provider.name) or provider.name in mentioned
         if not provider.enabled and not _turned_on(model, projects, provider.name):
             continue  # off everywhere: no entry
+        if (host := clear_text_host(provider)) is not None:
+            warnings.append(insecure_warning(provider, host))
         pass_env = (provider.token_env,) if provider.token_env else ()
         bridge: StdioServer | str = StdioServer(projector_path, args_for(provider.name), pass_env) if projector_path else "projector is not on PATH"
         by_client = provider.oauth is not None and provider.oauth.by_client
@@ -109,29 +115,46 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
     return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings), bridges=tuple(bridges))
 
 
+def insecure_warning(provider: Provider, host: str) -> str:
+    """What to say of a provider whose token goes over plain HTTP to another machine (it says insecure: true)."""
+    return (f'provider "{provider.name}" sends {token_words(provider)} in clear over http:// to {host} (it says insecure: true): '
+            "anyone on the way can read it; use https:// when the server offers it")
+
+
 def _turned_on(model: Model, projects: tuple[Project, ...], name: str) -> bool:
     """Whether a binding, a repository binding or a project file turns provider ``name`` on."""
     said = [b.settings(name) for b in model.bindings] + [dict(r.uses).get(name) for r in model.repos] + [p.settings(name) for p in projects]
     return any(s is not None and s.enabled for s in said)
 
 
-def for_client(compiled: Plan, remote: str, client: str) -> tuple[tuple[tuple[str, Server], ...], tuple[str, ...]]:
+def for_client(compiled: Plan, remote: str, client: str, filters: Callable[[ToolRule], object | None] = lambda rule: None
+               ) -> tuple[tuple[tuple[str, Server], ...], tuple[str, ...]]:
     """The servers of a client that takes remote entries with a token reference (``token``),
     only without a token (``no-token``: it cannot reference a variable in a header), or none
-    (``none``): an HTTP server it cannot take becomes the bridge, or no entry with a warning."""
+    (``none``), and whose own tool filter can say a rule when ``filters(rule)`` is not None: an
+    HTTP server it cannot take becomes the bridge, or no entry with a warning."""
     bridges = dict(compiled.bridges)
     servers: list[tuple[str, Server]] = []
     warnings: list[str] = []
     for name, server in compiled.servers:
-        takes = remote == "token" or (remote == "no-token" and server.token_env is None) if isinstance(server, HttpServer) else True
+        why = _refused(server, remote, filters) if isinstance(server, HttpServer) else None
         bridge = bridges.get(name)
-        if takes:
+        if why is None:
             servers.append((name, server))
         elif isinstance(bridge, StdioServer):
             servers.append((name, bridge))
         else:
-            warnings.append(f'{client} gets no entry for provider "{name}": it cannot take its HTTP entry, and the bridge cannot stand in: {bridge}')
+            warnings.append(f'{client} gets no entry for provider "{name}": {why}, and the bridge cannot stand in: {bridge}')
     return tuple(servers), tuple(warnings)
+
+
+def _refused(server: HttpServer, remote: str, filters: Callable[[ToolRule], object | None]) -> str | None:
+    """Why a client cannot take ``server`` as its HTTP entry; None: it can."""
+    if not (remote == "token" or (remote == "no-token" and server.token_env is None)):
+        return "it cannot take its HTTP entry"
+    if server.tools is not None and filters(server.tools) is None:
+        return "its own tool filter cannot say the provider's tool rule"
+    return None
 
 
 def hook_events(model: Model, projects: tuple[Project, ...] = ()) -> set[str]:

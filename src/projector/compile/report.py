@@ -121,6 +121,7 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
     lines += [f"  inside: {_binding_words(b, layered)}" for b in bindings[1:]]
     lines += [f"project file: {file} (trusted)" for file in report.get("project_files", [])]
     lines += [f"notice: {notice}" for notice in report.get("notices", [])]
+    lines += [f"notice: {b['repo']['distrust']}" for b in bindings if (b.get("repo") or {}).get("distrust")]
     for provider in report["providers"]:
         lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
     lines += _hook_lines(report, layered)
@@ -132,7 +133,12 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
 
 def _layer_words(layer: dict[str, Any]) -> str:
     words = layer["file"] + (f" (included at {layer['included_by']})" if layer["included_by"] else "")
-    return words + (" [its local servers and hooks do not run: not trusted with these bytes]" if layer["trusted"] is False else "")
+    if layer["trusted"] is not False:
+        return words
+    stopped = [what for what, names in (("its local servers and hooks do not run", layer["local"] or layer["hooks"]),
+                                        (f"its providers that carry a token are left out ({', '.join(layer['remote'])})",
+                                         layer.get("remote"))) if names]
+    return words + f" [{'; '.join(stopped)}: not trusted with these bytes]"
 
 
 def _binding_words(binding: dict[str, Any], layered: bool) -> str:
@@ -173,6 +179,7 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     lines += _from_lines(provider) if layered else []
     if provider["dropped"]:
         lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
+    lines += _tool_lines(provider)
     if provider["entry"] == "http":
         lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
     elif provider["entry"] == "none":
@@ -184,8 +191,14 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     return lines
 
 
+def _tool_lines(provider: dict[str, Any]) -> list[str]:
+    """The provider's tool rule here and where it came from (none: every tool, no line)."""
+    tools = provider.get("tools")
+    return [f"  tools: {tools['shown']} — from {tools['from']}"] if tools else []
+
+
 def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
-    lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else [])
+    lines = [f"provider {provider['name']} (local): {provider['why']}"] + (_from_lines(provider) if layered else []) + _tool_lines(provider)
     if provider["workspace"]:
         lines.append(f"  workspace: {provider['workspace']}")
     if provider["runs"]:

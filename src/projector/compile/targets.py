@@ -219,9 +219,7 @@ def dependencies(model: Model, clients: list[Client], environ: Mapping[str, str]
     folders = survey.workspaces(model, projects)
     for client in (c for c in clients if model.clients is None or c.id in model.clients):
         variables.update(client.variables())
-        folder = client.folder(environ)
-        if folder is not None:
-            paths.update(str(folder / name) for name in client.files)
+        paths.update(str(p) for p in client.candidate_files(environ))
         hook_file = client.hook_file(environ)
         if hook_file is not None:
             paths.add(str(hook_file))

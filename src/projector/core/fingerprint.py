@@ -191,6 +191,11 @@ def _parsed(text: str, format: str) -> object:
 
 def _at(value: object, key: Iterable[str]) -> object:
     for step in key:
+        if step[:1] == "[":  # "[FIELD]": a list of tables named by FIELD, read as a map by name
+            from projector.core.keys import list_field, named_entries
+
+            field = list_field(step)
+            return named_entries(value, field) if field is not None and isinstance(value, list) else None
         if not isinstance(value, dict) or step not in value:
             return None
         value = value[step]

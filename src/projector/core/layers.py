@@ -456,8 +456,30 @@ def hook_layers(merged: Merged) -> dict[int, list[str]]:
     return _touching(merged, sorted(names), ("hooks",), ("hooks",))
 
 
+TOKEN_KEYS = ("url", "token_env", "oauth", "insecure")  # what decides where a provider's token goes, and how
+
+
+def remote_layers(merged: Merged) -> dict[int, list[str]]:
+    """For each layer, the remote providers that carry a token (a ``token_env``, an OAuth
+    sign-in) whose url, token_env, oauth or insecure it gives (adding the provider gives them):
+    it decides where one of the user's secrets goes, so they are left out while that layer is
+    not trusted (the model's own file needs no trust). Narrowing (kbs, default, enabled: false)
+    needs none."""
+    found: dict[int, set[str]] = {}
+    for name, spec in (merged.data.get("providers") or {}).items():
+        if "url" not in spec or not (spec.get("token_env") or spec.get("oauth")):
+            continue
+        for key in TOKEN_KEYS:
+            found_at = merged.origins.find(("providers", name, key)) if key in spec else None
+            if found_at is not None:
+                found.setdefault(found_at[0], set()).add(name)
+    return {index: sorted(names) for index, names in found.items()}
+
+
 def _touching(merged: Merged, names: list[str], top: tuple[str, ...], within: tuple[str, ...]) -> dict[int, list[str]]:
-    """For each layer, which of ``names`` it gave a part of, at ``top`` or at ``within`` a binding."""
+    """For each layer, which of ``names`` it gave a part of, at ``top`` or at ``within`` a binding;
+    for a repository binding, the layers that gave its ``repo`` and the ``roots`` count too: they
+    decide in which folders it runs."""
     found: dict[int, set[str]] = {}
     for name in names:
         touching = merged.origins.layers(top + (name,)) if name in (merged.data.get(top[0]) or {}) else set()
@@ -465,6 +487,8 @@ def _touching(merged: Merged, names: list[str], top: tuple[str, ...], within: tu
             holder = binding.get(within[0]) if within else binding
             if isinstance(holder, Mapping) and name in holder:
                 touching |= merged.origins.layers(("bindings", folder, *within, name))
+                if "repo" in binding:
+                    touching |= merged.origins.layers(("bindings", folder, "repo")) | merged.origins.layers(("roots",))
         for index in touching:
             found.setdefault(index, set()).add(name)
     return {index: sorted(names) for index, names in found.items()}
@@ -535,7 +559,7 @@ def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, .
         order = {read.shown: index for index, read in enumerate(gathered.reads)}
         raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
     index_of = {id(read): index for index, read in enumerate(gathered.reads)}
-    local, hooks = local_layers(merged), hook_layers(merged)
+    local, hooks, remote = local_layers(merged), hook_layers(merged), remote_layers(merged)
     return {
         "root": str(path),
         "files": [[file, text, stats.get(file)] for file, text in gathered.files],
@@ -543,7 +567,7 @@ def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, .
         "variables": sorted(gathered.variables.items()),
         "data": merged.data,
         "layers": [{"path": read.path, "sha256": digest(read.text), "local": local.get(index, []) if read.by else [],
-                    "hooks": hooks.get(index, []) if read.by else [],
+                    "hooks": hooks.get(index, []) if read.by else [], "remote": remote.get(index, []) if read.by else [],
                     "by": [index_of[id(read.by[0])], read.by[1]] if read.by else None} for index, read in enumerate(gathered.reads)],
         "clones": clones(merged.data, environ),
     }

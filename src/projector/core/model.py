@@ -17,7 +17,7 @@ from pathlib import Path
 from projector.core import hooks as hook_rules
 from projector.core import locations
 from projector.core.cache import stat_key
-from projector.core.modeltypes import MAX_BYTES, Binding, Clone, Layer, Model, Repo, Settings, provider, uses
+from projector.core.modeltypes import MAX_BYTES, RESERVED, Binding, Clone, Layer, Model, Repo, Settings, provider, token_words, uses
 from projector.core.reading import Unreadable, read_regular
 from projector.core.record import replace
 from projector.core.variables import expand_folder
@@ -53,7 +53,7 @@ def checked_text(text: str, path: Path, environ: Mapping[str, str], known_client
 
 
 
-CACHE_SCHEMA = 3  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks
+CACHE_SCHEMA = 4  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks, 4 its token-carrying providers
 
 
 def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path,
@@ -147,7 +147,12 @@ def _moved(entry: Mapping[str, Any], path: Path) -> dict[str, Any]:
 def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> Model:
     """The Model of a checked entry (core.layers.checked); KeyError when a variable a binding names is unset here."""
     data = entry["data"]
-    providers = tuple(provider(name, spec) for name, spec in sorted((data.get("providers") or {}).items()))
+    kept = entry["layers"]
+    needing = [layer for layer in kept[:-1] if layer["local"] or layer["hooks"] or layer["remote"]]
+    standing = _layer_trust(needing, data.get("providers") or {}, environ) if needing else {}
+    left_out = {name for layer in needing if layer["path"] in standing for name in layer["remote"]}
+    every = tuple(provider(name, spec) for name, spec in sorted((data.get("providers") or {}).items()))
+    providers = tuple(p for p in every if p.name not in left_out)
     found = entry["clones"]["found"]
     folders: list[Binding] = []
     repos: list[Repo] = []
@@ -161,11 +166,9 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
 
         clones = tuple(Clone(*clone) for clone in found.get(raw, ()))
         repos.append(Repo(str(raw), normalise(binding["repo"]) or "", uses(binding), clones, said))
-    bindings = _with_clones(folders, repos, data.get("bindings") or {})
+    distrust = _clone_trust(repos, data, environ)
+    bindings = _with_clones(folders, repos, data.get("bindings") or {}, distrust)
     clients = data.get("clients")
-    kept = entry["layers"]
-    needing = [layer for layer in kept[:-1] if layer["local"] or layer["hooks"]]
-    standing = _layer_trust(needing, environ) if needing else {}
     return Model(
         source=path.absolute(),
         clients=tuple(str(c) for c in clients) if clients is not None else None,
@@ -173,19 +176,59 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
         bindings=bindings,
         hooks=hook_rules.hooks_of(data.get("hooks")),
         layers=tuple(Layer(k["path"], k["sha256"], tuple(k["by"]) if k["by"] else None, tuple(k["local"]), tuple(k["hooks"]),
-                           standing.get(k["path"]))
+                           standing.get(k["path"]), tuple(k["remote"]))
                      for k in kept),
         repos=tuple(repos),
         watched=tuple(sorted({file for file, text, _ in entry["files"] if text is None}
                              | {os.path.dirname(_fixed_part(pattern)) for pattern, _ in entry["globs"]}
                              | set(entry["clones"]["watched"]))),
         variables=tuple(sorted({name for name, _ in entry["variables"]} | _named_variables(data.get("roots") or []))),
+        withheld=tuple(p for p in every if p.name in left_out),
     )
 
 
-def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, Any]) -> tuple[Binding, ...]:
+def runs_something(binding: Mapping[str, Any], providers: Mapping[str, Any]) -> bool:
+    """Whether a binding's settings run something: a local provider's settings beyond turning it
+    off, or a hook beyond turning one off (narrowing runs nothing)."""
+    for name, value in binding.items():
+        if name == "hooks":
+            if any("command" in spec or spec.get("enabled") is not False for spec in (value or {}).values()):
+                return True
+        elif name not in RESERVED and "command" in (providers.get(name) or {}) and isinstance(value, Mapping):
+            if any(key != "enabled" or said is not False for key, said in value.items()):
+                return True
+    return False
+
+
+def _clone_trust(repos: list[Repo], data: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """Why what a repository binding runs does not run at each of its clones that is not trusted
+    (by its folder, as a clone of that repository): the clone was found by what its own
+    .git/config says, which anyone who can write a folder under a root can say."""
+    raw, providers = data.get("bindings") or {}, data.get("providers") or {}
+    running = [(repo, clone) for repo in repos if runs_something(raw[repo.name], providers) for clone in repo.clones]
+    if not running:
+        return {}
+    from projector.core.errors import display_path
+    from projector.core.projects import clone_standing
+
+    standing = clone_standing([(clone.path, repo.repo) for repo, clone in running], environ)
+    reasons: dict[str, str] = {}
+    for repo, clone in running:
+        state = standing.get(clone.path)
+        if state is None:
+            continue
+        shown = display_path(clone.path, locations.home(environ))
+        found = f"under root {display_path(clone.root, locations.home(environ))}" if clone.root else "at a folder a binding names"
+        reasons[clone.path] = (f"{shown} ({found}) says it is a clone of {repo.repo} (remote {clone.remote}) and {state}, so "
+                               f"binding {repo.name} runs nothing there (local servers, hooks, env files, direnv): review "
+                               f"that folder, then run `projector trust {shown}`")
+    return reasons
+
+
+def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, Any], distrust: Mapping[str, str]) -> tuple[Binding, ...]:
     """The folder bindings, and one binding at each clone of a repository binding (worktrees
-    included unless it says ``worktrees: false``); a folder binding at a clone is laid over it."""
+    included unless it says ``worktrees: false``); a folder binding at a clone is laid over it.
+    At a clone in ``distrust`` the binding keeps only the hooks it turns off, and says why."""
     clones: dict[str, Binding] = {}
     for repo in repos:
         worktrees = raw[repo.name].get("worktrees", True)
@@ -194,7 +237,10 @@ def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, An
             said = dict(earlier.uses) if earlier else {}
             said.update(repo.uses)  # two repositories matching one clone: the later name's settings win
             hooks = (earlier.hooks if earlier else ()) + repo.hooks  # and their hooks, by name (core.hooks.applying)
-            clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), hooks, repo.name)
+            why = distrust.get(clone.path)
+            if why is not None:
+                hooks = tuple(h for h in hooks if h.command is None and h.enabled is False)
+            clones[clone.path] = Binding(clone.path, tuple(sorted(said.items())), bool(worktrees), hooks, repo.name, why)
     if not clones:
         return tuple(sorted(folders, key=lambda b: b.path))
     bindings = []
@@ -203,7 +249,8 @@ def _with_clones(folders: list[Binding], repos: list[Repo], raw: Mapping[str, An
         if clone is not None:
             merged = {name: settings.over(clone.settings(name) or Settings()) for name, settings in binding.uses}
             binding = replace(binding, uses=tuple(sorted({**dict(clone.uses), **merged}.items())),
-                              worktrees=binding.worktrees or clone.worktrees, hooks=clone.hooks + binding.hooks, repo=clone.repo)
+                              worktrees=binding.worktrees or clone.worktrees, hooks=clone.hooks + binding.hooks, repo=clone.repo,
+                              distrust=clone.distrust)
         bindings.append(binding)
     return tuple(sorted(bindings + list(clones.values()), key=lambda b: b.path))
 
@@ -218,8 +265,27 @@ def _named_variables(raws: Any) -> set[str]:
     return {m.group(1) or m.group(2) for raw in raws for m in re.finditer(r"\$(\w+)|\$\{(\w+)\}", str(raw))}
 
 
-def _layer_trust(needing: list[Mapping[str, Any]], environ: Mapping[str, str]) -> dict[str, str]:
-    """Why each included layer that declares local servers or hooks is not trusted with its bytes (absent: it is)."""
-    from projector.core.projects import layers_distrust
+def _layer_trust(needing: list[Mapping[str, Any]], providers: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """Why each included layer that declares local servers or hooks, or decides where a token
+    goes, is not trusted with its bytes, and what that stops (absent: it is trusted)."""
+    from projector.core.errors import display_path
+    from projector.core.projects import layer_standing
 
-    return layers_distrust([(layer["path"], layer["sha256"], layer["local"], layer["hooks"]) for layer in needing], environ)
+    standing = layer_standing([(layer["path"], layer["sha256"]) for layer in needing], environ)
+    reasons: dict[str, str] = {}
+    for layer in needing:
+        state = standing.get(layer["path"])
+        if state is None:
+            continue
+        local, hooks, remote = layer["local"], layer["hooks"], layer["remote"]
+        shown = display_path(layer["path"], locations.home(environ))
+        stopped = []
+        if local or hooks:
+            what = " and ".join(kind for kind, names in (("local servers", local), ("hooks", hooks)) if names)
+            named = [*local, *(f"hook {name}" for name in hooks)] if local and hooks else [*local, *hooks]
+            stopped.append(f"the {what} it declares or sets ({', '.join(named)}) do not run")
+        if remote:
+            sends = [f"{name}: {token_words(providers[name])} to {providers[name].get('url')}" for name in remote]
+            stopped.append(f"the providers it sends a token to are left out ({'; '.join(sends)})")
+        reasons[layer["path"]] = f"{shown} {state}, so {', and '.join(stopped)}: review it, then run `projector trust {shown}`"
+    return reasons

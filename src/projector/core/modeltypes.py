@@ -14,6 +14,7 @@ from functools import cached_property
 
 from projector.core.hooks import Hook
 from projector.core.record import Record, fields, replace
+from projector.core.tools import ToolRule, rule
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class Settings(Record):
     direnv: bool | None = None
     shared: bool | None = None  # local: the workspace's sessions share one server
     linger: float | None = None  # local, shared: seconds the server outlives its last session
+    tools: ToolRule | None = None  # the tools offered here (core.tools): replaces the provider's whole
 
     def said(self) -> tuple[str, ...]:
         return tuple(name for name in fields(self) if getattr(self, name) is not None)
@@ -86,6 +88,8 @@ class Provider(Record):
     linger: float | None = None
     listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
     timeout: float = 120.0  # remote: seconds a request through the bridge may take
+    tools: ToolRule | None = None  # the tools offered where no workspace says (core.tools); None: all
+    insecure: bool = False  # remote: its token may go over plain http:// to a host that is not this machine
 
     @property
     def local(self) -> bool:
@@ -94,7 +98,7 @@ class Provider(Record):
     def launch(self) -> Settings:
         """A local provider's own definition, as the base its bindings are laid over."""
         return Settings(enabled=self.enabled, command=self.command, args=self.args or None, cwd=self.cwd, env=self.env or None,
-                        shared=self.shared, linger=self.linger)
+                        shared=self.shared, linger=self.linger, tools=self.tools)
 
 
 class Binding(Record):
@@ -105,6 +109,7 @@ class Binding(Record):
     worktrees: bool = False  # every git worktree of the repository is bound too
     hooks: tuple[Hook, ...] = ()  # what this folder says of hooks (core.hooks)
     repo: str | None = None  # a clone of the repository binding of this name (Model.repos)
+    distrust: str | None = None  # a clone not trusted (by its folder, as a clone of that repository): why what the binding runs does not run there
 
     def settings(self, provider: str) -> Settings | None:
         return dict(self.uses).get(provider)
@@ -123,12 +128,13 @@ Repo = namedtuple("Repo", "name repo uses clones hooks", defaults=((),))
 its key in the model; ``repo`` the remote, normalised (core.repos); ``uses`` and ``hooks`` what
 it says; ``clones`` the Clones found."""
 
-Layer = namedtuple("Layer", "path sha256 included_by local hooks distrust", defaults=((), (), None))
+Layer = namedtuple("Layer", "path sha256 included_by local hooks distrust remote", defaults=((), (), None, ()))
 """One file of the model (core.layers): the files it includes come before it; the model's own
 file is last. ``path`` absolute, as the include named it; ``included_by`` (the including
 layer's index, the include's index in its list), None for the model's file; ``local`` the local
-providers and ``hooks`` the hooks it defines or gives settings to; ``distrust`` why those do not
-run (an included layer not trusted with these bytes), None: they may."""
+providers and ``hooks`` the hooks it defines or gives settings to; ``remote`` the token-carrying
+remote providers whose url or token it gives; ``distrust`` why those do not run (and those
+remote ones are left out: an included layer not trusted with these bytes), None: they may."""
 
 
 class Model(Record):
@@ -143,6 +149,7 @@ class Model(Record):
     repos: tuple[Repo, ...] = ()
     watched: tuple[str, ...] = ()  # what else the model depends on: optional includes, globs' folders, the clones' folders and configs
     variables: tuple[str, ...] = ()  # variables the includes and roots name
+    withheld: tuple[Provider, ...] = ()  # token-carrying remote providers left out: a layer that placed their url or token is not trusted
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)
@@ -173,6 +180,11 @@ class Model(Record):
         says something of it, is not trusted with its current bytes); None: nothing stops it."""
         return next((layer.distrust for layer in self.layers if layer.distrust and name in layer.hooks), None)
 
+    def left_out(self, name: str) -> str | None:
+        """Why remote provider ``name`` is left out (a layer that decides where its token goes is
+        not trusted with its current bytes); None: it is not."""
+        return next((layer.distrust for layer in self.layers if layer.distrust and name in layer.remote), None)
+
     def repo(self, name: str) -> Repo | None:
         return next((r for r in self.repos if r.name == name), None)
 
@@ -198,11 +210,46 @@ class Project(Record):
 
 # --------------------------------------------------------------------------- the model's words
 
-REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout")
+REMOTE_KEYS = ("url", "token_env", "oauth", "kbs", "default", "listen", "timeout", "insecure")
 LOCAL_KEYS = ("command", "args", "cwd", "env", "shared", "linger")
-REMOTE_SETTINGS = ("kbs", "enabled")  # what a workspace may change of a remote provider
+REMOTE_SETTINGS = ("kbs", "enabled", "tools")  # what a workspace may change of a remote provider
 MAX_BYTES = 64 * 1024 * 1024  # a model file's size: far beyond any model; a device or a runaway file is not one
 RESERVED = ("worktrees", "providers", "hooks", "repo", "remove")  # keys of a binding or project file that are not providers
+
+
+def token_words(provider: Provider | Mapping[str, Any]) -> str:
+    """A provider's token as a person reads it: ``$VAR``, or "its OAuth token"."""
+    token_env = provider.get("token_env") if isinstance(provider, Mapping) else provider.token_env
+    return f"${token_env}" if token_env else "its OAuth token"
+
+
+def loopback(host: str) -> bool:
+    """Whether ``host`` (from a URL) is this machine: localhost, 127.0.0.0/8 or ::1."""
+    import ipaddress
+
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def clear_text_host(provider: Provider | Mapping[str, Any]) -> str | None:
+    """The host a provider's token would reach over plain http:// (not this machine); None: it
+    has no token, or it is sent over TLS or only to loopback."""
+    from urllib.parse import urlsplit
+
+    get = provider.get if isinstance(provider, Mapping) else lambda key: getattr(provider, key, None)
+    url = get("url")
+    if not isinstance(url, str) or not (get("token_env") or get("oauth")) or not url.lower().startswith("http://"):
+        return None
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return None
+    return None if loopback(host) else host
 
 
 def is_folder(raw: str) -> bool:
@@ -240,6 +287,7 @@ def settings(value: Any) -> Settings:
         direnv=value.get("direnv"),
         shared=value.get("shared"),
         linger=value.get("linger"),
+        tools=rule(value.get("tools")),
     )
 
 
@@ -260,6 +308,8 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         linger=spec.get("linger"),
         listen=bool(spec.get("listen", False)),
         timeout=float(spec.get("timeout", Provider.timeout)),
+        tools=rule(spec.get("tools")),
+        insecure=bool(spec.get("insecure", False)),
     )
 
 

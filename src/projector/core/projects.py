@@ -28,6 +28,8 @@ from projector.core.reading import Unreadable, read_regular
 FILE_NAME = ".projector.yaml"
 SCHEMA = 1
 LAYER = "layer"  # a record's kind: a model layer (core.layers); records without one are project files
+CLONE = "clone"  # a record's kind: a clone found by its git remote (core.repos), by its folder and the repository it was trusted as
+OTHERS = (LAYER, CLONE)  # the kinds that are not project files
 
 
 def trust_path(environ: Mapping[str, str]) -> str:
@@ -92,27 +94,38 @@ def trust_layer(file: str, raw: bytes, environ: Mapping[str, str]) -> None:
     _update(environ, lambda records: records.__setitem__(file, {"kind": LAYER, "sha256": digest(raw)}))
 
 
-def layers_distrust(needing: list[tuple[str, str, list[str], list[str]]], environ: Mapping[str, str]) -> dict[str, str]:
-    """For each included layer (path, sha256 of its bytes, the local servers and the hooks it
-    declares or sets) not trusted with these bytes: why they do not run, and what to do."""
-    from projector.core.errors import display_path
-
+def layer_standing(layers: list[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
+    """For each included layer (path, sha256 of its bytes) not trusted with these bytes: "is not
+    trusted" or "changed since it was trusted" (absent: it is trusted)."""
     records = _records(environ)
-    reasons: dict[str, str] = {}
-    for path, sha256, local, hooks in needing:
+    states: dict[str, str] = {}
+    for path, sha256 in layers:
         record = records.get(os.path.realpath(path)) or {}
-        shown = display_path(path, locations.home(environ))
         if record.get("kind") != LAYER:
-            state = "is not trusted"
+            states[path] = "is not trusted"
         elif record.get("sha256") != sha256:
-            state = "changed since it was trusted"
-        else:
-            continue
-        what = " and ".join(kind for kind, names in (("local servers", local), ("hooks", hooks)) if names)
-        named = [*local, *(f"hook {name}" for name in hooks)] if local and hooks else [*local, *hooks]
-        reasons[path] = (f"{shown} {state}, so the {what} it declares or sets ({', '.join(named)}) do not run: "
-                         f"review it, then run `projector trust {shown}`")
-    return reasons
+            states[path] = "changed since it was trusted"
+    return states
+
+
+def trust_clone(folder: str, repo: str, environ: Mapping[str, str]) -> None:
+    """Record canonical ``folder`` as trusted as a clone of ``repo`` (normalised, core.repos): what
+    a repository binding runs (local servers, hooks, env files, direnv) may run there."""
+    _update(environ, lambda records: records.__setitem__(folder, {"kind": CLONE, "repo": repo}))
+
+
+def clone_standing(clones: Iterable[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
+    """For each clone (canonical folder, the repository a binding found it as) not trusted as a
+    clone of that repository: "is not trusted", or what it was trusted as (absent: it is)."""
+    records = _records(environ)
+    states: dict[str, str] = {}
+    for folder, repo in clones:
+        record = records.get(folder) or {}
+        if record.get("kind") != CLONE:
+            states[folder] = "is not trusted"
+        elif record.get("repo") != repo:
+            states[folder] = f"was trusted as a clone of {record.get('repo')}, not of {repo}"
+    return states
 
 
 def untrust(file: str, environ: Mapping[str, str]) -> bool:
@@ -156,7 +169,7 @@ def recorded(environ: Mapping[str, str]) -> tuple[Project, ...]:
     """Every project file the store names, as trusted, whether or not its bytes still match: what
     a sync writes entries for (an edit withdraws trust at run time, not the client entries)."""
     return tuple(_project(file, record.get("data") or {}) for file, record in sorted(_records(environ).items())
-                 if record.get("kind") != LAYER)
+                 if record.get("kind") not in OTHERS)
 
 
 def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -164,8 +177,8 @@ def withdrawn(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     that is no longer a project file at all counts as changed."""
     found = []
     for file, record in sorted(_records(environ).items()):
-        if record.get("kind") == LAYER:
-            continue  # a model layer's trust: core.model tells (Layer.distrust)
+        if record.get("kind") in OTHERS:
+            continue  # a model layer's or a clone's trust: core.model tells (Layer.distrust, Binding.distrust)
         try:
             raw = read(file)
         except Unreadable:
@@ -199,7 +212,7 @@ def around(folder: str, environ: Mapping[str, str]) -> Around:
             notices.append(f"{file} is ignored: {reason}")
         if raw is not None:
             record = records.get(file)
-            if record is None or record.get("kind") == LAYER:
+            if record is None or record.get("kind") in OTHERS:
                 notices.append(f"{file} is ignored: it is not trusted (review it, then run `projector trust {path}`)")
             elif digest(raw) != record.get("sha256"):
                 notices.append(f"{file} is ignored: it changed since it was trusted (review it, then run `projector trust {path}`)")
@@ -234,6 +247,13 @@ def checked(raw: bytes, provider_specs: Mapping[str, Any], shown: str, model_hoo
             for name in own
             if name in provider_specs
         ]
+        folded = {str(name).casefold(): str(name) for name in provider_specs}
+        problems += [
+            places.problem(("providers", name), f'"{name}" and "{folded[name.casefold()]}" of your model differ only in case, and a '
+                          "client that folds the case of server names takes them for one: rename it", key=True)
+            for name in own
+            if name not in provider_specs and name.casefold() in folded
+        ]
         problems += hook_problems(places, ("hooks",), data.get("hooks"), set(model_hooks) | defined_hooks([data.get("hooks")]))
         return problems + use_problems(places, (), data, {**provider_specs, **own}, reserved=("providers", "hooks"))
 
@@ -246,8 +266,9 @@ def hook_names(loaded: Any) -> set[str]:
 
 
 def specs(loaded: Any) -> dict[str, dict[str, Any]]:
-    """The model's providers as the specs a project file is checked against."""
+    """The model's providers as the specs a project file is checked against (those left out until
+    a layer is trusted too: a project file may not declare one again under its name)."""
     return {
         p.name: ({"command": p.command} if p.local else {"url": p.url, **({"kbs": list(p.kbs)} if p.kbs is not None else {})})
-        for p in loaded.providers
+        for p in loaded.providers + loaded.withheld
     }

@@ -16,6 +16,7 @@ import os
 from projector.core.folders import Worktree, canonical, contains, seen_from, worktree
 from projector.core.modeltypes import Binding, KbSet, Model, Project, Provider, Settings
 from projector.core.record import Record
+from projector.core.tools import ToolRule
 
 
 class Placement(Record):
@@ -135,6 +136,34 @@ def resolve(model: Model, provider: Provider, folder: str, projects: tuple[Proje
         return Scope(kbs, placed.binding, project=placed.project)
     kept = tuple(kb for kb in kbs if kb in provider.kbs)
     return Scope(kept, placed.binding, tuple(kb for kb in kbs if kb not in provider.kbs), placed.project)
+
+
+class Tools(Record):
+    """The tool rule of one provider in a folder, and where it came from."""
+
+    rule: ToolRule | None  # None: every tool
+    source: str  # "binding PATH", "project file FILE", "provider NAME" or "nothing"
+
+
+def tools(model: Model, name: str, folder: str, projects: tuple[Project, ...] = ()) -> Tools:
+    """The rule of provider ``name`` in canonical ``folder``: the workspace's (a project file's
+    over its binding's), else the provider's own definition (the trusted project file's that
+    declares it here, else the model's)."""
+    placed = place(model, projects, name, folder)
+    project = placed.project
+    said = project.settings(name) if project is not None else None
+    if said is not None and said.tools is not None:
+        return Tools(said.tools, f"project file {project.file}")
+    said = placed.binding.settings(name) if placed.binding is not None else None
+    if said is not None and said.tools is not None:
+        return Tools(said.tools, f"binding {placed.binding.path}")
+    own = project.provider(name) if project is not None else None
+    if own is not None:
+        return Tools(own.tools, f"project file {project.file}" if own.tools is not None else "nothing")
+    own = model.provider(name)
+    if own is not None and own.tools is not None:
+        return Tools(own.tools, f"provider {name}")
+    return Tools(None, "nothing")
 
 
 def union(scopes: list[Scope]) -> KbSet:

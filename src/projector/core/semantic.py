@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from projector.core import hooks as hook_rules
 from projector.core.checking import pasted_token, quoted
 from projector.core.errors import Problem, did_you_mean
-from projector.core.modeltypes import LOCAL_KEYS, REMOTE_KEYS, REMOTE_SETTINGS, RESERVED, is_folder
+from projector.core.modeltypes import LOCAL_KEYS, REMOTE_KEYS, REMOTE_SETTINGS, RESERVED, clear_text_host, is_folder, token_words
 from projector.core.scope import kbs_in_url
 from projector.core.variables import expand_folder
 
@@ -104,8 +104,13 @@ def hook_problems(places: Places, where: tuple[Any, ...], hooks: Mapping[str, An
 
 def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
+    folded: dict[str, str] = {}  # a name in lower case -> the first provider named so
     for name, provider in providers.items():
         at = ("providers", name)
+        first = folded.setdefault(str(name).casefold(), str(name))
+        if first != name:
+            problems.append(places.problem(at, f'"{first}" ({places.at(("providers", first), key=True)}) and "{name}" differ only in '
+                                           "case, and a client that folds the case of server names takes them for one: rename one", key=True))
         if name in RESERVED:
             problems.append(places.problem(at, f'"{name}" is a reserved word in bindings; give the provider another name', key=True))
         if ("url" in provider) == ("command" in provider):
@@ -113,6 +118,7 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
             continue
         kind, foreign = ("remote", LOCAL_KEYS) if "url" in provider else ("local", REMOTE_KEYS)
         problems += _url_problems(places, at, provider.get("url"))
+        problems += _clear_text_problems(places, at, provider)
         for key in (k for k in provider if k in foreign):
             problems.append(places.problem(at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
         if provider.get("oauth") and "token_env" in provider:
@@ -160,12 +166,30 @@ def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any
     return problems
 
 
+URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:")  # ${VAR}, $VAR, {env:VAR} (one client's spelling)
+
+
 def _url_problems(places: Places, at: tuple[Any, ...], url: Any) -> list[Problem]:
-    own = kbs_in_url(url) if isinstance(url, str) else None
+    if not isinstance(url, str):
+        return []
+    reference = URL_VARIABLE.search(url)
+    if reference is not None:
+        return [places.problem(at + ("url",), f"{quoted(url)} refers to a variable ({reference.group(0)}...), which clients "
+                               "copy as written or expand on their own terms (a variable would decide where the token goes): "
+                               "write the URL out, and give a token as token_env")]
+    own = kbs_in_url(url)
     if own is None:
         return []
     return [places.problem(at + ("url",), f'the URL sets "{own}" itself, but projector sets kbs for each folder: '
                            "take it out of the URL and say default: [...] (what folders under no binding see)")]
+
+
+def _clear_text_problems(places: Places, at: tuple[Any, ...], provider: Mapping[str, Any]) -> list[Problem]:
+    host = clear_text_host(provider)
+    if host is None or provider.get("insecure"):
+        return []
+    return [places.problem(at + ("url",), f"plain http:// would send {token_words(provider)} in clear to {host} (the MCP authorization spec "
+                           "allows http:// only to this machine): use https://, or say insecure: true if you accept that")]
 
 
 def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, Any], providers: Mapping[str, Any],
@@ -190,7 +214,7 @@ def use_problems(places: Places, where: tuple[Any, ...], binding: Mapping[str, A
         settings = value if isinstance(value, Mapping) else {"kbs": value}
         for key in settings:
             if (local and key == "kbs") or (not local and key not in REMOTE_SETTINGS):
-                kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs and enabled")
+                kind, allowed = ("local", "everything but kbs") if local else ("remote", "kbs, enabled and tools")
                 problems.append(places.problem(at + (key,), f'"{key}" is not a setting of {kind} provider "{provider_name}" (it takes {allowed})', key=True))
         mounted = spec.get("kbs")
         for index, kb in enumerate(settings.get("kbs") or []):

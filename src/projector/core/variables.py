@@ -70,3 +70,19 @@ def _references(values: Iterable[str]) -> list[tuple[str, str | None]]:
 
     atoms = [atom for value in wanted for atom in parse_variables(value)]
     return [(atom.name, atom.default) for atom in atoms if isinstance(atom, Variable)]
+
+
+# Variables that change which program runs, or what runs inside it (a library preloaded, a module
+# path, interpreter options), whatever the command says: `projector trust` marks them.
+CHANGES_WHAT_RUNS = frozenset({
+    "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE",
+    "NODE_OPTIONS", "NODE_PATH", "PERL5LIB", "PERL5OPT", "PERLLIB", "RUBYOPT", "RUBYLIB", "GEM_PATH", "GEM_HOME",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "BASH_ENV", "ENV", "ZDOTDIR", "SHELLOPTS",
+    "GIT_EXEC_PATH", "GIT_SSH_COMMAND", "GIT_CONFIG_GLOBAL", "LUA_PATH", "LUA_CPATH", "GOFLAGS", "NPM_CONFIG_PREFIX",
+})
+CHANGES_WHAT_RUNS_PREFIXES = ("DYLD_", "LD_")  # macOS's dynamic loader, and the rest of glibc's
+
+
+def changes_what_runs(name: str) -> bool:
+    """Whether setting variable ``name`` can change what a command runs (``CHANGES_WHAT_RUNS``)."""
+    return name in CHANGES_WHAT_RUNS or name.startswith(CHANGES_WHAT_RUNS_PREFIXES)

@@ -35,7 +35,7 @@ from projector.core.folders import contains
 USAGE = "usage: projector dispatch [--config FILE] [--state DIR] [--block exit-2|json] EVENT"
 BLOCKS = ("exit-2", "json")
 OUTPUT_LIMIT = 1 << 20  # bytes kept of a hook's stdout and of its stderr
-TABLE_SCHEMA = 2  # 2: the files the model includes, with their stats
+TABLE_SCHEMA = 3  # 2: the files the model includes, with their stats; 3: a clone not trusted keeps only the hooks it turns off
 PROJECT_FILE_LIMIT = 256 * 1024  # core.projects.MAX_BYTES
 
 TYPE_CHECKING = False  # typing costs more than the whole no-hook path

@@ -13,6 +13,7 @@ import os
 from projector.core.modeltypes import Env, Model, Project, Settings
 from projector.core.record import Record
 from projector.core.scope import Placement, place
+from projector.core.tools import ToolRule
 
 DEFAULTS = Settings(enabled=True, args=(), cwd=".", env=(), env_files=(), direnv=False, shared=False, linger=30.0)  # cwd: the workspace root
 
@@ -33,7 +34,8 @@ class Launch(Record):
     sources: tuple[tuple[str, str], ...]  # (setting, where it came from), for `explain`
     shared: bool = False  # one server for the workspace's sessions (runtime/host) instead of one per session
     linger: float = 30.0  # seconds a shared server outlives its last session
-    blocked: str | None = None  # why it must not run: a layer of the model that says something of it is not trusted
+    blocked: str | None = None  # why it must not run: a layer of the model that says something of it, or the clone it runs in, is not trusted
+    tools: ToolRule | None = None  # the tools offered here (core.tools); None: every tool
 
     @property
     def env_values(self) -> tuple[str, ...]:
@@ -92,5 +94,6 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         sources=tuple(sorted(sources.items())),
         shared=bool(settings.shared),
         linger=float(settings.linger),
-        blocked=model.blocked(name),
+        blocked=model.blocked(name) or (placed.binding.distrust if placed.binding is not None else None),
+        tools=settings.tools,
     )

@@ -135,3 +135,12 @@ def test_a_plain_json_file_nested_too_deep_is_still_named_where():
     with pytest.raises(DocumentError, match=r"x:1:\d+:"):
         parse("json", text, "x")
     assert parse("json", '{"a": ' + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "}", "x").value["a"]
+
+
+@pytest.mark.parametrize("text", ['{\n  "mcpServers": {\n    \n  }\n}', '{"mcpServers": { }}\n', '{\n  "mcpServers": {\n\n  }\n}\n'])
+def test_white_space_inside_an_empty_servers_object_comes_back(text):
+    """Cline left such a file (Forwall100/dotfiles): the object's own white space is kept after
+    projector's entry, so removing the entry gives back every byte."""
+    added = parse("json", text, "f").edited(KEY, {"a": {"command": "x"}, "b": {"url": "https://h"}})
+    assert parse("json", added, "f").servers(KEY) == {"a": {"command": "x"}, "b": {"url": "https://h"}}
+    assert parse("json", added, "f").edited(KEY, {"a": None, "b": None}) == text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from projector.compile.documents import parse
+from projector.compile.documents.toml import tomlkit_table, written_table
 from projector.core.errors import DocumentError
 
 KEY = ("mcp_servers",)
@@ -106,8 +107,6 @@ def _every_character_kind() -> list[str]:
 
 def test_tables_are_spelled_as_tomlkit_spells_them():
     """What a sync writes into a TOML file does not depend on whether tomlkit wrote it."""
-    from projector.compile.documents.toml import _tomlkit_table, written_table
-
     texts = _every_character_kind()
     values = [
         {"command": "/usr/local/bin/projector", "args": ["mcp", "--provider", "docs"], "env_vars": ["DOCS_TOKEN"]},
@@ -123,8 +122,19 @@ def test_tables_are_spelled_as_tomlkit_spells_them():
     for key, name, value in cases:
         mine = written_table(key, name, value)
         if mine is not None:
-            assert mine == _tomlkit_table(key, name, value), (key, name, value)
+            assert mine == tomlkit_table(key, name, value), (key, name, value)
             written += 1
     assert written == len(cases) - 4, "only the value with an empty key, under each of the four names, is left to tomlkit"
     for unwritten in ({"x": 1.5}, {"t": [{"a": 1}]}, {"": 1}, {"x": None}):
         assert written_table(("s",), "n", unwritten) is None
+
+
+def test_a_value_the_spelling_does_not_know_is_written_by_tomlkit():
+    """A float, or a list of tables, is none of written_table's: tomlkit writes that table, and
+    the entry reads back as given."""
+    import tomllib
+
+    entry = {"command": "/p", "startup_timeout_sec": 1.5, "tools": [{"name": "a"}]}
+    added = edit('model = "o3"\n', {"d": entry})
+    assert added == 'model = "o3"\n\n' + tomlkit_table(KEY, "d", entry)
+    assert tomllib.loads(added)["mcp_servers"]["d"] == entry

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from projector.runtime.bridge.response import Response, final_head_in
+from projector.runtime.bridge.response import INTERIM_LIMIT, Heads, ProviderFault, Response, final_head_in
 
 JSON = b'{"jsonrpc":"2.0","id":1,"result":{}}'
 
@@ -194,4 +194,23 @@ def test_interim_answers_are_skipped_to_the_final_one():
     (b"garbage\r\n\r\n", True),  # whole enough for http.client to refuse
 ])
 def test_a_whole_final_head_is_recognised_before_it_is_parsed(data, whole):
-    assert final_head_in(data) is whole
+    """In one read (the usual, recognised at once, or through Heads), or a byte at a time."""
+    assert (final_head_in(data) or Heads().add(data)) is whole
+    heads = Heads()
+    assert [heads.add(data[at : at + 1]) for at in range(len(data))][-1] is whole
+
+
+def test_interim_heads_are_dropped_as_they_come_and_bounded():
+    """A provider that sends 103 Early Hints without end: each is dropped once whole (the bytes
+    kept are the current head's), and past INTERIM_LIMIT of them the answer is refused."""
+    hint = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+    heads = Heads()
+    assert not heads.add(hint * INTERIM_LIMIT + hint[:30])
+    assert bytes(heads.data) == hint[:30]
+    assert not heads.add(hint[30:-1])
+    with pytest.raises(ProviderFault, match="more than 16 interim"):
+        heads.add(hint[-1:])
+    response = Response(socket.socket(), method="POST", ahead=hint * (INTERIM_LIMIT + 1) + b"HTTP/1.1 200 OK\r\n\r\n")
+    with pytest.raises(ProviderFault, match="interim"):  # the same bound where the head is read blocking (the DELETE)
+        response.begin()
+    response.reader.sock.close()

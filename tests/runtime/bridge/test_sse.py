@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from projector.runtime.bridge.sse import Decoder
+from projector.runtime.bridge.sse import Decoder, TooLarge
 
 CASES = {
     # name: (stream, [(type, data)...], last id, retry)
@@ -50,3 +50,49 @@ def test_a_long_line_in_many_chunks_is_joined_once():
     chunks = [b"data: "] + [payload[i : i + 65536] for i in range(0, len(payload), 65536)] + [b"\n\n"]
     events, _, _ = decoded(b"", chunks)
     assert events == [("message", payload.decode())]
+
+
+@pytest.mark.parametrize("cut", [1, 7, 65536])
+def test_an_event_of_the_limit_passes_and_one_byte_more_is_refused(cut):
+    """The limit is the event's data (the lines joined with LF), whether it comes as one line
+    or many, whole or cut anywhere; a line may hold it after its field name. (Here 1 KiB; the
+    bridge's own, 256 MiB, is tested against a provider in test_hostile_provider.)"""
+
+    def feed(stream: bytes) -> list[str]:
+        decoder = Decoder(limit=1024)
+        return [e.data for at in range(0, len(stream), cut) for e in decoder.feed(stream[at : at + cut])]
+
+    assert feed(b"data: " + b"x" * 1024 + b"\n\n") == ["x" * 1024]
+    assert feed(b"data: " + b"x" * 511 + b"\ndata: " + b"y" * 512 + b"\n\n") == ["x" * 511 + "\n" + "y" * 512]
+    with pytest.raises(TooLarge, match="an event larger than|a line longer than"):  # whichever it sees first
+        feed(b"data: " + b"x" * 1025 + b"\n\n")
+    with pytest.raises(TooLarge, match="an event larger than"):
+        feed(b"data: " + b"x" * 512 + b"\ndata: " + b"y" * 512 + b"\n\n")
+    with pytest.raises(TooLarge):  # a line without its end, whatever it holds
+        feed(b": " + b"c" * 4096)
+
+
+def test_many_empty_data_lines_take_memory_as_their_bytes_do():
+    """`data` lines without a value count one LF each toward the limit: kept as list entries
+    (8 bytes each for 5 on the wire) they took several times the limit before it was reached."""
+    import tracemalloc
+
+    limit = 256 << 10
+    decoder = Decoder(limit=limit)
+    stream = b"data\n" * 2048
+    tracemalloc.start()
+    try:
+        with pytest.raises(TooLarge, match="an event larger than"):
+            for _ in range(2 * limit // 2048):
+                decoder.feed(stream)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * limit, peak
+
+
+def test_an_event_of_many_lines_is_joined_whole():
+    lines = [f"line {n}" for n in range(5000)]
+    stream = "".join(f"data: {line}\n" for line in lines).encode() + b"\n"
+    assert decoded(stream, [stream]) == ([("message", "\n".join(lines))], "", None)
+    assert decoded(stream, [stream[at : at + 777] for at in range(0, len(stream), 777)])[0] == [("message", "\n".join(lines))]

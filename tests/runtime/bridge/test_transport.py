@@ -19,9 +19,11 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
 class ConnectProxy:
-    """A CONNECT-only HTTP proxy: records each tunnel asked for, then copies bytes both ways."""
+    """A CONNECT-only HTTP proxy: records each tunnel asked for, then copies bytes both ways
+    (``refusal``: answers each CONNECT with this status line instead)."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusal: str | None = None) -> None:
+        self.refusal = refusal
         self.tunnels: list[tuple[str, str | None]] = []  # (host:port, Proxy-Authorization)
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -46,8 +48,8 @@ class ConnectProxy:
         method, target, _ = lines[0].split(" ", 2)
         authorization = next((line.split(":", 1)[1].strip() for line in lines[1:] if line.lower().startswith("proxy-authorization:")), None)
         self.tunnels.append((target, authorization))
-        if method != "CONNECT":
-            client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+        if method != "CONNECT" or self.refusal:
+            client.sendall(f"HTTP/1.1 {self.refusal or '405 Method Not Allowed'}\r\nContent-Length: 0\r\n\r\n".encode())
             return client.close()
         host, port = target.rsplit(":", 1)
         upstream = socket.create_connection((host, int(port)))

@@ -200,6 +200,31 @@ def test_server_discover_is_answered_here_so_clients_initialize():
     assert to == 1 and answer["error"]["code"] == -32601
 
 
+def test_each_session_is_filtered_by_its_own_tool_rule_and_a_hidden_call_never_reaches_the_server():
+    from projector.core.tools import ToolRule
+
+    mux = Mux()
+    mux.attach(1, ToolRule(allow=("read_*",)))
+    mux.attach(2, ToolRule(deny=("read_secret",)))
+    mux.attach(3)
+    [(_, first)] = mux.from_session(1, request(0, "initialize", protocolVersion="2025-06-18"))
+    mux.from_server(reply(first["id"], AGREED))
+    for session in (2, 3):
+        mux.from_session(session, request(0, "initialize", protocolVersion="2025-06-18"))
+    tools = {"tools": [{"name": n} for n in ("read_a", "read_secret", "write_b")], "nextCursor": "c2"}
+    listed = {}
+    for session in (1, 2, 3):
+        [(_, asked)] = mux.from_session(session, request(9, "tools/list"))
+        [(to, answer)] = mux.from_server(reply(asked["id"], tools))
+        listed[to] = ([t["name"] for t in answer["result"]["tools"]], answer["result"]["nextCursor"])
+    assert listed == {1: (["read_a", "read_secret"], "c2"), 2: (["read_a", "write_b"], "c2"),
+                      3: (["read_a", "read_secret", "write_b"], "c2")}
+    assert mux.from_session(1, request(10, "tools/call", name="write_b")) == [
+        (1, {"jsonrpc": "2.0", "id": 10, "error": {"code": -32602, "message": "Unknown tool: write_b"}})]
+    [(to, sent)] = mux.from_session(3, request(10, "tools/call", name="write_b"))
+    assert to == SERVER and sent["params"]["name"] == "write_b"
+
+
 def test_a_server_serves_the_version_it_agreed_or_a_newer_ask_never_an_older_one():
     fresh = Mux()
     assert fresh.serves("2024-11-05") and fresh.version() is None  # nobody asked yet: anything goes

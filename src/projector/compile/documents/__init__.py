@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from projector.compile.documents.base import Edits, splice
 from projector.compile.documents.jsonc import JsonDocument
+from projector.compile.documents.namedlist import NamedLists
 from projector.compile.documents.toml import TomlDocument
 from projector.compile.documents.yaml import YamlDocument
 from projector.core.errors import DocumentError, Problem
@@ -43,10 +44,11 @@ STRICTNESS = {"json": "json", "json-comments": "comments"}
 
 def parse(format: str, text: str, source: str) -> Document:
     """Parse ``text`` (shown as ``source`` in errors); raises DocumentError with line and column.
+    A servers key that ends in ``[FIELD]`` reads and edits a list of named tables (namedlist.py).
     Each format names the place where a file nests too deeply for it; a parser that gives up on
     depth without saying where still makes this file's error, never a crash of the sync."""
     try:
-        return FORMATS[format](text, source=source, strict=STRICTNESS.get(format, ""))
+        return NamedLists(FORMATS[format](text, source=source, strict=STRICTNESS.get(format, "")))
     except RecursionError:
         raise DocumentError(Problem(source, None, None, "nested too deeply for projector to read; left untouched")) from None
 

@@ -78,6 +78,23 @@ def servers_at(value: Any, key: tuple[str, ...], source: str, kind: str) -> dict
     return node
 
 
+def array_at(value: Any, key: tuple[str, ...], source: str, null_is_absent: bool = False) -> list[Any] | None:
+    """The list at ``key`` in a parsed document; None when ``key`` is absent (or, where the
+    format writes ``key:`` alone for nothing, null); DocumentError when something else is there."""
+    from projector.core.errors import DocumentError, Problem
+
+    node = value
+    for step in key:
+        if not isinstance(node, dict) or step not in node:
+            return None
+        node = node[step]
+    if node is None and null_is_absent:
+        return None
+    if not isinstance(node, list):
+        raise DocumentError(Problem(source, None, None, f'"{".".join(key)}" is not a list; fix it by hand'))
+    return node
+
+
 def expected_servers(before: Mapping[str, Any] | None, edits: Edits) -> dict[str, Any]:
     result = dict(before or {})
     for name, value in edits.items():

@@ -16,6 +16,7 @@ from typing import Any
 
 from projector.compile.documents.base import (
     MAX_DEPTH,
+    array_at,
     Edits,
     Splice,
     check_edit,
@@ -148,14 +149,7 @@ class JsonDocument:
 
     def array(self, key: tuple[str, ...]) -> list[Any] | None:
         """The array at ``key``; None when absent; DocumentError when something else is there."""
-        node: Any = self.value
-        for step in key:
-            if not isinstance(node, dict) or step not in node:
-                return None
-            node = node[step]
-        if not isinstance(node, list):
-            raise DocumentError(Problem(self.source, None, None, f'"{".".join(key)}" is not a list; fix it by hand'))
-        return node
+        return array_at(self.value, key, self.source)
 
     def with_element(self, key: tuple[str, ...], index: int | None, value: Any) -> JsonDocument:
         """The document with element ``index`` of the array at ``key`` replaced by ``value``, or
@@ -207,7 +201,12 @@ class JsonDocument:
         pairs = _items(container)
         comments = [c for c in children if c.type == "comment"]
         if len(pairs) == 1 and not comments:  # the container becomes empty: {} or []
-            return self._apply([Splice(children[0].end_byte, children[-1].start_byte, b"")])
+            opening, closing = children[0], children[-1]
+            own = (self._style.newline + indentation_at(self._bytes, opening.start_byte).decode()).encode()
+            rest = self._bytes[children[-2].end_byte : closing.start_byte]  # after the member (and a trailing comma)
+            if rest != own and not rest.strip():  # white space the file had before the member came: it stays
+                return self._apply([Splice(opening.end_byte, children[-2].end_byte, b"")])
+            return self._apply([Splice(opening.end_byte, closing.start_byte, b"")])
         after = children[index + 1]
         if after.type == ",":  # a separator (or a trailing comma) follows: take it along
             return self._apply([Splice(children[index - 1].end_byte, after.end_byte, b"")])
@@ -267,10 +266,15 @@ class JsonDocument:
                 return [Splice(children[-2].end_byte, children[-2].end_byte, f" {body},".encode())]
             if pairs:
                 return [Splice(pairs[-1].end_byte, pairs[-1].end_byte, f"{separator}{body}".encode())]
+            if only_space_between(self._bytes, opening.end_byte, closing.start_byte):  # "{ }": its space stays after the members
+                return [Splice(opening.end_byte, opening.end_byte, body.encode())]
             return [Splice(opening.end_byte, closing.start_byte, body.encode())]
         nl = style.newline
         body = ("," + nl + indent).join(rendered) + ("," if trailing else "")
         if len(children) == 2 and only_space_between(self._bytes, opening.end_byte, closing.start_byte):
+            inside = self._bytes[opening.end_byte : closing.start_byte]
+            if inside and inside != f"{nl}{outer}".encode():  # "{\n    \n  }": kept after the members, so a removal gives it back
+                return [Splice(opening.end_byte, opening.end_byte, f"{nl}{indent}{body}".encode())]
             return [Splice(opening.end_byte, closing.start_byte, f"{nl}{indent}{body}{nl}{outer}".encode())]
         at = children[-2].end_byte  # after the last member, comma or comment
         comma = "" if trailing or not pairs else ","

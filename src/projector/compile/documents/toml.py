@@ -18,6 +18,7 @@ from typing import Any
 
 from projector.compile.documents.base import (
     Edits,
+    array_at,
     Splice,
     check_edit,
     deepest,
@@ -125,7 +126,7 @@ class TomlDocument:
 
     def _table(self, key: tuple[str, ...], name: str, value: dict[str, Any]) -> bytes:
         text = written_table(key, name, value)
-        return (text if text is not None else _tomlkit_table(key, name, value)).replace("\n", self._newline).encode("utf-8")
+        return (text if text is not None else tomlkit_table(key, name, value)).replace("\n", self._newline).encode("utf-8")
     def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
         """New tables go after the last table of ``key`` (or at the end), after one blank line."""
         blocks = b"".join(self._newline.encode() + self._table(key, n, v) for n, v in values.items())
@@ -162,6 +163,66 @@ class TomlDocument:
             else:
                 blocks.append((piece.start, piece.end, piece.is_table))
         return blocks
+
+    # ------------------------------------------------------------------ arrays of tables (namedlist.py)
+
+    def array(self, key: tuple[str, ...]) -> list[Any] | None:
+        """The array at ``key``; None when absent; DocumentError when something else is there."""
+        return array_at(self.value, key, self.source)
+
+    def with_element(self, key: tuple[str, ...], index: int | None, value: dict[str, Any]) -> TomlDocument:
+        """The document with table ``index`` of the array of tables at ``key`` replaced by
+        ``value``, or ``value`` added as a ``[[key]]`` table after the last one (``index`` None),
+        set off by one blank line, so that removing it gives back exactly the bytes there were."""
+        self._refuse_inline_array(key)
+        table = self._array_table(key, value)
+        elements = self._elements(key)
+        if index is None:
+            if not elements:
+                return self._reparsed(self._apply([self._insertion_of(table, len(self._bytes))]))
+            return self._reparsed(self._apply([self._insertion_of(table, elements[-1][-1].end)]))
+        first, *rest = elements[index]
+        return self._reparsed(self._apply([Splice(first.start, first.end, table), *self._removals(rest)]))
+
+    def without_element(self, key: tuple[str, ...], index: int) -> TomlDocument:
+        return self._reparsed(self._apply(self._removals(self._elements(key)[index])))
+
+    def _elements(self, key: tuple[str, ...]) -> list[list[_Piece]]:
+        """Each ``[[key]]`` table's pieces: its own, then the sub-tables (``[key.env]``) under it."""
+        want, elements = list(key), []
+        for node in self._tree.root_node.children:
+            if node.type not in ("table", "table_array_element"):
+                continue
+            header = _key_path(node.children[1])
+            piece = _Piece(line_start(self._bytes, node.start_byte), self._own_end(node), True)
+            if node.type == "table_array_element" and header == want:
+                elements.append([piece])
+            elif elements and header[: len(want)] == want and len(header) > len(want):
+                elements[-1].append(piece)
+        return elements
+
+    def _refuse_inline_array(self, key: tuple[str, ...]) -> None:
+        """``key = [...]`` written inline cannot take a table: the file is left as it is."""
+        for node in self._tree.root_node.children:
+            if node.type == "pair" and _key_path(node.children[0]) == list(key):
+                name = ".".join(key)
+                empty = node.children[-1].type == "array" and not node.children[-1].named_children
+                fix = f"delete this line ({name} = [] holds no servers)" if empty else f"write its entries as [[{name}]] tables"
+                raise DocumentError(Problem(self.source, node.start_point.row + 1, node.start_point.column + 1,
+                                            f"{name} is an inline array, which cannot take a [[{name}]] table: {fix}, then sync again"))
+
+    def _array_table(self, key: tuple[str, ...], value: dict[str, Any]) -> bytes:
+        text = written_table(key[:-1], key[-1], value, array=True)
+        return (text if text is not None else tomlkit_table(key[:-1], key[-1], value, array=True)).replace("\n", self._newline).encode("utf-8")
+
+    def _insertion_of(self, block: bytes, at: int) -> Splice:
+        """``block`` (whole lines) at ``at``, after one blank line."""
+        nl = self._newline.encode()
+        if at == len(self._bytes) and self._bytes and not self._bytes.endswith(b"\n"):
+            return Splice(at, at, nl + nl + block.rstrip(b"\r\n"))  # keep the file's habit of no final newline
+        if at == len(self._bytes) and not self._bytes.strip():
+            return Splice(at, at, block)  # nothing to set off from
+        return Splice(at, at, nl + block)
 
     # ------------------------------------------------------------------ finding entries
 
@@ -214,12 +275,13 @@ def _key_path(node: Any) -> list[str]:
     return [node.text.decode("utf-8")]
 
 
-def written_table(key: tuple[str, ...], name: str, value: dict[str, Any]) -> str | None:
-    """``[key.name]`` and its fields, spelled exactly as tomlkit spells them (strings, whole
-    numbers, booleans, lists and nested tables as inline tables: what entries hold), without
-    importing it; None for anything else, which tomlkit writes."""
+def written_table(key: tuple[str, ...], name: str, value: dict[str, Any], array: bool = False) -> str | None:
+    """``[key.name]`` (``[[key.name]]``: one table of an array) and its fields, spelled exactly
+    as tomlkit spells them (strings, whole numbers, booleans, lists and nested tables as inline
+    tables: what entries hold), without importing it; None for anything else, which tomlkit writes."""
+    opening, closing = ("[[", "]]") if array else ("[", "]")
     try:
-        lines = [f"[{'.'.join(_key(step) for step in (*key, name))}]\n"]
+        lines = [f"{opening}{'.'.join(_key(step) for step in (*key, name))}{closing}\n"]
         lines += [f"{_key(field)} = {_value(item)}\n" for field, item in value.items()]
     except _Unwritten:
         return None
@@ -259,12 +321,15 @@ def _value(value: Any) -> str:
     raise _Unwritten
 
 
-def _tomlkit_table(key: tuple[str, ...], name: str, value: dict[str, Any]) -> str:
+def tomlkit_table(key: tuple[str, ...], name: str, value: dict[str, Any], array: bool = False) -> str:
     import tomlkit
 
-    table = tomlkit.table()
+    table: Any = tomlkit.table()
     for field, item in value.items():
         table[field] = _inline(item)
+    if array:
+        table = tomlkit.aot()
+        table.append({field: _inline(item) for field, item in value.items()})
     document = tomlkit.document()
     parent: Any = document
     for step in key:  # [a.b.name] with no [a] or [a.b] header of its own

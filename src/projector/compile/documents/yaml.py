@@ -18,7 +18,18 @@ import re
 from functools import cache
 from typing import Any
 
-from projector.compile.documents.base import MAX_DEPTH, TOO_DEEP, Edits, Splice, check_edit, line_start, newline_of, servers_at, splice
+from projector.compile.documents.base import (
+    MAX_DEPTH,
+    TOO_DEEP,
+    Edits,
+    Splice,
+    array_at,
+    check_edit,
+    line_start,
+    newline_of,
+    servers_at,
+    splice,
+)
 from projector.core.errors import DocumentError, Problem
 
 
@@ -131,23 +142,28 @@ class YamlDocument:
             splices.append(Splice(colon.end_byte, colon.end_byte, b" {}"))
         return splices
 
-    def _creation(self, key: tuple[str, ...], values: dict[str, Any]) -> list[Splice]:
-        """The servers key is absent (or holds an inline ``{}``): write it, holding ``values``."""
+    def _creation(self, key: tuple[str, ...], values: dict[str, Any] | list[Any]) -> list[Splice]:
+        """The servers key is absent (or holds an inline ``{}``, or ``[]`` for a list): write it,
+        holding ``values``."""
         depth = 0
         while depth < len(key) and self._mapping_at(key[: depth + 1]) is not None:
             depth += 1
         parent = self._mapping_at(key[:depth]) if depth else self._root
         pair = _pair(parent, key[depth]) if parent is not None else None
-        nested: Any = dict(values)
+        nested: Any = values if isinstance(values, list) else dict(values)
         for step in reversed(key[depth + 1 :]):
             nested = {step: nested}
-        if pair is not None:  # key: {} (an empty inline mapping): the entries replace it
+        if pair is not None:  # key: {} (an empty inline mapping) or key: []: the entries replace it
             value = pair.child_by_field_name("value")
-            if value is None or value.text.strip() != b"{}":
+            if value is None or value.text.strip() != (b"[]" if isinstance(nested, list) else b"{}"):
                 raise DocumentError(Problem(self.source, pair.start_point.row + 1, pair.start_point.column + 1,
                                             f'"{key[depth]}" is written inline; write it as a block (one entry a line) so projector can edit it'))
             colon = next(c for c in pair.children if c.type == ":")
-            block = self._block(nested, pair.start_point.column + self._unit)
+            if isinstance(nested, list):
+                dash = pair.start_point.column + self._sequence_indent
+                block = b"".join(self._item_block(item, dash) for item in nested)
+            else:
+                block = self._block(nested, pair.start_point.column + self._unit)
             return [Splice(colon.end_byte, value.end_byte, self._newline.encode() + block.rstrip(b"\r\n"))]
         block = self._block({key[depth]: nested}, _pairs(parent)[0].start_point.column if parent is not None else 0)
         if parent is None:  # an empty file, or comments only
@@ -187,6 +203,55 @@ class YamlDocument:
             node = _mapping_of(value) if value is not None else None
         return node
 
+    # ------------------------------------------------------------------ lists of named tables (namedlist.py)
+
+    def array(self, key: tuple[str, ...]) -> list[Any] | None:
+        """The list at ``key``; None when absent (or empty: ``key:`` alone); DocumentError when
+        something else is there."""
+        return array_at(self.value, key, self.source, null_is_absent=True)
+
+    def with_element(self, key: tuple[str, ...], index: int | None, value: Any) -> YamlDocument:
+        """The document with item ``index`` of the list at ``key`` replaced by ``value``, or
+        ``value`` added after its last item (``index`` None; the list is made when absent)."""
+        pair, sequence = self._sequence_at(key)
+        if sequence is None:
+            return self._reparsed(self._apply(self._creation(key, [value])))
+        items = _items(sequence)
+        dash = items[0].start_point.column
+        block = self._item_block(value, dash)
+        if index is None:
+            return self._reparsed(self._apply([self._after(_content_end(items[-1]), block)]))
+        item = items[index]
+        start, end = line_start(self._bytes, item.start_byte), self._line_end(_content_end(item))
+        return self._reparsed(self._apply([Splice(start, end, block if self._bytes[end - 1 : end] == b"\n" else block.rstrip(b"\r\n"))]))
+
+    def without_element(self, key: tuple[str, ...], index: int) -> YamlDocument:
+        pair, sequence = self._sequence_at(key)
+        items = _items(sequence)
+        if len(items) == 1:  # nothing left: an empty list, not a null
+            colon = next(c for c in pair.children if c.type == ":")
+            return self._reparsed(self._apply([Splice(colon.end_byte, _content_end(items[0]), b" []")]))
+        return self._reparsed(self._apply([self._removal(items[index])]))
+
+    def _sequence_at(self, key: tuple[str, ...]) -> tuple[Any, Any]:
+        """The pair of ``key`` and the block sequence it holds (None: absent, or not a block)."""
+        parent = self._mapping_at(key[:-1])
+        pair = _pair(parent, key[-1]) if parent is not None else None
+        value = pair.child_by_field_name("value") if pair is not None else None
+        inner = next((c for c in value.named_children if c.type != "comment"), None) if value is not None else None
+        return pair, inner if value is not None and value.type == "block_node" and inner is not None and inner.type == "block_sequence" else None
+
+    def _item_block(self, value: dict[str, Any], dash: int) -> bytes:
+        nl = self._newline
+        return "".join(line + nl for line in self._item_lines(value, dash)).encode("utf-8")
+
+    def _item_lines(self, value: Any, dash: int) -> list[str]:
+        """A sequence item whose dash is at column ``dash``: a mapping's keys line up after "- "."""
+        if not isinstance(value, dict) or not value:
+            return [" " * dash + "- " + _scalar(value)]
+        lines = [line for k, v in value.items() for line in self._lines(k, v, dash + 2)]
+        return [" " * dash + "- " + lines[0][dash + 2 :]] + lines[1:]
+
     # ------------------------------------------------------------------ rendering
 
     def _style(self) -> tuple[int, int]:
@@ -223,7 +288,7 @@ class YamlDocument:
         if isinstance(value, dict) and value:
             return [head] + [line for k, v in value.items() for line in self._lines(k, v, indent + self._unit)]
         if isinstance(value, list) and value:
-            return [head] + [" " * (indent + self._sequence_indent) + "- " + _scalar(item) for item in value]
+            return [head] + [line for item in value for line in self._item_lines(item, indent + self._sequence_indent)]
         return [f"{head} {_scalar(value)}"]
 
 
@@ -274,6 +339,10 @@ def _mapping_of(node: Any) -> Any:
     while node is not None and node.type in ("document", "block_node"):
         node = next((c for c in node.named_children if c.type != "comment"), None)
     return node if node is not None and node.type == "block_mapping" else None
+
+
+def _items(sequence: Any) -> list[Any]:
+    return [c for c in sequence.children if c.type == "block_sequence_item"]
 
 
 def _pairs(mapping: Any) -> list[Any]:

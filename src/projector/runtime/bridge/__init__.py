@@ -23,7 +23,7 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
-USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--state DIR] [--log-file FILE] [--check]"
+USAGE = "usage: projector mcp --provider NAME [--no-kb] [--config FILE] [--state DIR] [--log-file FILE] [--check] [--show-hidden]"
 
 
 class Options(Record):
@@ -35,6 +35,7 @@ class Options(Record):
     state: str | None = None  # projector's state folder (the trust store), for clients that clear XDG_STATE_HOME
     log_file: str | None = None  # also log to this file
     check: bool = False  # find the model and the provider as a session would, say where, start nothing (doctor)
+    show_hidden: bool = False  # tools/list keeps the tools the folder's rule hides, marked (`projector tools --all`)
 
 
 def parse(argv: list[str]) -> Options:
@@ -46,7 +47,7 @@ def parse(argv: list[str]) -> Options:
     while rest:
         flag = rest.pop(0)
         name, _, inline = flag.partition("=")
-        if flag in ("--no-kb", "--check"):
+        if flag in ("--no-kb", "--check", "--show-hidden"):
             values[flag[2:].replace("-", "_")] = True
         elif name in names and (inline or rest):
             values[names[name]] = inline or rest.pop(0)
@@ -165,18 +166,23 @@ def _locate(options: Options, log: Any) -> Where:
     for notice in here.notices:
         log(notice)
     provider = loaded.provider(options.provider)
+    if provider is None and (withheld := loaded.left_out(options.provider)):
+        raise SystemExit(f"provider {options.provider} is left out: {withheld}")
     if provider is None and not projects.declares_anywhere(options.provider, environ):
         raise SystemExit(f'no provider "{options.provider}" in {display_path(loaded.source)}; run `projector sync`')
     return Where(loaded, provider, folder, here.trusted)
 
 
-def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, log: Any) -> Any:
-    """The session, once stdout is claimed for it and the loop made (see bridge.session.Session)."""
+def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, log: Any, tools: Any = None,
+             show_hidden: bool = False) -> Any:
+    """The session, once stdout is claimed for it and the loop made (see bridge.session.Session);
+    ``tools``: the folder's tool rule (core.tools)."""
     from functools import partial
 
     from projector.runtime.bridge.session import Session
 
-    return partial(Session, kbs=kbs, upstream_for=upstream_for, roots_scope=roots_scope, instructions=instructions, log=log)
+    return partial(Session, kbs=kbs, upstream_for=upstream_for, roots_scope=roots_scope, instructions=instructions, log=log,
+                   tools=tools, show_hidden=show_hidden)
 
 
 def _no_tools(why: str, log: Any) -> Any:
@@ -214,8 +220,31 @@ def _local(options: Options, where: Where, log: Any) -> Any:
             attach.serve(plan, where.folder, program, built.environ, built.names)  # hands the session over
         except address.Unavailable as why:
             log(f"{plan.provider} runs unshared in this session: {why}")
+    if plan.tools is not None and program is not None:
+        return _child(plan, program, built.environ, options, log)  # the bridge must see the messages to filter them
     _exec(plan, program, built.environ, log)
     raise AssertionError("unreachable")  # _exec replaces the process or exits
+
+
+def _child(plan: Any, program: str, environ: dict[str, str], options: Options, log: Any) -> Any:
+    """A session under a tool rule: the server runs as the bridge's child, its messages filtered
+    by the session (bridge.child)."""
+    try:
+        os.chdir(plan.cwd)
+    except OSError as exc:
+        log(f"cannot start {plan.provider}: its folder {plan.cwd} is not usable ({exc.strerror})")
+        os._exit(1)
+
+    def upstream_for(_kbs: Any, loop: Any, deliver: Any) -> Any:
+        from projector.runtime.bridge.child import Child
+
+        try:
+            return Child(loop, program, [plan.command, *plan.args], plan.cwd, environ, log, deliver)
+        except OSError as exc:
+            log(f"cannot start {plan.provider}: {exc.strerror} ({plan.command})")
+            os._exit(126)
+
+    return _session(None, upstream_for, None, "", log, plan.tools, options.show_hidden)
 
 
 def _exec(plan: Any, program: str | None, environ: dict[str, str], log: Any) -> None:
@@ -301,4 +330,5 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
     else:
         instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
     unbound = not here.bound and not options.no_kb
-    return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log)
+    rule = scope.tools(loaded, provider.name, folder, where.projects).rule
+    return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log, rule, options.show_hidden)

@@ -54,9 +54,22 @@ http_client = _http_client()
 MAX_LINE = 65536  # http.client's _MAXLINE
 MAX_LINES = 100  # http.client's _MAXHEADERS
 HEAD_LIMIT = (MAX_LINES + 1) * (MAX_LINE + 1)  # bytes of a head more than http.client would take
+# Interim (1xx) heads taken before the final one. HTTP sets no bound; a server sends one 103 Early
+# Hints, perhaps a 100 Continue (the bridge sends no Expect) or a few 102 Processing. Go's client
+# stopped at 5 until 1.24; a provider that sends 103s without end held the bridge forever.
+INTERIM_LIMIT = 16
 _BLANK = (b"\r\n", b"\n", b"")
 _FOLDED = (b" ", b"\t")
 _WHITESPACE = " \t\r\n"  # what HTTP calls whitespace (str.strip() would also take latin-1's NBSP and NEL)
+
+
+class ProviderFault(http_client.HTTPException):  # type: ignore[misc,name-defined]
+    """The provider broke HTTP in a way a new connection would not mend; the text says how (and
+    quotes nothing the provider sent: it goes into the client's error)."""
+
+
+def too_many_interim() -> ProviderFault:
+    return ProviderFault(f"more than {INTERIM_LIMIT} interim (1xx) answers and no final one")
 
 
 class Fields:
@@ -187,10 +200,14 @@ class Response(http_client.HTTPResponse):  # type: ignore[misc,name-defined]
     def begin(self) -> None:
         if self.headers is not None:
             return  # already begun
+        interim = 0
         while True:
             version, status, reason = self._read_status()
             if not _interim(status):
                 break
+            interim += 1
+            if interim > INTERIM_LIMIT:
+                raise too_many_interim()
             read_fields(self.fp)  # an interim answer's fields (http.client skips only 100)
         if version in ("HTTP/1.0", "HTTP/0.9"):
             self.version = 10
@@ -226,19 +243,51 @@ def _interim(status: int) -> bool:
 
 
 def final_head_in(data: bytes) -> bool:
-    """Whether ``data`` starts with a whole final head (interim 1xx heads before it skipped)."""
-    if data[9:10] != b"1" and (b"\n\r\n" in data or b"\n\n" in data):
-        return True  # the usual: "HTTP/1.1 200 …" and its blank line
-    start = 0
-    while True:
-        ends = [at for at in (data.find(b"\n\r\n", start), data.find(b"\n\n", start)) if at >= 0]
-        if not ends:
-            return False
-        status = data[start : data.find(b"\n", start)].split(None, 2)[1:2]
-        if not (status and status[0].isdigit() and _interim(int(status[0]))):
-            return True
-        at = min(ends)
-        start = at + (3 if data[at + 1 : at + 2] == b"\r" else 2)
+    """Whether ``data``, the first bytes of an answer, are a whole final head: the usual case,
+    "HTTP/1.1 200 …" and its blank line, in one read. Otherwise ``Heads`` takes them."""
+    return data[9:10] != b"1" and (b"\n\r\n" in data or b"\n\n" in data)
+
+
+class Heads:
+    """An answer's first bytes as they arrive, up to its final head: each interim (1xx) head is
+    dropped once whole (at most INTERIM_LIMIT of them), and the search for a head's end goes on
+    where the last one stopped, so each byte is looked at about once however it is cut."""
+
+    __slots__ = ("data", "_interim", "_searched")
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self._interim = 0
+        self._searched = 0  # where the current head's end may start, at the earliest
+
+    def add(self, more: bytes) -> bool:
+        """Take ``more``; whether a whole final head is here (or more of one than http.client
+        would take: it refuses it from these bytes)."""
+        data = self.data
+        data += more
+        while True:
+            end = _head_end(data, self._searched)
+            if end < 0:
+                self._searched = max(0, len(data) - 2)  # a blank line may begin in the last two bytes
+                return len(data) > HEAD_LIMIT
+            status = bytes(data[: data.find(b"\n")]).split(None, 2)[1:2]
+            if not (status and status[0].isdigit() and _interim(int(status[0]))):
+                return True
+            self._interim += 1
+            if self._interim > INTERIM_LIMIT:
+                raise too_many_interim()
+            del data[:end]
+            self._searched = 0
+
+
+def _head_end(data: bytearray, start: int) -> int:
+    """Where the first head in ``data`` ends (after its blank line), looking from ``start``; -1:
+    not yet."""
+    crlf = data.find(b"\n\r\n", start)
+    lf = data.find(b"\n\n", start, len(data) if crlf < 0 else crlf + 2)
+    if lf >= 0:
+        return lf + 2
+    return crlf + 3 if crlf >= 0 else -1
 
 
 def _length(value: str | None) -> int | None:

@@ -27,6 +27,8 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
+    from projector.core.tools import ToolRule
+
 from projector import __version__
 from projector.core.modeltypes import KbSet
 from projector.runtime.bridge.loop import Loop
@@ -59,6 +61,8 @@ class Session:
         roots_scope: Callable[[list[str]], KbSet] | None,  # root paths -> KB set; None: no roots step
         instructions: str,
         log: Callable[[str], None],
+        tools: ToolRule | None = None,  # the folder's tool rule (core.tools); None: every tool
+        show_hidden: bool = False,  # tools/list keeps the hidden tools, marked (`projector tools --all`)
     ):
         self.writer = writer
         self.loop = loop
@@ -80,6 +84,15 @@ class Session:
         self._roots_timer: Any = None
         self._server_ids = itertools.count(1)
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
+        self.tools = tools
+        self.show_hidden = show_hidden
+        if tools is not None:  # chosen once: a session without a rule forwards as if there were no filter
+            from projector.core.tools import judge
+            from projector.runtime import toolfilter
+
+            self._offers = judge(tools)
+            self._toolfilter = toolfilter
+            self._forward = self._forward_filtered  # type: ignore[method-assign]
 
     @property
     def busy(self) -> bool:
@@ -245,6 +258,27 @@ class Session:
             self._upstream().request(message, self.send, raw)
         else:
             self._upstream().notify(message)
+
+    def _forward_filtered(self, message: dict[str, Any], raw: bytes | None = None) -> None:
+        """``_forward`` under a tool rule: a hidden tool's call is answered here, a tool list is
+        filtered on its way back (runtime.toolfilter). The call path adds one dict lookup."""
+        method = message["method"]
+        if method == "tools/call" and "id" in message:
+            params = message.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if not self._offers(name):
+                self.send(self._toolfilter.unknown_tool(message["id"], name))
+                return
+        elif method == "tools/list" and "id" in message:
+            rule, show, toolfilter = self.tools, self.show_hidden, self._toolfilter
+
+            def filtered(answer: dict[str, Any], provider_raw: bytes | None) -> None:
+                kept = toolfilter.filtered_list(answer, rule, show)
+                self.send(kept, provider_raw if kept is answer else None)
+
+            self._upstream().request(message, filtered, raw)
+            return
+        Session._forward(self, message, raw)
 
     def _from_server(self, message: dict[str, Any]) -> None:
         """The server's own request or notification, on to the client."""

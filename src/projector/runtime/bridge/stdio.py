@@ -31,11 +31,13 @@ def error(id_: Any, code: int, message: str) -> dict[str, Any]:
 def encode(message: Any) -> bytes:
     """One message as compact UTF-8 JSON. A lone surrogate (a client may send ``"\\ud800"``, which
     JSON allows and UTF-8 cannot carry) is written as the same escape it came in as."""
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    # check_circular=False: a message is parsed JSON or built here, never a cycle (the check is a
+    # sixth of the encoding of a large tools/list)
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), check_circular=False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":")).encode("ascii")
+        return json.dumps(message, separators=(",", ":"), check_circular=False).encode("ascii")
 
 
 class Writer:

@@ -25,7 +25,9 @@ from urllib.parse import unquote, urlsplit
 from projector.core.record import Record
 from projector.runtime.bridge.loop import Interrupted, Loop
 from projector.runtime.bridge.response import (
-    HEAD_LIMIT,
+    MAX_LINE,
+    Heads,
+    ProviderFault,
     Response,
     final_head_in,
     http_client,
@@ -33,6 +35,7 @@ from projector.runtime.bridge.response import (
 )
 
 CHUNK = 1 << 16
+ROUND = 16  # reads of one reply before the loop has its turn again (signals, stdin, other replies)
 IO_TIMEOUT = 30.0  # seconds any one connect, send or read may block
 
 
@@ -42,6 +45,12 @@ class Proxy(Record):
     host: str
     port: int
     authorization: str | None  # Proxy-Authorization, from the proxy URL's user:password
+    variable: str  # the environment variable that named it
+
+
+class BadProxy(ValueError):
+    """A proxy setting projector cannot use: the text names the variable and says what to do
+    (never its value, which may hold a password)."""
 
 
 class Endpoint(Record):
@@ -95,21 +104,29 @@ def proxy_for(scheme: str, host: str, port: int, environ: Mapping[str, str]) -> 
     names = [f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"]
     if scheme == "http" and "REQUEST_METHOD" in environ:
         names.remove("HTTP_PROXY")  # a CGI request's Proxy: header would land there (httpoxy)
-    value = next((environ[name] for name in names if environ.get(name)), "")
-    if not value:
+    variable = next((name for name in names if environ.get(name)), None)
+    if variable is None:
         return None
-    if "://" not in value:
-        value = "http://" + value
-    parts = urlsplit(value)
-    if parts.scheme.lower() != "http" or not parts.hostname:
-        raise ValueError(f"the proxy for {scheme} URLs is not an http:// proxy; projector speaks to http proxies only")
+    value = environ[variable]
+    how = "set it to http://HOST:PORT (which tunnels https with CONNECT), or add the provider's host to NO_PROXY"
+    try:
+        parts = urlsplit(value if "://" in value else "http://" + value)
+        port = parts.port or 80
+    except ValueError as error:  # brackets that do not close, a port that is not one (its text names no password)
+        raise BadProxy(f"${variable} is not a proxy URL ({error}); {how}") from None
+    if parts.scheme.lower() != "http":
+        named = parts.scheme.lower()[:20]
+        article = "an" if named[:1] in ("a", "e", "i", "o", "u", "h") else "a"
+        raise BadProxy(f"${variable} names {article} {named}:// proxy; projector speaks to proxies over plain http only: {how}")
+    if not parts.hostname:
+        raise BadProxy(f"${variable} names no proxy host; {how}")
     authorization = None
     if parts.username is not None:
         import base64
 
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
         authorization = "Basic " + base64.b64encode(pair).decode("ascii")
-    return Proxy(parts.hostname, parts.port or 80, authorization)
+    return Proxy(parts.hostname, port, authorization, variable)
 
 
 def _bypassed(host: str, port: int, no_proxy: str) -> bool:
@@ -169,7 +186,9 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         self.place = place
         self.plain = place.scheme == "http"
         self._limit: float | None = None  # SO_RCVTIMEO and SO_SNDTIMEO in force (plain TCP)
-        self._ahead = b""  # the next response's first bytes, read without waiting (head_arrived)
+        self._ahead = b""  # the next response's first bytes, when one read brought its whole head
+        self._heads: Heads | None = None  # those bytes, when it took more (head_arrived)
+        self.heard = False  # the provider sent something since the last response began
         self._create_connection = self._open
         if place.tunnel:
             assert via is not None
@@ -267,20 +286,15 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         self.sock.settimeout(self.timeout)
 
     def head_arrived(self) -> bool:
-        """Whether the next response's head is all here, reading what the socket has without
-        waiting. Readable is not enough: half a head, or a TLS 1.3 server's session tickets
-        right after the handshake, and a blocking read would hold every other request up."""
+        """Whether the next response's head is all here, after one read of what the socket has,
+        without waiting. Readable is not enough: half a head, or a TLS 1.3 server's session
+        tickets right after the handshake, and a blocking read would hold every other request
+        up. One read a call: the loop calls again while more is there, and sees signals between."""
         sock = self.sock
         if not self.plain:
             sock.settimeout(0.0)
         try:
-            while True:
-                data = sock.recv(CHUNK, socket.MSG_DONTWAIT) if self.plain else sock.recv(CHUNK)
-                if not data:
-                    return True  # closed: getresponse() says how
-                ahead = self._ahead = self._ahead + data if self._ahead else data
-                if final_head_in(ahead) or len(ahead) > HEAD_LIMIT:  # (too long: http.client refuses it from these bytes)
-                    return True
+            data = sock.recv(CHUNK, socket.MSG_DONTWAIT) if self.plain else sock.recv(CHUNK)
         except OSError as error:
             if not nothing_arrived(error):
                 raise
@@ -288,6 +302,15 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         finally:
             if not self.plain:
                 sock.settimeout(self.timeout)
+        if not data:
+            return True  # closed: getresponse() says how
+        self.heard = True
+        if self._heads is None:
+            if final_head_in(data):  # the usual: the whole head in the first read
+                self._ahead = data
+                return True
+            self._heads = Heads()
+        return self._heads.add(data)
 
     @property
     def response_class(self) -> Any:
@@ -297,7 +320,9 @@ class Connection(http_client.HTTPConnection):  # type: ignore[misc,name-defined]
         return self._response
 
     def _response(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None) -> Response:
-        ahead, self._ahead = self._ahead, b""
+        ahead, self._ahead, self.heard = self._ahead, b"", False
+        if self._heads is not None:
+            ahead, self._heads = bytes(self._heads.data), None
         return Response(sock, debuglevel, method, url, ahead=ahead)
 
 
@@ -386,7 +411,14 @@ class Exchange:
             self.done = True
             self._release(keep=False)
 
+    @property
+    def heard(self) -> bool:
+        """Whether the provider sent anything of its reply (else it could not be reached)."""
+        return self.response is not None or (self._connection is not None and self._connection.heard)
+
     def _readable(self) -> None:
+        if self.done:
+            return  # (a round's timer, after the end)
         try:
             if self.response is None:
                 if not self._connection.head_arrived():  # type: ignore[union-attr]
@@ -396,12 +428,17 @@ class Exchange:
                 self._body = Body(self.response)
                 self.response.reader.stream()  # the body is read as it comes: never wait for more here
                 self.sink.head(self, self.response)
+            reads = 0
             while not self.done:
                 if self._body.finished:
                     self.done = True
                     self._release(keep=not self.response.will_close)
                     self.sink.end(self, None)
                     return
+                if reads == ROUND:  # a provider that never pauses: the rest in the loop's next round
+                    self.loop.later(0, self._readable)
+                    return
+                reads += 1
                 data = self._read()
                 if data is None:
                     return  # nothing yet: the loop calls again when the socket is readable
@@ -414,7 +451,7 @@ class Exchange:
                 if payload:
                     self.sink.chunk(self, payload)
         except Exception as error:  # noqa: BLE001 - see start()
-            if self.response is None and self._reused and not isinstance(error, Interrupted):
+            if self.response is None and self._reused and not isinstance(error, (Interrupted, ProviderFault)):
                 self.loop.unwatch(self._sock)
                 self._again()
                 return
@@ -433,7 +470,17 @@ class Exchange:
             return
         self.done = True
         self._release(keep=False)
-        self.sink.end(self, describe(error))
+        what = describe(error)
+        proxy = self.pool.place.proxy
+        if proxy is not None and not self.heard:  # the connection is the proxy's: say which, and where it was named
+            named = f"the proxy at {_netloc(proxy.host, proxy.port)} (from ${proxy.variable})"
+            if isinstance(error, ConnectionRefusedError):
+                what = f"{named} refused the connection"
+            elif isinstance(error, socket.gaierror):
+                what = f"{named}: its host name does not resolve"
+            elif what.startswith("the proxy "):
+                what = named + what[len("the proxy") :]
+        self.sink.end(self, what)
 
     def _release(self, keep: bool) -> None:
         if self._sock is not None:
@@ -481,16 +528,29 @@ class Body:
             end = data.find(b"\n", at)
             if end < 0:
                 self._line += data[at:]
+                if len(self._line) > MAX_LINE:
+                    raise ProviderFault(f"bad chunked framing (a line of more than {MAX_LINE} bytes between chunks)")
                 break
             line, self._line, at = (self._line + data[at:end]).rstrip(b"\r"), b"", end + 1
             if self._state == "size":
-                self._size = int(line.split(b";", 1)[0].strip(), 16)  # ValueError: not chunked framing
+                self._size = _chunk_size(line)
                 self._state = "data" if self._size else "trailer"
             elif self._state == "end-of-data":
                 self._state = "size"
             elif not line:  # the blank line after the last chunk (and any trailers)
                 self.finished = True
         return b"".join(out)
+
+
+_HEX = b"0123456789abcdefABCDEF"
+
+
+def _chunk_size(line: bytes) -> int:
+    """A chunk's size line (hexadecimal digits, then perhaps ``;`` and extensions)."""
+    digits = line.split(b";", 1)[0].strip(b" \t")
+    if not digits or digits.strip(_HEX):
+        raise ProviderFault("bad chunked framing (a chunk size that is not hexadecimal)")
+    return int(digits, 16)
 
 
 class _Fresh:
@@ -526,8 +586,12 @@ def describe(error: BaseException) -> str:
         return f"its TLS certificate is not trusted ({getattr(error, 'verify_message', '') or 'verification failed'})"
     if name.startswith("SSL"):
         return f"TLS failed ({getattr(error, 'reason', None) or name})"
+    if isinstance(error, ProviderFault):
+        return str(error)
     if isinstance(error, http_client.RemoteDisconnected):
         return "it closed the connection without answering"
+    if isinstance(error, http_client.IncompleteRead):
+        return "the connection closed before the end of its answer"
     if isinstance(error, http_client.HTTPException):
         return f"its answer is not valid HTTP ({name})"
     if isinstance(error, OSError) and str(error).startswith("Tunnel connection failed"):

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 from projector.runtime.bridge import transport
 from projector.runtime.bridge.loop import Loop
-from projector.runtime.bridge.sse import Decoder
+from projector.runtime.bridge.sse import MESSAGE_LIMIT, Decoder, TooLarge
 from projector.runtime.bridge.stdio import encode, error
 
 RESUME_ATTEMPTS = 3
@@ -40,7 +40,7 @@ RETRY_CAP_MS = 5_000  # the most a server's `retry:` may make a request wait bef
 LISTEN_ATTEMPTS = 5  # the GET stream is given up after this many failures in a row
 REOPEN_LIMIT = 3  # new sessions after a 404, per bridge session
 DELETE_TIMEOUT = 2.0
-BODY_LIMIT = 256 << 20  # bytes of one JSON answer
+BODY_LIMIT = MESSAGE_LIMIT  # bytes of one JSON answer (an SSE event's limit too)
 
 TIMEOUT, SERVER_ERROR, INTERNAL_ERROR = -32001, -32000, -32603
 
@@ -125,7 +125,13 @@ class Upstream:
         self.log = log
         self.deliver = deliver  # the server's own requests and notifications, on to the client
         self.environ = environ
-        self.pool = transport.Pool(transport.endpoint(url, environ))
+        try:
+            place = transport.endpoint(url, environ)
+        except transport.BadProxy as problem:  # nothing goes up: each request gets this as its error
+            log(str(problem))
+            settings.refusal = settings.refusal or str(problem)
+            place = transport.endpoint(url, {})
+        self.pool = transport.Pool(place)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._base = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -312,18 +318,30 @@ class Upstream:
     def _timed_out(self, call: Call) -> None:
         if call.done:
             return  # answered by what an earlier call's timeout set off
-        if call.exchange is not None:
-            call.exchange.cancel()
-            self._exchanges.discard(call.exchange)
+        exchange = call.exchange
+        if exchange is not None:
+            exchange.cancel()
+            self._exchanges.discard(exchange)
         seconds = f"{self.settings.timeout:g}"
+        name = self.settings.provider
+        reply = exchange.sink if exchange is not None and exchange.heard else None
+        if isinstance(reply, _Reply) and reply.kind != "sse":  # an answer began, then stalled (a stream may wait on the client)
+            part = f"(HTTP {reply.status}) began but its body" if reply.status else "began but its head"
+            self._fail(call, f"the answer of provider {name} to {call.method} {part} did not end within {seconds} s; raise "
+                             f"`timeout` for provider {name} in the model if its answers take longer", TIMEOUT)
+        else:
+            self._stalled(call, seconds)
+        if call.method != "initialize" and not self._closed:
+            self.notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": call.message.get("id"), "reason": "timed out in projector"}})
+
+    def _stalled(self, call: Call, seconds: str) -> None:
+        """No answer (or an open stream without the reply) within the provider's timeout."""
         name = self.settings.provider
         hint = (f"if its tool waits for something it asked the client outside this request (roots, sampling, "
                 f"elicitation), set `listen: true` for provider {name} in the model; otherwise raise its `timeout`"
                 if not self.settings.listen else f"raise `timeout` for provider {name} in the model if it needs longer")
         self._fail(call, f"provider {name} did not answer {call.method} within {seconds} s; {hint}", TIMEOUT)
-        if call.method != "initialize" and not self._closed:
-            self.notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                         "params": {"requestId": call.message.get("id"), "reason": "timed out in projector"}})
 
     # ------------------------------------------------------------------ sessions
 
@@ -448,7 +466,15 @@ class _Reply:
 
     def chunk(self, exchange: transport.Exchange, data: bytes) -> None:
         if self.kind == "sse":
-            for event in self.decoder.feed(data):
+            try:
+                events = self.decoder.feed(data)
+            except TooLarge as what:
+                exchange.cancel()
+                self.up._exchanges.discard(exchange)
+                self.up._fail(self.call, f"the provider's stream sent {what} (an event without its end); projector "
+                                         "closed it", INTERNAL_ERROR)
+                return
+            for event in events:
                 self.up._event(self.call, event.data)
         elif self.kind in ("json", "error"):
             self.size += len(data)
@@ -470,6 +496,8 @@ class _Reply:
             up._session_gone(call)
         elif self.kind == "sse" or (problem is not None and self.decoder.last_id):
             self._stream_ended(problem)
+        elif problem is not None and exchange.heard:
+            up._fail(call, f"the provider at {up._where()} sent a broken answer: {problem}")
         elif problem is not None:
             up._fail(call, f"cannot reach the provider at {up._where()}: {problem}")
         elif self.kind == "json":
@@ -587,10 +615,22 @@ class _Listen:
         self.status = response.status
 
     def chunk(self, exchange: transport.Exchange, data: bytes) -> None:
-        if 200 <= self.status < 300:
-            for event in self.decoder.feed(data):
-                self.heard = True
-                self.up._event(None, event.data)
+        if not 200 <= self.status < 300:
+            return
+        try:
+            events = self.decoder.feed(data)
+        except TooLarge as what:
+            up = self.up
+            exchange.cancel()
+            up._exchanges.discard(exchange)
+            if up._listening is exchange:
+                up._listening = None
+            up.log(f"the provider's listening stream sent {what} (an event without its end); projector closed it, "
+                   "and the provider's own requests and notifications will not arrive in this session")
+            return
+        for event in events:
+            self.heard = True
+            self.up._event(None, event.data)
 
     def end(self, exchange: transport.Exchange, problem: str | None) -> None:
         up = self.up

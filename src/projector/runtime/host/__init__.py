@@ -7,7 +7,7 @@
   stdout, and wait; also the queries ``projector ps``, ``stop`` and ``explain`` make.
 
 The socket between a bridge (or a command) and a host carries a greeting, one byte of request
-and, for a session, its two file descriptors; never a JSON-RPC message.
+and, for a session, its two file descriptors and its tool rule; never a JSON-RPC message.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 HELLO = b"projector-host 1\n"  # a host's greeting on every connection it accepts
-ATTACH = b"A"  # + SCM_RIGHTS [stdin, stdout]: the host serves this session
+ATTACH = b"A"  # + the session's tool rule as JSON, if any, + SCM_RIGHTS [stdin, stdout]: the host serves this session
+ATTACH_LIMIT = 1 << 16  # bytes of an attach request (a tool rule beyond that is refused by the bridge)
 STATUS = b"?"  # one JSON line about the host
 STOP = b"X"  # end the host now
 SOCKET_PATH_MAX = 103  # bytes: sun_path holds 104 on macOS, 108 on Linux, with a NUL

@@ -9,8 +9,8 @@ until its own sessions end.
 A host's socket, start lock and log live in ``<state folder>/hosts``, a real folder of this
 user with mode 0700 (anything else is refused, never repaired). The state folder is the one
 thing every session of a user agrees on: the entries carry it (``--state``), while clients
-pass or drop ``XDG_RUNTIME_DIR`` as they please (Codex clears it, Claude Code passes it on), so
-a socket found through it made two hosts for one workspace. A socket's name is its key (a hash,
+pass or drop ``XDG_RUNTIME_DIR`` as they please (one client clears it for the servers it
+starts, another passes it on), so a socket found through it made two hosts for one workspace. A socket's name is its key (a hash,
 37 bytes); a folder path too long for ``sun_path`` is reached relatively
 (``projector.runtime.host.at_path``).
 """

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid, still_named
+from projector.runtime.host import ATTACH, ATTACH_LIMIT, HELLO, STATUS, STOP, at_path, peer_uid, still_named
 from projector.runtime.host.address import (
     Address,
     Unavailable,
@@ -62,7 +62,8 @@ def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],
         "workspace": workspace(plan, folder), "program": program, "argv": list(argv(plan, program)), "cwd": plan.cwd,
         "env": environ, "linger": plan.linger,
     }
-    hand_over(connect_or_start(where, spec), plan.provider)
+    attached_rule(plan.tools)  # one too large for a host: before a host is started for it
+    hand_over(connect_or_start(where, spec), plan.provider, plan.tools)
 
 
 def connect(path: str, wait: float = GREETING_WAIT) -> _socket.socket | None:
@@ -161,11 +162,22 @@ def _start(spec: dict[str, Any]) -> None:
         raise Unavailable(f"the host did not start: {why[-1] if why else 'no reason given'} (log: {spec['log']})")
 
 
-def hand_over(connection: _socket.socket, provider: str) -> NoReturn:
-    """Give the host this session's stdin and stdout, then wait for the session's end as a
-    shell reading the connection (the process the client spawned must live that long)."""
+def attached_rule(tools: Any) -> bytes:
+    """The session's tool rule as the attach carries it (b"": none); Unavailable when it is
+    larger than a host takes with a session (the bridge then filters it unshared)."""
+    rule = b"" if tools is None else json.dumps({"allow": tools.allow, "deny": tools.deny}).encode("utf-8")
+    if len(ATTACH + rule) > ATTACH_LIMIT:
+        raise Unavailable(f"its tool rule is larger than the {ATTACH_LIMIT} bytes a host takes with a session")
+    return rule
+
+
+def hand_over(connection: _socket.socket, provider: str, tools: Any = None) -> NoReturn:
+    """Give the host this session's stdin and stdout (and its folder's tool rule, which the host
+    applies to this session: core.tools), then wait for the session's end as a shell reading
+    the connection (the process the client spawned must live that long)."""
+    rule = attached_rule(tools)
     try:
-        connection.sendmsg([ATTACH], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
+        connection.sendmsg([ATTACH + rule], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
     except OSError as problem:  # the host went between its greeting and now: nothing was handed over
         raise Unavailable(f"the host went away ({problem.strerror})") from None
     null = os.open(os.devnull, os.O_RDWR)

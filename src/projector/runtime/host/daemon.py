@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from projector.runtime.host import ATTACH, HELLO, STATUS, STOP, at_path, peer_uid, still_named
+from projector.runtime.host import ATTACH, ATTACH_LIMIT, HELLO, STATUS, STOP, at_path, peer_uid, still_named
 from projector.runtime.host.mux import SERVER, Mux, error
 
 TYPE_CHECKING = False  # the host imports as little as it can: every module is resident memory
@@ -95,7 +95,7 @@ class Server:
 class Link:
     """One attached session: the client's pipes and the bridge's connection."""
 
-    __slots__ = ("number", "reader", "writer", "control", "pending", "backlog", "drain_until", "reading", "server")
+    __slots__ = ("number", "reader", "writer", "control", "pending", "backlog", "drain_until", "reading", "server", "tools")
 
     def __init__(self, number: int, reader: int, writer: int, control: socket.socket):
         self.number = number
@@ -107,6 +107,7 @@ class Link:
         self.drain_until: float | None = None  # stdin ended: closed when replies are out or at this time
         self.reading = True  # its stdin has not ended
         self.server: Server | None = None  # the server it talks to, chosen by its first message
+        self.tools: Any = None  # its folder's tool rule (core.tools), as its bridge attached it; None: every tool
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -260,11 +261,11 @@ class Host:
         self.greeted.discard(connection)
         self.selector.unregister(connection)
         try:
-            what, fds, _flags, _address = socket.recv_fds(connection, 16, 2)
+            what, fds, _flags, _address = socket.recv_fds(connection, ATTACH_LIMIT, 2)
         except OSError:
             what, fds = b"", []
         if what[:1] == ATTACH and len(fds) == 2:
-            self._attach(connection, fds[0], fds[1])  # from here on, the session's faults are its own
+            self._attach(connection, fds[0], fds[1], _tool_rule(what[1:]))  # from here on, the session's faults are its own
             return
         for fd in fds:
             os.close(fd)
@@ -300,11 +301,12 @@ class Host:
 
     # ------------------------------------------------------------------ sessions
 
-    def _attach(self, control: socket.socket, reader: int, writer: int) -> None:
+    def _attach(self, control: socket.socket, reader: int, writer: int, tools: Any = None) -> None:
         link = Link(next(self.numbers), reader, writer, control)
         os.set_blocking(reader, False)
         os.set_blocking(writer, False)
         self.links[link.number] = link
+        link.tools = tools
         self.linger_until = None
         self.selector.register(control, selectors.EVENT_READ, self._guarded(link, self._close))  # EOF: its process has gone
         read = self._guarded(link, self._session_readable)
@@ -373,7 +375,7 @@ class Host:
         if server is None:
             server = self.servers[0]  # its mux explains the refusal
         link.server = server
-        server.mux.attach(link.number)
+        server.mux.attach(link.number, link.tools)
         _tell(link, f"server {server.pid}\n")  # the waiter's to end should this host be killed (attach.WAITER)
         return server
 
@@ -723,3 +725,17 @@ def main() -> None:
         host._stop_servers(host.servers)
         os._exit(1)
     os._exit(0)
+
+
+def _tool_rule(said: bytes) -> Any:
+    """The session's tool rule (core.tools) as its bridge sent it with the attach; None: none.
+    A rule that cannot be read hides every tool: the session must not see more than it may."""
+    if not said:
+        return None
+    from projector.core.tools import ToolRule, rule
+
+    try:
+        found = rule(json.loads(said))
+    except ValueError:
+        found = None
+    return found if found is not None else ToolRule(allow=())

@@ -92,12 +92,13 @@ class _Request:
 
 
 class _Session:
-    __slots__ = ("ready", "heard", "asking")
+    __slots__ = ("ready", "heard", "asking", "tools")
 
-    def __init__(self) -> None:
+    def __init__(self, tools: Any = None) -> None:
         self.ready = False  # initialize answered: it receives notifications
         self.heard = 0  # when it last sent something (a counter, not a clock)
         self.asking: set[int] = set()  # server ids of its requests in flight
+        self.tools = tools  # its folder's tool rule (core.tools); None: every tool
 
 
 class Mux:
@@ -118,8 +119,10 @@ class Mux:
 
     # ------------------------------------------------------------------ sessions
 
-    def attach(self, session: int) -> None:
-        self.sessions[session] = _Session()
+    def attach(self, session: int, tools: Any = None) -> None:
+        """A new session; ``tools``: its folder's tool rule (core.tools.ToolRule), applied to
+        it alone (runtime.toolfilter)."""
+        self.sessions[session] = _Session(tools)
 
     def serves(self, asked: Any) -> bool:
         """Whether a session asking for protocol version ``asked`` can join: the server agreed
@@ -204,6 +207,12 @@ class Mux:
             return [(session, error(id_, METHOD_NOT_FOUND, "Method not found: server/discover (use initialize)"))]
         if method == "initialize":
             return self._initialize(session, state, id_, params.get("protocolVersion"), message)
+        if state.tools is not None:
+            from projector.runtime.toolfilter import hidden_call
+
+            refusal = hidden_call(message, state.tools)
+            if refusal is not None:
+                return [(session, refusal)]
         if method == "resources/unsubscribe":
             uri = params.get("uri")
             subscribed = self._subscribers.get(uri, set())
@@ -299,10 +308,15 @@ class Mux:
             return self._initialized(request.session, message)
         if request.method == "resources/subscribe" and "result" in message and request.session in self.sessions:
             self._subscribers.setdefault(request.uri, set()).add(request.session)
-        if request.session not in self.sessions:
+        state = self.sessions.get(request.session)
+        if state is None:
             return []
         if request.task:
             self._note_task(request.session, message.get("result"))
+        if request.method == "tools/list" and state.tools is not None:
+            from projector.runtime.toolfilter import filtered_list
+
+            message = filtered_list(message, state.tools)
         return [(request.session, dict(message, id=request.id))]
 
     def _note_task(self, session: int, answer: Any) -> None:

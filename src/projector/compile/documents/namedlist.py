@@ -1,0 +1,118 @@
+"""Servers kept as a list of named tables, seen as the name -> entry map every other client has.
+
+A servers key ending in ``[FIELD]`` (core.keys) names a list whose items are tables named by
+their field FIELD: a YAML ``mcpServers:`` sequence of ``- name: x`` items, a TOML array of
+``[[mcp_servers]]`` tables.
+Through this view an entry is the item itself (its name field included, as the client's
+template writes it), found by that name. An edit replaces the item where it stands, appends one
+at the end of the list (made when absent), or removes it; the format's document does each of
+those on its own bytes (``array``, ``with_element``, ``without_element``), so every other byte
+stays as it was. The result is parsed again and must equal the list with exactly the intended
+change, or nothing is written. Every other key path goes to the document unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from projector.compile.documents.base import Edits
+from projector.core.errors import DocumentError, Problem
+from projector.core.keys import named_entries, split
+
+
+class NamedLists:
+    def __init__(self, document: Any):
+        self.document = document
+        self.text = document.text
+
+    def __getattr__(self, name: str) -> Any:  # what else the document offers (hook arrays, ...)
+        return getattr(self.document, name)
+
+    def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
+        container, field = split(key)
+        if field is None:
+            return self.document.servers(key)
+        return self._entries(self.document, container, field)
+
+    def key_is_empty(self, key: tuple[str, ...]) -> bool:
+        container, field = split(key)
+        if field is None:
+            return self.document.key_is_empty(key)
+        return self.document.array(container) == []
+
+    def without_key(self, key: tuple[str, ...]) -> str:
+        return self.document.without_key(split(key)[0])
+
+    def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        container, field = split(key)
+        if field is None:
+            return self.document.edited(key, edits)
+        if not edits:
+            return self.text
+        before = self.document.array(container) or []
+        self._refuse_twice_named(container, field, before, edits)
+        document = self.document
+        expected = list(before)
+        for name in sorted((n for n, v in edits.items() if v is None), key=lambda n: -self._index(expected, field, n, -1)):
+            index = self._index(expected, field, name)
+            if index is not None:
+                document = document.without_element(container, index)
+                del expected[index]
+        for name, value in ((n, v) for n, v in edits.items() if v is not None):
+            item = {field: name, **{k: v for k, v in value.items() if k != field}}
+            index = self._index(expected, field, name)
+            document = document.with_element(container, index, item)
+            if index is None:
+                expected.append(item)
+            else:
+                expected[index] = item
+        self._check(document, container, expected)
+        return document.text
+
+    # ------------------------------------------------------------------ helpers
+
+    def _entries(self, document: Any, container: tuple[str, ...], field: str) -> dict[str, Any] | None:
+        items = document.array(container)
+        if items is None:
+            return None
+        return named_entries(items, field) or {}
+
+    @staticmethod
+    def _index(items: list[Any], field: str, name: str, missing: Any = None) -> Any:
+        """Where the item named ``name`` is (the last of that name, the one clients keep)."""
+        found = [i for i, item in enumerate(items) if isinstance(item, dict) and item.get(field) == name]
+        return found[-1] if found else missing
+
+    def _refuse_twice_named(self, container: tuple[str, ...], field: str, items: list[Any], edits: Edits) -> None:
+        """An entry to edit that the list holds twice: which one is meant is not ours to guess."""
+        names = [item.get(field) for item in items if isinstance(item, dict)]
+        twice = sorted(n for n in edits if names.count(n) > 1)
+        if twice:
+            where = ".".join(container)
+            raise DocumentError(Problem(self.document.source, None, None, f'entry "{twice[0]}" is in the {where} list twice and '
+                                        f"clients read only one of them: remove one"))
+
+    def _check(self, document: Any, container: tuple[str, ...], expected: list[Any]) -> None:
+        """The edited file must hold the list with exactly the edits applied, and nothing else changed."""
+        after = document.value
+        before = dict(self.document.value)
+        node, parents = before, [before]
+        for step in container[:-1]:
+            node[step] = dict(node.get(step) or {})
+            node = node[step]
+            parents.append(node)
+        if expected or _lacks(after, container) is False:
+            node[container[-1]] = expected
+        else:  # the last item gone: a TOML array of tables leaves no key behind
+            node.pop(container[-1], None)
+        if after != before:
+            raise DocumentError(Problem(self.document.source, None, None, "an edit would have changed more than the entries projector "
+                                        "meant to change, so nothing was written (please report this file's shape)"))
+
+
+def _lacks(value: Any, key: tuple[str, ...]) -> bool:
+    for step in key:
+        if not isinstance(value, dict) or step not in value:
+            return True
+        value = value[step]
+    return False

@@ -1,0 +1,65 @@
+"""A folder's tool rule (core.tools) applied to an MCP session: by the bridge, and by a shared
+server's host for each of its sessions.
+
+- ``tools/list``: the tools the rule hides are taken out of each page; a page keeps its
+  ``nextCursor`` even when nothing of it is left (the client asks for the next one).
+- ``tools/call`` of a hidden tool: answered here with the MCP spec's error for an unknown tool
+  (-32602, "Unknown tool: NAME"); the server never sees it.
+- ``notifications/tools/list_changed`` passes untouched: the client lists again, filtered again.
+
+Only a session with a rule pays for any of this: the bridge picks its filtering path once, when
+the session is made.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from projector.core.tools import ToolRule
+
+INVALID_PARAMS = -32602  # the MCP spec's code for an unknown tool
+
+
+def hidden_call(message: dict[str, Any], rule: ToolRule) -> dict[str, Any] | None:
+    """The error that answers request ``message`` when it calls a tool ``rule`` hides; None
+    when it may go on (any other request, or a tool the rule offers)."""
+    if message.get("method") != "tools/call" or "id" not in message:
+        return None
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    from projector.core.tools import judge
+
+    return None if judge(rule)(name) else unknown_tool(message["id"], name)
+
+
+def unknown_tool(id_: Any, name: Any) -> dict[str, Any]:
+    """The MCP spec's answer to a call of a tool the server does not have."""
+    shown = name if isinstance(name, str) else repr(name)
+    return {"jsonrpc": "2.0", "id": id_, "error": {"code": INVALID_PARAMS, "message": f"Unknown tool: {shown}"}}
+
+
+HIDDEN = "projector/hidden"  # in a hidden tool's _meta, when the session shows them (`projector tools --all`)
+
+
+def filtered_list(response: dict[str, Any], rule: ToolRule, show_hidden: bool = False) -> dict[str, Any]:
+    """A ``tools/list`` response with only the tools ``rule`` offers (the rest of it, the
+    page marker included, as it was); an error or an odd result passes as it is. ``show_hidden``:
+    the hidden ones stay, marked ``_meta: {"projector/hidden": true}`` (their calls are still
+    refused)."""
+    result = response.get("result")
+    tools = result.get("tools") if isinstance(result, dict) else None
+    if not isinstance(tools, list):
+        return response
+    from projector.core.tools import judge
+
+    offers = judge(rule)
+    if show_hidden:
+        kept = [tool if offers(tool.get("name")) else dict(tool, _meta=dict(tool.get("_meta") or {}, **{HIDDEN: True}))
+                for tool in tools if isinstance(tool, dict)]
+    else:
+        kept = [tool for tool in tools if isinstance(tool, dict) and offers(tool.get("name"))]
+        if len(kept) == len(tools):
+            return response  # nothing hidden: the provider's own bytes may go on as they are
+    return dict(response, result=dict(result, tools=kept))

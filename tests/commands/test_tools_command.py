@@ -1,0 +1,47 @@
+"""`projector tools` and `explain`: the tools a folder is offered, through the bridge, and the rule's source."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+MANY_TOOLS = Path(__file__).parents[1] / "servers" / "many_tools.py"
+
+
+def layout(sandbox) -> Path:
+    (sandbox.home / "a").mkdir()
+    (sandbox.home / "b").mkdir()
+    return sandbox.model(
+        f"version: 1\nproviders:\n  many:\n    command: {sys.executable}\n    args: [{MANY_TOOLS}, --count, '9', --page, '4']\n"
+        f"    tools: {{deny: ['admin_*']}}\nbindings:\n  ~/a:\n    many: {{tools: {{allow: ['read_*', write_1]}}}}\n"
+    )
+
+
+def test_tools_lists_what_each_folder_is_offered_and_all_marks_the_hidden(sandbox):
+    config = layout(sandbox)
+    here = sandbox.run("tools", str(sandbox.home / "a"), config=config)
+    assert here.returncode == 0, here.stderr
+    assert here.stdout.splitlines() == [
+        "many: 4 tools offered — rule {allow: [read_*, write_1]} from binding ~/a",
+        "  read_0", "  read_1", "  read_2", "  write_1",
+    ]
+    every = json.loads(sandbox.run("tools", str(sandbox.home / "b"), "--all", "--json", config=config).stdout)
+    (many,) = every["providers"]
+    assert (many["rule"], many["from"]) == ("{deny: [admin_*]}", "provider many")
+    assert [t["name"] for t in many["tools"] if t["hidden"]] == ["admin_0", "admin_1", "admin_2"]
+    assert len(many["tools"]) == 9  # all three pages (four tools a page) were asked for
+
+
+def test_tools_names_an_unknown_provider(sandbox):
+    done = sandbox.run("tools", "--provider", "nope", config=layout(sandbox))
+    assert done.returncode == 2 and 'no provider "nope"' in done.stderr
+
+
+def test_explain_shows_the_rule_and_where_it_came_from(sandbox):
+    config = layout(sandbox)
+    shown = sandbox.run("explain", str(sandbox.home / "a"), config=config).stdout
+    assert "  tools: {allow: [read_*, write_1]} — from binding ~/a" in shown.splitlines()
+    report = json.loads(sandbox.run("explain", str(sandbox.home / "b"), "--json", config=config).stdout)
+    (many,) = report["providers"]
+    assert many["tools"] == {"allow": None, "deny": ["admin_*"], "shown": "{deny: [admin_*]}", "from": "provider many"}

@@ -1,0 +1,105 @@
+"""Servers kept as a list of named tables (a servers key ending in "[name]"), in YAML and TOML:
+an edit touches only the item it means, and add then remove gives back every byte."""
+
+from __future__ import annotations
+
+import pytest
+
+from projector.compile.documents import parse
+from projector.core.errors import DocumentError
+
+YAML_KEY = ("mcpServers", "[name]")
+TOML_KEY = ("mcp_servers", "[name]")
+STDIO = {"name": "docs", "command": "/usr/bin/projector", "args": ["mcp", "--provider", "docs"]}
+HTTP = {"name": "web", "type": "streamable-http", "url": "https://kb.example.com/mcp?kbs=a,b", "apiKey": "${{ secrets.WEB_TOKEN }}"}
+
+YAML_FILES = {
+    "indented items, comments": "name: Local\nversion: 1.0.0\nmcpServers:\n  - name: fs # mine\n    command: npx\n    args:\n      - -y\n"
+                                "  # between items\n  - name: other\n    url: https://o/mcp\nafter: 1\n",
+    "items at the key's column": "name: Local\nmcpServers:\n- name: fs\n  command: npx\nrules: []\n",
+    "an empty flow list": "name: Local\nmcpServers: []\n",
+    "no final newline": "name: Local\nmcpServers:\n  - name: fs\n    command: npx",
+    "CRLF": "name: Local\r\nmcpServers:\r\n  - name: fs\r\n    command: npx\r\n",
+}
+TOML_FILES = {
+    "tables and a sub-table": '# mine\nactive_model = "x"\n\n[[mcp_servers]]\nname = "fs" # mine\ntransport = "stdio"\ncommand = "npx"\n\n'
+                              '[mcp_servers.env]\nK = "v"\n\n[[mcp_servers]]\nname = "other"\ntransport = "http"\nurl = "https://o"\n\n[tools]\nx = 1\n',
+    "no servers yet": 'active_model = "x"\n',
+    "no final newline": '[[mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "npx"',
+    "empty": "",
+}
+
+
+def _round_trip(fmt: str, key: tuple[str, ...], text: str, entries: dict) -> str:
+    document = parse(fmt, text, "f")
+    added = document.edited(key, entries)
+    reread = parse(fmt, added, "f")
+    assert [item["name"] for item in reread.array(key[:-1])][-len(entries):] == list(entries), "items of the list, at its end"
+    assert {n: reread.servers(key)[n] for n in entries} == entries, "each entry reads back as written, its name included"
+    assert {n: v for n, v in reread.servers(key).items() if n not in entries} == (document.servers(key) or {}), "the others as they were"
+    back = reread.edited(key, dict.fromkeys(entries))
+    if document.array(key[:-1]) is None:  # projector made the key: the sync takes it away with its last entry
+        back = parse(fmt, back, "f").without_key(key)
+    assert back == text
+    return added
+
+
+@pytest.mark.parametrize("name", sorted(YAML_FILES))
+def test_a_yaml_list_takes_entries_and_gives_back_every_byte(name):
+    added = _round_trip("yaml", YAML_KEY, YAML_FILES[name], {"docs": STDIO, "web": HTTP})
+    assert added.startswith(YAML_FILES[name].split("mcpServers:")[0])
+
+
+def test_a_yaml_item_is_written_in_the_files_own_indentation():
+    added = parse("yaml", YAML_FILES["items at the key's column"], "f").edited(YAML_KEY, {"docs": STDIO})
+    assert "- name: fs\n  command: npx\n- name: docs\n  command: /usr/bin/projector\n  args:\n  - mcp\n" in added
+
+
+def test_a_yaml_item_is_replaced_where_it_stands():
+    text = "mcpServers:\n  - name: docs\n    command: old # stale\n  - name: fs\n    command: npx\n"
+    assert parse("yaml", text, "f").edited(YAML_KEY, {"docs": STDIO}) == (
+        "mcpServers:\n  - name: docs\n    command: /usr/bin/projector\n    args:\n      - mcp\n      - --provider\n      - docs\n"
+        "  - name: fs\n    command: npx\n")
+
+
+def test_an_absent_yaml_list_is_made():
+    """In a file with no sequence to copy, items sit at their key's column, as YAML writers put them."""
+    assert parse("yaml", "name: Local\n", "f").edited(YAML_KEY, {"docs": STDIO}) == (
+        "name: Local\nmcpServers:\n- name: docs\n  command: /usr/bin/projector\n  args:\n  - mcp\n  - --provider\n  - docs\n")
+
+
+@pytest.mark.parametrize("name", sorted(TOML_FILES))
+def test_a_toml_array_of_tables_takes_entries_and_gives_back_every_byte(name):
+    toml_http = {"name": "web", "transport": "streamable-http", "url": "https://kb.example.com/mcp", "api_key_env": "WEB_TOKEN"}
+    _round_trip("toml", TOML_KEY, TOML_FILES[name], {"docs": STDIO, "web": toml_http})
+
+
+def test_a_toml_entry_is_one_table_after_the_last_one():
+    added = parse("toml", TOML_FILES["tables and a sub-table"], "f").edited(TOML_KEY, {"docs": STDIO})
+    assert added.endswith('url = "https://o"\n\n[[mcp_servers]]\nname = "docs"\ncommand = "/usr/bin/projector"\n'
+                          'args = ["mcp", "--provider", "docs"]\n\n[tools]\nx = 1\n')
+
+
+def test_a_toml_table_goes_with_its_sub_tables():
+    text = TOML_FILES["tables and a sub-table"]
+    assert parse("toml", text, "f").edited(TOML_KEY, {"fs": None}) == text.replace(
+        '[[mcp_servers]]\nname = "fs" # mine\ntransport = "stdio"\ncommand = "npx"\n\n[mcp_servers.env]\nK = "v"\n\n', "")
+
+
+def test_an_inline_toml_array_cannot_take_a_table_and_is_left_as_it_is():
+    text = 'active_model = "x"\nmcp_servers = []\n'
+    with pytest.raises(DocumentError) as raised:
+        parse("toml", text, "config.toml").edited(TOML_KEY, {"docs": STDIO})
+    assert str(raised.value.problems[0]) == ("config.toml:2:1: mcp_servers is an inline array, which cannot take a [[mcp_servers]] table: "
+                                             "delete this line (mcp_servers = [] holds no servers), then sync again")
+
+
+def test_an_entry_listed_twice_is_not_guessed_at():
+    text = "mcpServers:\n  - name: docs\n    command: a\n  - name: docs\n    command: b\n"
+    with pytest.raises(DocumentError, match='entry "docs" is in the mcpServers list twice'):
+        parse("yaml", text, "f").edited(YAML_KEY, {"docs": None})
+
+
+def test_a_map_where_a_list_belongs_is_refused():
+    with pytest.raises(DocumentError, match="is not a list"):
+        parse("yaml", "mcpServers:\n  docs:\n    command: a\n", "f").servers(YAML_KEY)
