@@ -337,6 +337,9 @@ providers:
   linear:
     url: https://mcp.linear.app/mcp
     oauth: true
+  notion:
+    url: https://mcp.notion.com/mcp
+    oauth: {client_metadata_url: https://tools.example.com/projector/client.json}
   slack:
     url: https://mcp.slack.com/mcp
     oauth: client
@@ -355,7 +358,8 @@ providers:
 
 
 def test_oauth_settings_become_a_record_per_provider(tmp_path):
-    ci, corp, figma, linear, slack = load(tmp_path, OAUTH).providers
+    ci, corp, figma, linear, notion, slack = load(tmp_path, OAUTH).providers
+    assert (notion.oauth.client_metadata_url, notion.oauth.client_id) == ("https://tools.example.com/projector/client.json", None)
     assert (figma.oauth.client_id, figma.oauth.client_secret_env, figma.oauth.scopes, figma.oauth.redirect_port, figma.oauth.grant) == (
         "projector-figma", "FIGMA_CLIENT_SECRET", ("files:read", "offline_access"), 8765, "authorization_code")
     assert (linear.oauth.by_client, linear.oauth.client_id) == (False, None)  # projector signs in, with discovery
@@ -371,7 +375,7 @@ OAUTH_BAD = [
                  'give true (projector signs in once, for every client), "client" (each client signs in itself) or a mapping of settings',
                  id="oauth-word"),
     pytest.param("    oauth: {client_ib: x}\n", 'projector.yaml:5:13: providers.docs.oauth.client_ib: unknown key (did you mean "client_id"?) '
-                 "(allowed: client_credentials, client_id, client_secret_env, enterprise, redirect_port, scopes); remove it or fix its spelling",
+                 "(allowed: client_credentials, client_id, client_metadata_url, client_secret_env, enterprise, redirect_port, scopes); remove it or fix its spelling",
                  id="oauth-unknown-key"),
     pytest.param("    oauth: {redirect_port: 80}\n", "projector.yaml:5:28: providers.docs.oauth.redirect_port: 80 is less than the minimum of 1024",
                  id="privileged-port"),

@@ -242,7 +242,8 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
             raise SignInFailed("the browser came back without an authorization code")
         return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
 
-    return Provider(url, metadata, storage, redirect_handler=redirect, callback_handler=callback)
+    return Provider(url, metadata, storage, redirect_handler=redirect, callback_handler=callback,
+                    client_metadata_url=oauth.client_metadata_url)
 
 
 def _machine_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:

@@ -42,10 +42,12 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
 
 def _sign_ins(loaded: Model) -> list[dict[str, object]]:
     """Each OAuth provider's sign-in: signed in (until when), expiring, or needing `projector login`."""
+    signing_in = [p for p in loaded.providers if p.oauth is not None]
+    if not signing_in:
+        return []  # commands.login is not imported: status is on the speed guard's budget
     from projector.commands.login import sign_in_state
 
-    return [{"provider": p.name, "ok": ok, "state": state}
-            for p in loaded.providers if p.oauth is not None for ok, state in [sign_in_state(p, os.environ)]]
+    return [{"provider": p.name, "ok": ok, "state": state} for p in signing_in for ok, state in [sign_in_state(p, os.environ)]]
 
 
 def _provenance(loaded: Model) -> Provenance | None:

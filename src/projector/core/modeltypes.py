@@ -59,6 +59,7 @@ class OAuth(Record):
     by_client: bool = False  # "client": each client signs itself in (today's plain entry); else projector does, once
     client_id: str | None = None  # pre-registered; None: a Client ID Metadata Document or Dynamic Client Registration
     client_secret_env: str | None = None  # NAME of the variable holding that client's secret
+    client_metadata_url: str | None = None  # a Client ID Metadata Document's https URL, used as the client id where supported
     scopes: tuple[str, ...] | None = None  # None: those the challenge or the server's metadata names
     redirect_port: int | None = None  # a fixed loopback port for the redirect; None: any free one
     grant: str = "authorization_code"  # or "client_credentials" (no person), or "enterprise" (an IdP's token exchanged)
@@ -324,6 +325,7 @@ def oauth(value: Any) -> OAuth | None:
     return OAuth(
         client_id=value.get("client_id"),
         client_secret_env=value.get("client_secret_env"),
+        client_metadata_url=value.get("client_metadata_url"),
         scopes=_strings(value.get("scopes")),
         redirect_port=value.get("redirect_port"),
         grant="client_credentials" if credentials else "enterprise" if enterprise else "authorization_code",

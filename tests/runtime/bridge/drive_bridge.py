@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitResult
 
 ARGUMENTS = {"add_numbers": {"a": 1, "b": 2}}
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's Client ID Metadata Document
 
 
 async def accept_defaults(_context, params) -> ElicitResult:
@@ -45,6 +46,8 @@ def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
         settings["client_credentials"] = {"private_key_file": str(key), "algorithm": context.get("signing_algorithm", "RS256")}
     elif context.get("name", "").startswith("auth/client-credentials"):
         settings["client_credentials"] = True
+    if os.environ.get("MCP_CONFORMANCE_SCENARIO") == "auth/basic-cimd":
+        settings["client_metadata_url"] = CLIENT_METADATA_URL
     return (json.dumps(settings) if settings else "true"), env
 
 
