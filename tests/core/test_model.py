@@ -353,7 +353,8 @@ providers:
     oauth:
       client_id: mcp-client
       client_secret_env: CORP_SECRET
-      enterprise: {idp_token_endpoint: https://idp.example.com/token, idp_client_id: projector, id_token_env: CORP_ID_TOKEN}
+      enterprise: {issuer: https://auth.example.com, idp_token_endpoint: https://idp.example.com/token, idp_client_id: projector,
+                   id_token_env: CORP_ID_TOKEN}
 """
 
 
@@ -365,6 +366,7 @@ def test_oauth_settings_become_a_record_per_provider(tmp_path):
     assert (linear.oauth.by_client, linear.oauth.client_id) == (False, None)  # projector signs in, with discovery
     assert slack.oauth.by_client  # each client signs itself in
     assert (ci.oauth.grant, ci.oauth.private_key_file, ci.oauth.algorithm) == ("client_credentials", "~/keys/ci.pem", "ES256")
+    assert corp.oauth.issuer == "https://auth.example.com"
     assert (corp.oauth.grant, corp.oauth.idp_token_endpoint, corp.oauth.idp_client_id, corp.oauth.id_token_env) == (
         "enterprise", "https://idp.example.com/token", "projector", "CORP_ID_TOKEN")
     assert load(tmp_path, "version: 1\nproviders:\n  docs:\n    url: https://x\n    oauth: false\n").providers[0].oauth is None

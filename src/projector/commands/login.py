@@ -139,7 +139,7 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
     if oauth.grant == "client_credentials":
         auth = _machine_auth(url, oauth, environ, storage)
     elif oauth.grant == "enterprise":
-        raise SignInFailed("enterprise-managed sign-in (oauth.enterprise) is not supported by projector login yet")
+        auth = _enterprise_auth(url, oauth, environ, storage)
     else:
         listener = _Listener(oauth.redirect_port)
         auth = _person_auth(url, oauth, environ, storage, listener, paste)
@@ -157,14 +157,16 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
             listener.close()
     if storage.tokens is None:
         raise SignInFailed("the server answered without asking to sign in: it may not need OAuth (remove oauth: from the model)")
-    return _kept(storage, auth.context)
-
-
-def _kept(storage: _Memory, context: Any) -> tokenstore.Tokens:
-    tokens, client = storage.tokens, context.client_info
+    if oauth.grant == "enterprise":  # the SDK's identity-assertion flow keeps what it learnt to itself
+        return _kept(storage, auth._client, auth._token_endpoint, auth._resource)
+    context = auth.context
     metadata = context.oauth_metadata
-    endpoint = str(metadata.token_endpoint) if metadata is not None else None
     resource = context.get_resource_url() if context.should_include_resource_param(context.protocol_version) else None
+    return _kept(storage, context.client_info, str(metadata.token_endpoint) if metadata is not None else None, resource)
+
+
+def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None) -> tokenstore.Tokens:
+    tokens = storage.tokens
     return tokenstore.Tokens(
         access_token=tokens.access_token,
         expires_at=None if tokens.expires_in is None else time.time() + tokens.expires_in,
@@ -268,6 +270,41 @@ def _machine_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _
     secret = _secret(environ, oauth.client_secret_env, "the client's secret")
     assert secret is not None
     return ClientCredentialsOAuthProvider(url, storage, oauth.client_id, secret, scope=scope)
+
+
+def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:
+    """Enterprise-managed authorization (SEP-990): the identity provider's ID token exchanged
+    there (RFC 8693) for an identity assertion grant, which the SDK takes to the configured
+    issuer's token endpoint (RFC 7523)."""
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    assert oauth.client_id and oauth.issuer and oauth.idp_token_endpoint and oauth.id_token_env
+    secret = _secret(environ, oauth.client_secret_env, "the client's secret")
+    if secret is None:
+        raise SignInFailed("enterprise sign-in needs the client's secret: give client_secret_env")
+    id_token = _secret(environ, oauth.id_token_env, "the ID token your identity provider issued")
+    idp_secret = _secret(environ, oauth.idp_client_secret_env, "the identity provider client's secret")
+
+    async def assertion(audience: str, resource: str) -> str:
+        import httpx2
+
+        form = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "subject_token": id_token or "",
+                "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+                "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag", "audience": audience, "resource": resource}
+        if oauth.idp_client_id:
+            form["client_id"] = oauth.idp_client_id
+        if idp_secret:
+            form["client_secret"] = idp_secret
+        async with httpx2.AsyncClient(timeout=30.0) as client:
+            answer = await client.post(oauth.idp_token_endpoint or "", data=form)
+        if answer.status_code != 200:
+            code = answer.json().get("error", "") if "json" in answer.headers.get("content-type", "") else ""
+            raise SignInFailed(f"the identity provider refused the token exchange (HTTP {answer.status_code}{': ' + code if code else ''})")
+        return str(answer.json()["access_token"])
+
+    return IdentityAssertionOAuthProvider(url, storage, oauth.client_id, secret, oauth.issuer, assertion,
+                                          scope=" ".join(oauth.scopes) if oauth.scopes else None,
+                                          token_endpoint_auth_method="client_secret_basic")
 
 
 def _open(url: str, paste: bool) -> None:

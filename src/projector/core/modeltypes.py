@@ -65,6 +65,7 @@ class OAuth(Record):
     grant: str = "authorization_code"  # or "client_credentials" (no person), or "enterprise" (an IdP's token exchanged)
     private_key_file: str | None = None  # client_credentials with a signed JWT (RFC 7523) instead of a secret
     algorithm: str | None = None  # that JWT's algorithm
+    issuer: str | None = None  # enterprise: the server's authorization server, configured (never discovered)
     idp_token_endpoint: str | None = None  # enterprise: the identity provider's token endpoint
     idp_client_id: str | None = None
     idp_client_secret_env: str | None = None
@@ -331,6 +332,7 @@ def oauth(value: Any) -> OAuth | None:
         grant="client_credentials" if credentials else "enterprise" if enterprise else "authorization_code",
         private_key_file=key.get("private_key_file"),
         algorithm=key.get("algorithm", "RS256") if key else None,
+        issuer=enterprise.get("issuer"),
         idp_token_endpoint=enterprise.get("idp_token_endpoint"),
         idp_client_id=enterprise.get("idp_client_id"),
         idp_client_secret_env=enterprise.get("idp_client_secret_env"),

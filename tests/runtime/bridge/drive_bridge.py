@@ -33,6 +33,16 @@ async def accept_defaults(_context, params) -> ElicitResult:
     return ElicitResult(action="accept", content={name: spec["default"] for name, spec in properties.items() if "default" in spec})
 
 
+def authorization_server(url: str) -> str:
+    """The first authorization server the MCP server's Protected Resource Metadata names."""
+    from urllib.parse import urlsplit
+    from urllib.request import urlopen
+
+    parts = urlsplit(url)
+    with urlopen(f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}", timeout=10) as answer:
+        return json.load(answer)["authorization_servers"][0]
+
+
 def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
     """The provider's ``oauth:`` (a YAML flow mapping) for a scenario's context, and the variables it names."""
     settings, env = {}, {}
@@ -46,6 +56,10 @@ def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
         settings["client_credentials"] = {"private_key_file": str(key), "algorithm": context.get("signing_algorithm", "RS256")}
     elif context.get("name", "").startswith("auth/client-credentials"):
         settings["client_credentials"] = True
+    if "idp_token_endpoint" in context:  # an administrator configures the issuer: here, read where the server says
+        env["SCENARIO_ID_TOKEN"] = context["idp_id_token"]
+        settings["enterprise"] = {"issuer": authorization_server(context["server_url"]), "idp_token_endpoint": context["idp_token_endpoint"],
+                                  "idp_client_id": context["idp_client_id"], "id_token_env": "SCENARIO_ID_TOKEN"}
     if os.environ.get("MCP_CONFORMANCE_SCENARIO") == "auth/basic-cimd":
         settings["client_metadata_url"] = CLIENT_METADATA_URL
     return (json.dumps(settings) if settings else "true"), env
@@ -66,7 +80,8 @@ async def main(url: str, listen: bool, oauth: bool) -> None:
         env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         signing_in = ""
         if oauth:
-            settings, variables = oauth_settings(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), Path(home))
+            context = dict(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), server_url=url)
+            settings, variables = oauth_settings(context, Path(home))
             signing_in, env = f"    oauth: {settings}\n", dict(env, **variables)
         model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
         if oauth:
