@@ -68,8 +68,11 @@ def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_th
     assert "sign-in: slack: each client signs itself in (oauth: client); bindings do not narrow it" in status
     assert "linear: signed in through projector until" in outputs[("doctor",)].stdout
     assert "authenticates with OAuth: signed in through projector until" in outputs[("explain", str(sandbox.root))].stdout
+    outputs["sync"] = sandbox.run("sync", config=model)
     for done in outputs.values():
         assert "canary" not in done.stdout + done.stderr
+    holding = [str(path) for path in sandbox.home.rglob("*") if path.is_file() and b"canary" in path.read_bytes()]
+    assert holding == [state + "/oauth/linear.json"]  # no client file, cache or log under HOME holds the token
     tokenstore.write(state, "linear", tokenstore.Tokens(access_token=canary, expires_at=time.time() - 60))
     doctor = sandbox.run("doctor", config=model).stdout
     assert "PROBLEM  linear: the sign-in expired at " in doctor and "and cannot be renewed: run `projector login linear`" in doctor

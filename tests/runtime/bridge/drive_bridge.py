@@ -65,16 +65,45 @@ def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
     return (json.dumps(settings) if settings else "true"), env
 
 
-def login(home: str, model: Path, env: dict[str, str]) -> None:
+def login(home: str, model: Path, env: dict[str, str], paste: bool) -> None:
+    command = [sys.executable, "-m", "projector", "login", "scenario", "--config", str(model)]
+    if paste:
+        return login_pasting(home, command + ["--paste"], env)
     browser = Path(__file__).resolve().parent / "follow_redirects.py"
-    done = subprocess.run([sys.executable, "-m", "projector", "login", "scenario", "--config", str(model)], env=dict(env, BROWSER=str(browser)),
-                          cwd=home, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(command, env=dict(env, BROWSER=str(browser)), cwd=home, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         print(f"drive_bridge: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
         sys.exit(1)
 
 
-async def main(url: str, listen: bool, oauth: bool) -> None:
+def login_pasting(home: str, command: list[str], env: dict[str, str]) -> None:
+    """`projector login --paste` as a person on a machine without a browser: open the printed
+    address elsewhere (follow its redirects, short of the loopback one) and paste that back."""
+    import urllib.error
+    import urllib.request
+
+    class Stop(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            if newurl.startswith("http://127.0.0.1"):
+                raise urllib.error.HTTPError(newurl, code, "the loopback redirect", headers, fp)
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    login = subprocess.Popen(command, env=env, cwd=home, stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for line in login.stderr:
+        if line.startswith("  http"):
+            try:
+                urllib.request.build_opener(Stop).open(line.strip(), timeout=20)
+            except urllib.error.HTTPError as back:
+                login.stdin.write(back.url + "\n")
+                login.stdin.flush()
+            break
+    out, err = login.communicate(timeout=60)
+    if login.returncode != 0:
+        print(f"drive_bridge: {err.strip().splitlines()[-1] if err.strip() else 'login failed'}", file=sys.stderr)
+        sys.exit(1)
+
+
+async def main(url: str, listen: bool, oauth: bool, paste: bool = False) -> None:
     with tempfile.TemporaryDirectory() as home:
         model = Path(home) / "projector.yaml"
         env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -85,7 +114,7 @@ async def main(url: str, listen: bool, oauth: bool) -> None:
             signing_in, env = f"    oauth: {settings}\n", dict(env, **variables)
         model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
         if oauth:
-            login(home, model, env)
+            login(home, model, env, paste)
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "projector", "mcp", "--provider", "scenario", "--config", str(model)],
@@ -100,7 +129,8 @@ async def main(url: str, listen: bool, oauth: bool) -> None:
 
 if __name__ == "__main__":
     try:
-        asyncio.run(main(sys.argv[-1], "--listen" in sys.argv[1:-1], "--oauth" in sys.argv[1:-1]))
+        options = sys.argv[1:-1]
+        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options))
     except BaseException as failure:  # noqa: BLE001 - one line for the harness's log
         while isinstance(failure, BaseExceptionGroup):  # anyio wraps what a task raised
             failure = failure.exceptions[0]

@@ -100,6 +100,13 @@ def test_auth_scenarios_pass_through_one_sign_in(node22, tmp_path, scenario):
     assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
 
 
+def test_a_sign_in_without_a_browser_takes_the_redirect_pasted_back(node22, tmp_path):
+    """`projector login --paste` prints the address; the one the browser was sent back to
+    (http://127.0.0.1:PORT/callback?code=...&state=...) is pasted on its stdin."""
+    output = conformance(node22, tmp_path, "auth/metadata-default", "--oauth", "--paste")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+
+
 @pytest.mark.parametrize("scenario", ["auth/metadata-default", "auth/client-credentials-basic"])
 def test_a_provider_without_oauth_or_token_ends_with_a_clear_error(node22, tmp_path, scenario):
     """A provider the model gives neither a token variable nor oauth: the session ends (never
