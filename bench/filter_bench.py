@@ -1,8 +1,8 @@
 """The tool filter's costs (issue 29's targets), through the real bridge against a stdlib upstream.
 
-    .venv/bin/python bench/filter_bench.py [--tools 500] [--lists 40] [--calls 200] [--base DIR] [--no-callgrind]
+    .venv/bin/python bench/filter_bench.py [--tools 500] [--runs 40] [--calls 200] [--base DIR] [--no-callgrind]
 
-- tools/list of ``--tools`` tools (each with a small input schema), asked ``--lists`` times in a
+- tools/list of ``--tools`` tools (each with a small input schema), asked ``--runs`` times in a
   folder without a rule and in one whose rule (globs, allow and deny) hides about half: the
   median time of one list, and the difference (target: ≤ 1 ms more).
 - An allowed tools/call: instructions per call (callgrind's Ir over a session of ``--calls``
@@ -131,7 +131,7 @@ def instructions(command: list[str], cwd: Path, env: dict[str, str], calls: int,
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tools", type=int, default=500)
-    parser.add_argument("--lists", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=40, help="tools/list runs timed per row (their median is shown)")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--base", help="a tree of the code before the filter (its src/ is put first on PYTHONPATH)")
     parser.add_argument("--no-callgrind", action="store_true")
@@ -141,9 +141,9 @@ def main() -> None:
         root = Path(temporary)
         config, env = layout(root, url)
         command, _ = bridge(config)
-        print(f"tools/list of {options.tools + 1} tools, median of {options.lists} (ms):")
-        plain, plain_count = list_times(command, root / "plain", env, options.lists)
-        ruled, ruled_count = list_times(command, root / "ruled", env, options.lists)
+        print(f"tools/list of {options.tools + 1} tools, median of {options.runs} (ms):")
+        plain, plain_count = list_times(command, root / "plain", env, options.runs)
+        ruled, ruled_count = list_times(command, root / "ruled", env, options.runs)
         print(f"  no rule      {plain:7.3f}  ({plain_count} tools)")
         print(f"  rule         {ruled:7.3f}  ({ruled_count} tools)")
         print(f"  difference   {ruled - plain:+7.3f}  (target: ≤ +1 ms)")
@@ -159,7 +159,7 @@ def main() -> None:
             instructions(command, folder, here, 1, root)  # a first start writes the bytecode caches: not counted
             per_call = (instructions(command, folder, here, options.calls, root) - instructions(command, folder, here, 0, root)) / options.calls
             print(f"  {name:26s} {per_call / 1000:8.1f}k")
-        lists = max(options.lists // 4, 5)
+        lists = max(options.runs // 4, 5)
         print(f"\na tools/list of {options.tools + 1} tools, instructions per list (callgrind, {lists} lists less none):")
         counted = {}
         for name, folder in (("no rule", root / "plain"), ("rule", root / "ruled")):

@@ -28,3 +28,38 @@ bindings:
   ~/work/a:
     docs: [a]
 """
+
+CODEX_KIRO = """\
+version: 1
+clients: [codex, kiro]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+"""
+
+BOUND_AND_PLAIN = """\
+version: 1
+clients: [claude-code, codex]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+  web:
+    url: https://web.example.com/mcp
+bindings:
+  ~/work/a:
+    docs: [x]
+"""
+
+# A user's Codex file, typed by hand before projector (issue 27's stories).
+USERS_CODEX = """# my codex
+model = "o3"
+
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+
+[mcp_servers.sentry]
+url = "https://mcp.sentry.dev/mcp"   # typed by hand
+"""

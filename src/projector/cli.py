@@ -42,7 +42,7 @@ command = partial(app.command, cls=_Command)
 ConfigOption = Annotated[
     Optional[str],
     typer.Option("--config", "-c", metavar="FILE",
-                 help="The model file (default: $PROJECTOR_CONFIG, else ~/.config/projector/projector.yaml)."),
+                 help="The model file (default: $PROJECTOR_CONFIG, else $XDG_CONFIG_HOME/projector/projector.yaml, else ~/.config/projector/projector.yaml)."),
 ]
 
 
@@ -50,6 +50,33 @@ def _client_ids(incomplete: str) -> list[str]:
     from projector.core.resources import client_ids
 
     return [i for i in client_ids() if i.startswith(incomplete)]
+
+
+def _completed_model(ctx: typer.Context):  # -> Model | None
+    """The model a command line being completed names (its --config, else the default), or None
+    when it cannot be read: completion then offers nothing rather than an error."""
+    from projector.commands.common import load_model
+    from projector.core.errors import ProjectorError
+
+    try:
+        return load_model(ctx.params.get("config"))
+    except (ProjectorError, OSError):
+        return None
+
+
+def _provider_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    model = _completed_model(ctx)
+    return [p.name for p in model.providers if p.name.startswith(incomplete)] if model else []
+
+
+def _kb_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The KBs of the --provider given before (else of every provider) that the model lists."""
+    model = _completed_model(ctx)
+    if model is None:
+        return []
+    chosen = ctx.params.get("provider")
+    kbs = [kb for p in model.providers if chosen in (None, p.name) for kb in (p.kbs or ())]
+    return [kb for kb in dict.fromkeys(kbs) if kb.startswith(incomplete)]
 
 
 def _shells(incomplete: str) -> list[str]:
@@ -107,16 +134,18 @@ def diff(
     ] = None,
     pager: Annotated[
         Optional[bool],
-        typer.Option("--pager/--no-pager", help="Show the diff through $PAGER, else less -R (default: on a terminal)."),
+        typer.Option("--pager/--no-pager", help="Show the diff through $PAGER, else less with LESS=FRX, as git does (default: on a terminal)."),
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Show what `projector sync` would change.
 
-    A unified diff per file (or --stat). Exit 0: nothing to change, 1: changes, 2: an error.
+    A unified diff per file (or --stat), and each entry changed by hand (drift) as `sync --force`
+    would put it back. Exit 0: nothing to change, 1: changes or drift, 2: an error.
     """
     from projector.commands import diff as command
 
-    _with_clients(command.run, config, client, force, stat, color, pager)
+    _with_clients(command.run, config, client, force, stat, color, pager, as_json)
 
 
 @command()
@@ -124,18 +153,20 @@ def sync(
     config: ConfigOption = None,
     client: ClientOption = None,
     force: ForceOption = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings and errors (for shell hooks).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but warnings, errors and changes to a repository's files (for shell hooks).")] = False,
     wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="How long to wait for another running sync.")] = 10.0,
     hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Run from the shell hook (the fast path renews its stamp).")] = False,
+    as_json: JsonOption = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Say what would be written, and write nothing.")] = False,
 ) -> None:
     """Write the model into every client's file.
 
-    Only the files whose bytes change are written. Exit 1 when a file could not be read or
-    parsed (it is left untouched; the others are synced).
+    Only the files whose bytes change are written; an entry changed by hand is kept, and said.
+    Exit 1 when a file could not be read or parsed (it is left untouched; the others are synced).
     """
     from projector.commands import sync as command
 
-    _with_clients(command.run, config, client, force, quiet, wait, hook)
+    _with_clients(command.run, config, client, force, quiet, wait, hook, as_json, dry_run)
 
 
 @command()
@@ -155,15 +186,17 @@ def explain(
     config: ConfigOption = None,
     client: ClientOption = None,
     as_json: JsonOption = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: where each setting came from, the environment, each entry as it is in each file.")] = False,
 ) -> None:
     """What a folder gets, and why.
 
-    The binding that applies (and the others around it), each provider's KB set, and each
-    client's entry.
+    One line per provider (what this folder gets, and why) and one per client (its entries as
+    they are in its file, against what sync writes); --verbose for all of it. Exit 1 when DIR
+    does not exist (it is still explained).
     """
     from projector.commands import explain as command
 
-    _exit(command.run(folder, config, client, as_json))
+    _exit(command.run(folder, config, client, as_json, verbose))
 
 
 @command()
@@ -186,7 +219,13 @@ def tools(
 
 
 @command()
-def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
+def doctor(
+    config: ConfigOption = None,
+    client: ClientOption = None,
+    as_json: JsonOption = False,
+    ack: Annotated[bool, typer.Option("--ack", help="Acknowledge the warnings given now: doctor counts them in one line until they change.")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help="List acknowledged warnings too.")] = False,
+) -> None:
     """Check projector's set-up, each problem with what to do.
 
     projector on PATH and in the entries; each bridge entry started the way its client starts
@@ -196,13 +235,13 @@ def doctor(config: ConfigOption = None, client: ClientOption = None) -> None:
     """
     from projector.commands import doctor as command
 
-    _with_clients(command.run, config, client)
+    _with_clients(command.run, config, client, as_json, ack, show_all)
 
 
 @command()
 def adopt(
     client: Annotated[str, typer.Argument(metavar="CLIENT", autocompletion=_client_ids, help="The client whose entry you changed (its id, as --client takes).")],
-    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="The entry's name.")],
+    provider: Annotated[str, typer.Argument(metavar="PROVIDER", autocompletion=_provider_names, help="The entry's name.")],
     config: ConfigOption = None,
 ) -> None:
     """Keep a hand edit of an entry as projector's own.
@@ -231,14 +270,34 @@ def remove(
     _with_clients(command.run, config, client, force)
 
 
+@command(name="import")
+def import_(
+    config: ConfigOption = None,
+    client: Annotated[
+        Optional[list[str]],
+        typer.Option("--client", metavar="ID", autocompletion=_client_ids, help="Only this client's entries (repeatable). Default: the clients found here."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the model's diff and the report; write nothing.")] = False,
+) -> None:
+    """Bring your clients' MCP servers into the model.
+
+    The same server in several clients becomes one provider; a token written in an entry
+    becomes a variable you are told to set; what the model cannot say is listed. Comments in
+    the model are kept. `projector remove` gives every imported entry back as it was.
+    """
+    from projector.commands import import_ as command
+
+    _with_clients(command.run, config, client, dry_run)
+
+
 FolderArgument = Annotated[str, typer.Argument(metavar="FOLDER", help="The folder (a path; ~ works).")]
 
 
 @command()
 def bind(
     folder: FolderArgument,
-    provider: Annotated[str, typer.Option("--provider", metavar="NAME", help="The provider to bind.")],
-    kb: Annotated[Optional[list[str]], typer.Option("--kb", metavar="KB", help="A KB shown there (repeatable).")] = None,
+    provider: Annotated[str, typer.Option("--provider", metavar="NAME", autocompletion=_provider_names, help="The provider to bind.")],
+    kb: Annotated[Optional[list[str]], typer.Option("--kb", metavar="KB", autocompletion=_kb_names, help="A KB shown there (repeatable).")] = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Show no KB there: the session has no tools.")] = False,
     on: Annotated[bool, typer.Option("--on", help="Turn the provider on there (a local server starts there).")] = False,
     off: Annotated[bool, typer.Option("--off", help="Turn the provider off there: no tools, nothing started.")] = False,
@@ -257,7 +316,7 @@ def bind(
 @command()
 def unbind(
     folder: FolderArgument,
-    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", help="Only this provider's part of the binding.")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", autocompletion=_provider_names, help="Only this provider's part of the binding.")] = None,
     config: ConfigOption = None,
 ) -> None:
     """Remove the binding of FOLDER (or only PROVIDER's part of it).
@@ -350,6 +409,21 @@ def init(config: ConfigOption = None) -> None:
 
 
 @command()
+def log(
+    count: Annotated[int, typer.Option("-n", "--count", metavar="N", help="How many of the last syncs to show.")] = 10,
+    as_json: JsonOption = False,
+) -> None:
+    """The last syncs: when, why, and what each did.
+
+    Each sync by the shell hook (with what changed) or by hand, and what it wrote or kept: the
+    hook is quiet, this is its trace. projector keeps the last 200.
+    """
+    from projector.commands import log as command
+
+    _exit(command.run(count, as_json))
+
+
+@command()
 def ps(as_json: JsonOption = False) -> None:
     """The shared servers running (`shared: true`).
 
@@ -363,7 +437,7 @@ def ps(as_json: JsonOption = False) -> None:
 @command()
 def stop(
     folder: ProjectFolder = None,
-    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", help="Only this provider's server.")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", metavar="NAME", autocompletion=_provider_names, help="Only this provider's server.")] = None,
     config: ConfigOption = None,
 ) -> None:
     """End the shared servers of DIR's workspace now.

@@ -46,13 +46,16 @@ class Command(Record):
 CONFIG = Option("config", TEXT, ("--config", "-c"))
 CLIENT = Option("client", TEXTS, ("--client",))
 FORCE = Option("force", FLAG, ("--force",), False)
+JSON = Option("as_json", FLAG, ("--json",), False)
 
 COMMANDS = {
     "sync": Command("projector.commands.sync", (CONFIG, CLIENT, FORCE, Option("quiet", FLAG, ("--quiet", "-q"), False),
-                                                Option("wait", NUMBER, ("--wait",), 10.0), Option("hook", FLAG, ("--hook",), False))),
-    "status": Command("projector.commands.status", (CONFIG, CLIENT, Option("as_json", FLAG, ("--json",), False))),
+                                                Option("wait", NUMBER, ("--wait",), 10.0), Option("hook", FLAG, ("--hook",), False),
+                                                JSON, Option("dry_run", FLAG, ("--dry-run", "-n"), False))),
+    "status": Command("projector.commands.status", (CONFIG, CLIENT, JSON)),
     "diff": Command("projector.commands.diff", (CONFIG, CLIENT, FORCE, Option("stat", FLAG, ("--stat",), False),
-                                                Option("color", SWITCH, ("--color", "--no-color"), None), Option("pager", SWITCH, ("--pager", "--no-pager"), None))),
+                                                Option("color", SWITCH, ("--color", "--no-color"), None), Option("pager", SWITCH, ("--pager", "--no-pager"), None),
+                                                JSON)),
 }
 
 

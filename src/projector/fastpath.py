@@ -43,29 +43,35 @@ def _restamp(files: Mapping[str, Stat], environ: Mapping[str, str]) -> None:
 def nothing_to_do(argv: list[str], environ: Mapping[str, str], version: str) -> bool:
     """For `projector sync [--quiet] [--hook] [--config F]`: whether the last sync's fingerprint
     still holds. From the hook, the hook's stamp then moves forward to what was checked."""
+    return still_holds(argv, environ, version) is not None
+
+
+def still_holds(argv: list[str], environ: Mapping[str, str], version: str) -> list[str] | None:
+    """As nothing_to_do: None when a sync must run, else what the last sync said of the state it
+    left (the drift it kept), which this one, changing nothing, says again."""
     options = argv[1:]
     config = locations.config_option(options)
     plain = [a for a in options if a not in CONFIG and a != config and not a.startswith("--config=")]
     if not argv or argv[0] != "sync" or any(a not in SIMPLE for a in plain):
-        return False
+        return None
     model = os.path.abspath(locations.model_file(config, environ))
     hook = "--hook" in plain
     if hook and not os.path.exists(os.path.join(hook_folder(environ), "watch")):
-        return False  # the hook has nothing to watch yet: a sync writes its list
+        return None  # the hook has nothing to watch yet: a sync writes its list
     try:
         with open(fingerprint_path(model, environ), "rb") as handle:
             saved = marshal.load(handle)
         now = fingerprint(model, saved["files"], saved["present"], saved["binaries"], saved["variables"], environ, version)
         if any(now[part] != saved[part] for part in ("version", "python", "model", "variables", "present", "binaries")):
-            return False
+            return None
         if not all(stat == saved["files"][path] or _same_entries(path, saved["files"][path], stat, saved["slices"].get(path))
                    for path, stat in now["files"].items()):
-            return False
+            return None
     except (OSError, ValueError, KeyError, TypeError, EOFError):
-        return False
+        return None
     if hook:
         _restamp(now["files"], environ)
-    return True
+    return list(saved.get("said", ()))
 
 
 def _same_entries(path: str, before: Stat, now: Stat, spec: dict | None) -> bool:
@@ -84,8 +90,9 @@ def main() -> bool:
     """True when the sync asked for on the command line has nothing to do (said so, unless quiet)."""
     from projector import __version__
 
-    if not nothing_to_do(sys.argv[1:], os.environ, __version__):
+    said = still_holds(sys.argv[1:], os.environ, __version__)
+    if said is None:
         return False
     if not QUIET.intersection(sys.argv[2:]):
-        print(NOTHING_TO_DO)
+        print("\n".join(said or [NOTHING_TO_DO]))
     return True

@@ -105,8 +105,8 @@ def test_the_client_parses_exactly_the_plan(client, scenario, tmp_path):
     assert home.read() == real.planned(servers, client)
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_the_users_own_entries_are_still_there(client, tmp_path):
+def _users_home(client: str, tmp_path: Path) -> tuple[Home, Path]:
+    """A home whose client file is a user's own, from the corpus (skipped where it has none)."""
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent (a user's clone)")
     if client not in USERS_FILE:
@@ -115,6 +115,12 @@ def test_the_users_own_entries_are_still_there(client, tmp_path):
     target = home.global_file()
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes((CORPUS / USERS_FILE[client]).read_bytes())  # the corpus is read-only: not its mode
+    return home, target
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_users_own_entries_are_still_there(client, tmp_path):
+    home, _ = _users_home(client, tmp_path)
     before = home.read()
     assert before, "the user's file has servers of its own"
     servers = home.sync(models(home.work)["bridge"])
@@ -245,3 +251,36 @@ def test_codex_starts_the_bridge_in_its_cleared_environment_and_it_finds_model_a
         codex.wait()
     assert found.exists(), "codex did not start the bridge entry"
     assert found.read_text() == f"model: {model_file}\nstate: {xdg_state / 'projector'}\n"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_after_import_and_sync_the_client_lists_the_same_servers_and_remove_gives_the_file_back(client, tmp_path):
+    """Issue 27: the user's own file (a real one from the corpus) imported, then synced: each server
+    the client listed is still listed under its name (a remote one at the same URL; a local one
+    now through the bridge, which runs the same command); and `remove` gives the file back."""
+    import subprocess
+
+    home, target = _users_home(client, tmp_path)
+    before = home.read()
+    config = tmp_path / "projector.yaml"
+    config.write_text(f"version: 1\nclients: [{client}]\nproviders: {{}}\n")
+
+    def projector(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", "projector", *args, "--config", str(config)], env=home.environ, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    as_left = target.read_bytes()  # some clients rewrite their file when they run (Claude Code, Qwen Code)
+    projector("import")
+    projector("sync")
+    projector("remove")
+    assert target.read_bytes() == as_left, "remove gives back the file byte for byte"
+
+    projector("import")
+    projector("sync")
+    after = home.read()
+    assert set(before) <= set(after), "every server the client listed is still there"
+    for name, entry in before.items():
+        if entry["transport"] == "http":
+            assert after[name]["url"] == entry["url"], name

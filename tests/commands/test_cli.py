@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from models import TWO_CLIENTS as MODEL
 
@@ -78,6 +79,8 @@ def test_init_writes_a_starter_and_never_overwrites(sandbox):
     assert first.returncode == 0 and first.stdout.startswith("wrote ~/.config/projector/projector.yaml")
     assert sandbox.run("diff").returncode == 0  # the starter is a valid, empty model
     assert "# clients: [amp, antigravity, augment, claude-code," in target.read_text(), "the ids of every descriptor"
+    schema = target.read_text().splitlines()[0].removeprefix("# yaml-language-server: $schema=")
+    assert json.loads(Path(schema).read_text())["$schema"].startswith("https://json-schema.org/"), "a schema file that is there"
     target.write_text(MODEL)
     second = sandbox.run("init")
     assert second.returncode == 1 and "never overwrites" in second.stderr

@@ -36,7 +36,7 @@ def test_explain_text_and_json(sandbox, snapshot):
     config = sandbox.model(MODEL)
     outputs = {}
     for folder in ("work/a/sub", "work/a/vendor", "elsewhere"):
-        result = sandbox.run("explain", str(sandbox.home / folder), config=config)
+        result = sandbox.run("explain", "--verbose", str(sandbox.home / folder), config=config)
         assert result.returncode == 0, result.stderr
         outputs[folder] = _clean(sandbox, result.stdout)
     assert outputs == snapshot
@@ -90,6 +90,7 @@ def test_doctor_checks_local_providers_commands_and_the_variables_their_env_need
 def test_explain_a_local_provider_names_sources_and_variables_never_values(sandbox, snapshot):
     sandbox.install_projector()
     workspace = sandbox.home / "work" / "a"
+    (workspace / "sub").mkdir(parents=True)
     sandbox.file("work/a/.env", "SECRET_TOKEN=do-not-print\n")
     sandbox.file("work/a/.projector.yaml", "lint:\n  env: {FROM_PROJECT: also-secret}\n")
     config = sandbox.model(
@@ -97,9 +98,9 @@ def test_explain_a_local_provider_names_sources_and_variables_never_values(sandb
         "    env: {LEVEL: strict}\n    enabled: false\n"
         "bindings:\n  ~/work/a:\n    lint: {enabled: true, cwd: tools, env_files: [.env]}\n"
     )
-    before = sandbox.run("explain", str(workspace / "sub"), config=config)
+    before = sandbox.run("explain", "--verbose", str(workspace / "sub"), config=config)
     assert sandbox.run("trust", str(workspace), config=config).returncode == 0
-    after = sandbox.run("explain", str(workspace / "sub"), config=config)
+    after = sandbox.run("explain", "--verbose", str(workspace / "sub"), config=config)
     for shown in (before, after):
         assert shown.returncode == 0, shown.stderr
         assert "do-not-print" not in shown.stdout and "also-secret" not in shown.stdout
@@ -116,7 +117,7 @@ def test_doctor_names_what_each_new_client_needs_from_the_user(sandbox):
     assert sandbox.run("sync", config=config).returncode == 0
     sandbox.env.update(WEB_TOKEN="y")
     report = sandbox.run("doctor", config=config).stdout.splitlines()
-    assert any(line.startswith("ok       Gemini CLI: in a folder it does not trust it turns off every MCP server") for line in report)
+    assert any(line.startswith("note     Gemini CLI: in a folder it does not trust it turns off every MCP server") for line in report)
     problems = [line for line in report if line.startswith("PROBLEM")]
     assert problems == [
         f"PROBLEM  ~/.config/Claude/claude_desktop_config.json: Claude Desktop may not pass ${name} to entry {name.split('_')[0].lower()}, "
@@ -144,10 +145,10 @@ def test_explain_lists_the_hooks_of_a_folder_and_where_each_came_from(sandbox):
     for folder in ("work/a/sub", "work/b"):
         (sandbox.home / folder).mkdir(parents=True)
     config = sandbox.model(HOOKS)
-    inside = sandbox.run("explain", str(sandbox.home / "work/a/sub"), config=config).stdout
-    assert "hook format: on PostToolUse (Edit|Write) turned off here — from model /SANDBOX/projector.yaml\n" \
+    inside = sandbox.run("explain", "--verbose", str(sandbox.home / "work/a/sub"), config=config).stdout
+    assert "hook format: on PostToolUse (Edit|Write) turned off here — from /SANDBOX/projector.yaml:5\n" \
            "  turned off by binding ~/work/a\n" in _clean(sandbox, inside)
-    assert "hook guard: on PreToolUse (Bash) runs ./tools/guard.sh — from binding ~/work/a\n" in inside
+    assert "hook guard: on PreToolUse (Bash) runs ./tools/guard.sh — from binding ~/work/a (/SANDBOX/projector.yaml:11)\n" in _clean(sandbox, inside)
     assert "hooks run in: ~/work/a\n" in inside
     outside = json.loads(sandbox.run("explain", str(sandbox.home / "work/b"), "--json", config=config).stdout)
     assert [(h["name"], h["runs"], h["defined"]) for h in outside["hooks"]] == [
@@ -202,7 +203,7 @@ def test_doctor_notes_skipped_clients_pending_removals_and_withdrawn_trust(sandb
     assert sandbox.run("trust", str(workspace), config=config).returncode == 0
     assert sandbox.run("sync", config=config).returncode == 0
     config.write_text(config.read_text().replace("  old:\n    url: https://old.example.com/mcp\n", ""))
-    sandbox.file("work/a/.codex/config.toml", '[mcp_servers.web]\nurl = "https://web.example.com/mcp"\n')
+    sandbox.file("work/a/.codex/config.toml", '[mcp_servers.web]\nurl = "https://web.example.com/mcp?kbs=a"\n')
     (workspace / ".projector.yaml").write_text("web: [] # edited\n")
     report = sandbox.run("doctor", config=config)
     assert report.returncode == 1

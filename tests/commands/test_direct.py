@@ -72,7 +72,7 @@ def test_every_spelling_of_every_option_makes_the_same_call(monkeypatch, name, w
 
 def test_options_together_make_the_same_call(monkeypatch):
     argv = ["sync", "-q", "--client", "codex", "--force", "--wait=0.25", "-cmodel.yaml", "--hook", "--client=kiro"]
-    assert direct.parse(argv, {}).values == _typer_call(monkeypatch, argv) == ("model.yaml", ["codex", "kiro"], True, True, 0.25, True)
+    assert direct.parse(argv, {}).values == _typer_call(monkeypatch, argv) == ("model.yaml", ["codex", "kiro"], True, True, 0.25, True, False, False)
     assert direct.parse(["diff", "--color", "--no-color"], {}).values == _typer_call(monkeypatch, ["diff", "--color", "--no-color"])
 
 

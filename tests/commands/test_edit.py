@@ -49,7 +49,8 @@ def test_no_model_yet_starts_from_the_starter(sandbox):
     done = _edit(sandbox, "true", "")
     assert done.returncode == 0, done.stderr
     written = sandbox.home / ".config" / "projector" / "projector.yaml"
-    assert written.read_text().startswith("# projector model")
+    assert written.read_text().splitlines()[1].startswith("# projector model")
+    assert "{" not in written.read_text().splitlines()[0], "the starter's placeholders are filled in"
     assert done.stdout.startswith("wrote ~/.config/projector/projector.yaml")
 
 

@@ -120,6 +120,48 @@ def test_trusting_a_project_file_syncs_once_at_the_next_prompt(sandbox):
     assert "[mcp_servers.notes]" in (sandbox.home / ".codex" / "config.toml").read_text()
 
 
+# `projector` whose syncs make a file in a bound workspace while they run (after they began),
+# beside the project files they found absent there: a person saving a file in the repository.
+FILE_MADE_IN_THE_WORKSPACE_DURING_THE_SYNC = """\
+#!/bin/sh
+echo "$*" >> {log}
+exec {python} -c '
+import sys, time
+from pathlib import Path
+import projector.core.fingerprint as fastpath
+folder, recorded = sys.argv[1], fastpath.record
+def record(*args, **kwargs):
+    Path(folder, f"notes-{{time.time_ns()}}.txt").write_text("a person saved a file")
+    return recorded(*args, **kwargs)
+fastpath.record = record
+sys.argv = ["projector"] + sys.argv[2:]
+from projector.entry import main
+main()
+' {workspace} "$@"
+"""
+
+
+def test_a_file_made_beside_absent_project_files_while_a_sync_runs_starts_nothing_at_the_next_prompt(sandbox):
+    """The flaky count of test_trusting_a_project_file_syncs_once_at_the_next_prompt (issue 30):
+    a folder the hook looks into for absent project files that changed after the sync began (in
+    that test: made in the same second, as the sync's start is a whole second) made the stamp the
+    sync's start, older than every file the sync wrote, and the next prompt started projector
+    again. Nothing the sync looked for appeared: the stamp stands."""
+    workspace = sandbox.file("work/a/.projector.yaml", "notes: {enabled: false}\n").parent
+    shim = sandbox.bin / "projector"
+    shim.write_text(FILE_MADE_IN_THE_WORKSPACE_DURING_THE_SYNC.format(log=sandbox.root / "sync.log", python=sys.executable,
+                                                                     workspace=workspace))
+    shim.chmod(0o755)
+    sandbox.model(MODEL + "  notes:\n    command: ./notes\nbindings:\n  ~/work/a:\n    docs: {enabled: true}\n")
+    done = _run(sandbox, "bash", ["_projector_hook", "sleep 0.2", "_projector_hook", "_projector_hook"])
+    assert done.returncode == 0, done.stderr
+    assert _syncs(sandbox) == 1, "a file made beside the project files the sync found absent starts no process"
+    (workspace / ".codex").mkdir()
+    sandbox.file("work/a/.codex/config.toml", '[mcp_servers.docs]\nurl = "https://kb.example.com/mcp"\n')
+    _run(sandbox, "bash", ["_projector_hook"])
+    assert _syncs(sandbox) == 2, "a project file that appears there is still noticed"
+
+
 # `projector` for the hook whose first sync meets a client that rewrites its file (dropping the
 # entry, from its own copy) after the sync has written it, before the sync ends.
 CLIENT_WRITES_DURING_THE_SYNC = """\
@@ -222,7 +264,7 @@ def test_a_file_created_in_a_bound_folder_starts_nothing_but_a_project_file_sync
     (repository / ".codex" / "history.jsonl").write_text("{}\n")
     _run(sandbox, shell, ["_projector_hook", "_projector_hook"])
     assert _syncs(sandbox) == settled, "no process for files that are not project files"
-    (repository / ".codex" / "config.toml").write_text('[mcp_servers.docs]\nurl = "https://kb.example.com/mcp"\n')
+    (repository / ".codex" / "config.toml").write_text('[mcp_servers.docs]\nurl = "https://kb.example.com/mcp?kbs=a"\n')
     _run(sandbox, shell, ["_projector_hook", "_projector_hook"])
     assert _syncs(sandbox) == settled + 1, "a project file appeared: one sync"
     assert "mcp_servers" not in (repository / ".codex" / "config.toml").read_text(), "it pruned the shadowing entry"
@@ -243,3 +285,21 @@ def test_absent_project_files_are_watched_through_the_first_folder_of_their_path
         f"%{tmp_path / 'a' / '.github'}\tmcp.json",
         "@/bin/projector",
     ]
+
+
+def test_projector_log_shows_what_the_quiet_hook_did_and_why(sandbox):
+    _shim(sandbox)
+    model = sandbox.model(MODEL)
+    _run(sandbox, "bash", ["_projector_hook"])
+    model.write_text(MODEL.replace("kb.example.com", "kb2.example.com"))
+    _run(sandbox, "bash", ["_projector_hook", "projector sync"])  # the hand sync has nothing to do: no sync, no line
+    model.write_text(MODEL)
+    _run(sandbox, "bash", ["projector sync --force"])
+    shown = _run(sandbox, "bash", ["projector log -n 2"]).stdout.splitlines()
+    assert [line.split("  ", 1)[1] for line in shown if not line.startswith("  ")] == [
+        f"hook: {sandbox.root}/projector.yaml changed  ({sandbox.root}/projector.yaml)",
+        f"sync: run by hand  ({sandbox.root}/projector.yaml)",
+    ]
+    assert shown.count("  updated ~/.codex/config.toml (Codex CLI)") == 2
+    every = __import__("json").loads(_run(sandbox, "bash", ["projector log --json"]).stdout)["syncs"]
+    assert [s["why"] for s in every][0] == "the first prompt with this model (nothing watched yet)"

@@ -45,7 +45,7 @@ def test_stop_ends_the_hosts_of_a_workspace_only_and_can_pick_a_provider(shared)
 
 def test_explain_says_whether_a_provider_is_shared_in_a_folder_and_whether_its_host_runs(shared):
     shared.model(f"  srv:\n    {shared.server()}\n", f"  {shared.a}:\n    srv: {{shared: true, env: {{V: one}}}}\n")
-    explain = lambda folder: shared.projector("explain", str(folder), "--config", str(shared.config))  # noqa: E731
+    explain = lambda folder: shared.projector("explain", "--verbose", str(folder), "--config", str(shared.config))  # noqa: E731
     assert "server: one per session (not shared)" in explain(shared.b).stdout
     assert "server: shared by the sessions in ~/work/a, kept 30 s after the last; not running (the next session starts it)" in explain(shared.a).stdout
     with RawSession(shared, shared.a), RawSession(shared, shared.a):

@@ -58,3 +58,32 @@ def test_a_file_projector_created_that_git_tracks_now_is_emptied_not_deleted(san
     subprocess.run([*git, "commit", "-qm", "dotfiles"], check=True)
     assert sandbox.run("remove").returncode == 0
     assert json.loads((sandbox.home / ".kiro/settings/mcp.json").read_text()) == {"mcpServers": {}}
+
+
+HOOKED = """\
+version: 1
+clients: [claude-code, gemini, copilot]
+providers:
+  docs:
+    url: https://kb.example.com/mcp
+hooks:
+  guard: {event: Stop, command: "true"}
+"""
+
+
+def test_remove_leaves_nothing_projector_made_and_everything_that_was_the_users(sandbox):
+    """Story 5 of issue 27 (~/.gemini/settings.json stayed as {}, an empty ~/.copilot/hooks/
+    stayed), and issue 25's item 10 (a user's empty hook list went with projector's group)."""
+    sandbox.install_projector()
+    settings = sandbox.file(".claude/settings.json", '{\n  "hooks": {"Stop": []},\n  "theme": "dark"\n}\n')
+    config = sandbox.model(HOOKED)
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert (sandbox.home / ".gemini/settings.json").exists() and (sandbox.home / ".copilot/hooks/projector.json").exists()
+    assert "dispatch" in settings.read_text()
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert settings.read_text() == '{\n  "hooks": {"Stop": []},\n  "theme": "dark"\n}\n'
+    assert not (sandbox.home / ".gemini").exists(), "a file and a folder projector created go"
+    assert not (sandbox.home / ".copilot").exists()
+    assert sorted(p.name for p in sandbox.home.iterdir()) == [".claude", ".local"]

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import json
 
-MODEL = """\
-version: 1
-clients: [codex, kiro]
-providers:
-  docs:
-    url: https://kb.example.com/mcp
-    token_env: DOCS_TOKEN
-"""
+from models import CODEX_KIRO as MODEL
 
 
 def test_pending_then_in_sync_then_drift(sandbox):

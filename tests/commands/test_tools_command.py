@@ -40,8 +40,10 @@ def test_tools_names_an_unknown_provider(sandbox):
 
 def test_explain_shows_the_rule_and_where_it_came_from(sandbox):
     config = layout(sandbox)
-    shown = sandbox.run("explain", str(sandbox.home / "a"), config=config).stdout
+    shown = sandbox.run("explain", "--verbose", str(sandbox.home / "a"), config=config).stdout
     assert "  tools: {allow: [read_*, write_1]} — from binding ~/a" in shown.splitlines()
+    summary = sandbox.run("explain", str(sandbox.home / "a"), config=config).stdout  # the rule on the provider's one line
+    assert any(line.startswith("provider ") and line.endswith("; tools: {allow: [read_*, write_1]}") for line in summary.splitlines()), summary
     report = json.loads(sandbox.run("explain", str(sandbox.home / "b"), "--json", config=config).stdout)
     (many,) = report["providers"]
     assert many["tools"] == {"allow": None, "deny": ["admin_*"], "shown": "{deny: [admin_*]}", "from": "provider many"}

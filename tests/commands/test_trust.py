@@ -22,10 +22,12 @@ def _codex(sandbox) -> dict:
 
 
 def _summary(sandbox, folder_or_file, config) -> list[str]:
-    """What `projector trust` printed between its first line and its last (the summary)."""
+    """What `projector trust` printed between its "trusted" line and its last (the summary; the
+    lines before say what changed since the file was last trusted)."""
     done = sandbox.run("trust", str(folder_or_file), config=config)
     assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()[1:-1]
+    lines = done.stdout.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("trusted ")) + 1:-1]
 
 
 def test_a_token_carrying_provider_from_an_untrusted_layer_is_left_out_until_trusted(sandbox):

@@ -52,7 +52,7 @@ def test_legacy_entries_go_other_entries_stay_byte_for_byte(sandbox, relative):
     ("relative", "text"),
     [
         (".mcp.json", json.dumps({"mcpServers": {"docs": LEGACY_BRIDGE}}, indent=2) + "\n"),
-        ("opencode.json", json.dumps({"mcp": {"docs": {"type": "remote", "url": "https://kb.example.com/mcp"}}}) + "\n"),
+        ("opencode.json", json.dumps({"mcp": {"docs": {"type": "remote", "url": "https://kb.example.com/mcp?kbs=a"}}}) + "\n"),
         (".opencode/opencode.json", '{\n  // old\n  "mcp": {"docs": {"type": "local", "command": ["/x/projector", "mcp", "--provider", "docs"]}}\n}\n'),
         (".codex/config.toml", '[mcp_servers.docs]\nurl = "https://kb.example.com/mcp?kbs=a"\n'),
     ],
@@ -65,12 +65,12 @@ def test_a_file_left_without_entries_is_kept(sandbox, relative, text):
     assert result.returncode == 0, result.stderr
     assert path.exists()
     assert f"updated ~/work/a/{relative} (" in result.stdout
-    assert result.stdout.rstrip().endswith("removed docs, which shadowed projector's global entry; the file stays")
+    assert result.stdout.rstrip().endswith("removed docs, which shadowed projector's global entry; the file stays (`projector remove` puts it back)")
     assert sandbox.run("diff", config=sandbox.model(MODEL)).returncode == 0, "a second sync changes nothing"
 
 
 def test_codex_project_entry_is_pruned_and_the_rest_kept(sandbox):
-    path = _write(sandbox, ".codex/config.toml", '# project\nmodel = "o3"\n\n[mcp_servers.docs]\nurl = "https://kb.example.com/mcp"\n\n[mcp_servers.mine]\ncommand = "x"\n')
+    path = _write(sandbox, ".codex/config.toml", '# project\nmodel = "o3"\n\n[mcp_servers.docs]\nurl = "https://kb.example.com/mcp?kbs=b"\n\n[mcp_servers.mine]\ncommand = "x"\n')
     sandbox.run("sync", config=sandbox.model(MODEL))
     assert path.read_text() == '# project\nmodel = "o3"\n\n[mcp_servers.mine]\ncommand = "x"\n'
 
@@ -176,6 +176,69 @@ def test_the_project_files_of_the_new_clients_are_pruned_too(sandbox, relative):
 
 
 def test_a_project_file_left_with_only_what_its_client_adds_is_kept(sandbox):
-    path = _write(sandbox, ".qwen/settings.json", '{\n  "mcpServers": {"docs": {"httpUrl": "https://kb.example.com/mcp"}},\n  "$version": 4\n}\n')
+    path = _write(sandbox, ".qwen/settings.json", '{\n  "mcpServers": {"docs": {"httpUrl": "https://kb.example.com/mcp?kbs=a"}},\n  "$version": 4\n}\n')
     assert sandbox.run("sync", config=sandbox.model(NEW_CLIENTS_MODEL)).returncode == 0
     assert json.loads(path.read_text()) == {"mcpServers": {}, "$version": 4}, "projector did not create it: it stays"
+
+
+def test_a_hand_written_entry_with_the_providers_url_is_the_users_and_every_removal_is_said_and_undone(sandbox):
+    """Story 4 of issue 27: a committed .mcp.json with a hand-written `docs` entry (the provider's
+    plain URL, for teammates without projector) was judged projector's and removed at a prompt,
+    silently, and `remove` did not put it back."""
+    import subprocess
+
+    sandbox.install_projector()
+    hand_written = '{\n  "mcpServers": {\n    "docs": { "type": "http", "url": "https://kb.example.com/mcp" }\n  }\n}\n'
+    mcp = _write(sandbox, ".mcp.json", hand_written)
+    legacy = '# old\n[mcp_servers.docs]\nurl = "https://kb.example.com/mcp?kbs=api-a"   # narrowed\n\n[mcp_servers.mine]\ncommand = "x"\n'
+    codex = _write(sandbox, ".codex/config.toml", legacy)
+    git = ["git", "-C", str(sandbox.home / "work" / "a"), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "mcp"], check=True)
+    config = sandbox.model(MODEL)
+
+    hook = sandbox.run("sync", "--quiet", config=config)
+    assert hook.returncode == 0, hook.stderr
+    assert mcp.read_text() == hand_written, "the plain URL is a shape people write: the user's"
+    assert "shadows the global entry" in hook.stderr
+    assert hook.stdout == ("updated ~/work/a/.codex/config.toml (Codex CLI): removed docs, which shadowed projector's global entry; "
+                           "the file stays (`projector remove` puts it back)\n"), "a change in a repository is said, even --quiet"
+    assert "[mcp_servers.docs]" not in codex.read_text()
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert codex.read_text() == legacy and mcp.read_text() == hand_written
+    assert subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout == ""
+    assert json.loads((sandbox.home / ".local/state/projector/ledger.json").read_text())["files"] == {}
+
+
+def test_remove_puts_a_pruned_entry_back_into_a_file_changed_since(sandbox):
+    legacy = '{\n  "mcpServers": {\n    "docs": {"type": "http", "url": "https://kb.example.com/mcp?kbs=a"},\n    "mine": {"command": "x"}\n  }\n}\n'
+    mcp = _write(sandbox, ".mcp.json", legacy)
+    config = sandbox.model(MODEL)
+    assert sandbox.run("sync", config=config).returncode == 0
+    mcp.write_text(mcp.read_text().replace('"x"', '"y"'))  # the user's own edit since
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"mine": {"command": "y"}, "docs": {"type": "http", "url": "https://kb.example.com/mcp?kbs=a"}}}
+
+
+def test_a_pruned_per_folder_entry_comes_back_when_no_binding_governs_its_folder(sandbox):
+    """Claude Code's per-folder servers in ~/.claude.json: one pruned under a binding is kept in the
+    ledger, put back when the binding goes, and by `remove`."""
+    workspace = str(sandbox.home / "work" / "a")
+    sandbox.file("work/a/.keep", "")
+    claude = ('{\n  "numStartups": 2,\n  "projects": {\n    "%s": {\n      "mcpServers": {\n'
+              '        "docs": {"type": "http", "url": "https://kb.example.com/mcp?kbs=api-a"},\n        "other": {"command": "npx"}\n'
+              '      }\n    }\n  }\n}\n') % workspace
+    path = sandbox.file(".claude.json", claude)
+    config = sandbox.model(MODEL.replace("clients: [claude-code, codex, opencode, crush, kiro, copilot]", "clients: [claude-code]"))
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "docs" not in json.loads(path.read_text())["projects"][workspace]["mcpServers"]
+    config.write_text(config.read_text().replace("bindings:\n  ~/work/a:\n    docs: []\n", ""))
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert json.loads(path.read_text())["projects"][workspace]["mcpServers"]["docs"]["url"].endswith("?kbs=api-a"), "given back"
+    config.write_text(MODEL.replace("clients: [claude-code, codex, opencode, crush, kiro, copilot]", "clients: [claude-code]"))
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == claude, "back in its place, byte for byte"

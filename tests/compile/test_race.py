@@ -8,19 +8,8 @@ import json
 import subprocess
 import sys
 
-MODEL = """\
-version: 1
-clients: [claude-code, codex]
-providers:
-  docs:
-    url: https://kb.example.com/mcp
-    token_env: DOCS_TOKEN
-  web:
-    url: https://web.example.com/mcp
-bindings:
-  ~/work/a:
-    docs: [x]
-"""
+from models import BOUND_AND_PLAIN as MODEL
+
 
 REWRITER = r"""
 import json, os, sys, time

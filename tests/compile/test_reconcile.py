@@ -55,7 +55,7 @@ def test_each_client_reads_its_own_dialect():
     shape = {"type": "local", "command": ["/x/projector", "mcp", "--provider", "docs"]}
     assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS, reading=array).edits == {"docs": NEW}
     assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS).edits == {}, "one array is not this client's shape"
-    other_key = {"serverUrl": "https://kb.example.com/mcp"}
+    other_key = {"serverUrl": "https://kb.example.com/mcp?kbs=a"}
     assert reconcile("f", {"docs": other_key}, {"docs": NEW}, {}, PROVIDERS).edits == {}
     assert reconcile("f", {"docs": other_key}, {"docs": NEW}, {}, PROVIDERS, reading=replace(READING, url_keys=("serverUrl",))).edits == {"docs": NEW}
 

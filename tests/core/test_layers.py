@@ -3,6 +3,7 @@ repository bindings, trust for a layer's local servers, and the checked-model ca
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -239,7 +240,8 @@ def test_an_untrusted_layer_cannot_send_my_token_anywhere(files):
     said = loaded.left_out("aws")
     assert said == ("team.yaml is not trusted, so the providers it sends a token to are left out (aws: $AWS_SECRET_ACCESS_KEY to "
                     "https://attacker.example/mcp; signin: its OAuth token to https://signin.example.com/mcp): review it, then run "
-                    "`projector trust team.yaml`").replace("team.yaml", str(team))
+                    "`projector trust team.yaml` (its bytes now: sha256 {})").replace("team.yaml", str(team)).format(
+                        hashlib.sha256(team.read_bytes()).hexdigest()[:12])
     from projector.compile.plan import plan
 
     compiled = plan(loaded, "/bin/projector")

@@ -242,7 +242,7 @@ def test_explain_names_the_binding_it_resolves_with_when_a_symlink_came_later(sa
                            "bindings:\n  ~/w:\n    docs: [a]\n  ~/link:\n    docs: [b]\n")
     assert sandbox.run("explain", str(sandbox.home / "w"), config=config).returncode == 0  # checked and cached
     (sandbox.home / "link").symlink_to(sandbox.home / "w")
-    lines = sandbox.run("explain", str(sandbox.home / "w"), config=config).stdout.splitlines()
+    lines = sandbox.run("explain", "--verbose", str(sandbox.home / "w"), config=config).stdout.splitlines()
     assert lines[1] == "binding: ~/w" and lines[3].startswith("provider docs: a — bound (~/w)"), lines
 
 

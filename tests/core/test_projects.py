@@ -40,7 +40,7 @@ def test_trust_then_sync_writes_the_declared_provider_and_untrust_takes_it_away(
 
     trusted = sandbox.run("trust", str(workspace), config=config)
     assert trusted.returncode == 0, trusted.stderr
-    assert trusted.stdout.splitlines()[1:3] == ["  local server notes: runs ./bin/notes; sets NOTES_KEY", "  settings that only narrow: docs"]
+    assert trusted.stdout.splitlines()[2:4] == ["  local server notes: runs ./bin/notes; sets NOTES_KEY", "  settings that only narrow: docs"]
     synced = sandbox.run("sync", config=config)  # the trust store changed: no fast path
     assert synced.stdout == "updated ~/.claude.json (Claude Code)\n", synced.stderr
     entries = _entries(sandbox)

@@ -122,7 +122,7 @@ def routed_kb(tmp_path_factory) -> Iterator[KbServer]:
 
 @pytest.fixture
 def desk(client: str, sandbox, routed_kb: KbServer) -> Iterator[Desk]:
-    reason = _skip_reason(client)
+    reason = _skip_reason(client) or drivers.DRIVERS[client].unusable()
     if reason:
         pytest.skip(reason)
     api = ModelApi().start()

@@ -117,6 +117,26 @@ class Driver:
         """The client's own log files, when it keeps any."""
         return ""
 
+    def unusable(self) -> str | None:
+        """Why this machine cannot run the client's tests as they are set up (None: it can)."""
+        return None
+
+
+def insecure_for_gemini(path: Path) -> str | None:
+    """Why Gemini CLI ignores a system settings file at ``path`` (None: it reads it). As its
+    isFileAndDirectorySecureSync (0.61.0, bundle/chunk-*.js) checks: the file and every folder
+    above it must belong to root (uid 0) and be writable by no group and no other user."""
+    for place in (path, *path.parents):
+        try:
+            info = place.stat()
+        except OSError:
+            continue  # not made yet: made below the last one that is there, by this process
+        if info.st_uid != 0:
+            return f"{place} does not belong to root"
+        if info.st_mode & 0o022:
+            return f"{place} is writable by group or others (mode {info.st_mode & 0o7777:o})"
+    return None
+
 
 class ClaudeCode(Driver):
     def command(self, program: str, env: dict[str, str], api: ModelApi) -> list[str]:
@@ -197,16 +217,26 @@ class SettingsFileClient(Driver):
     settings_variable: str = ""
     settings: Json = field(default_factory=dict)
     flags: tuple[str, ...] = ()
+    root_only_settings: bool = False  # the client reads the file only where root alone can write (Gemini)
+
+    @property
+    def settings_path(self) -> Path:
+        # beside the npm tools, under the real HOME's cache (never below /tmp, which Gemini refuses)
+        return npm_tools.cache() / "e2e" / f"{self.id}-system-settings.json"
+
+    def unusable(self) -> str | None:
+        why = insecure_for_gemini(self.settings_path) if self.root_only_settings else None
+        return (f"{self.id} would ignore its system settings file {self.settings_path} ({why}), so it could not "
+                "sign in to the mock model API: run the tests as root with HOME where only root can write") if why else None
 
     def environ(self, api: ModelApi) -> dict[str, str]:
-        # Gemini skips a system settings file below a world-writable folder (/tmp): keep it
-        # beside the npm tools, under HOME's cache.
-        path = npm_tools.cache() / "e2e" / f"{self.id}-system-settings.json"
+        path = self.settings_path
         text = json.dumps(self.settings)
         if not path.exists() or path.read_text() != text:
-            path.parent.mkdir(exist_ok=True)
+            path.parent.mkdir(mode=0o755, exist_ok=True)
             fresh = path.with_name(f"{path.name}.{os.getpid()}")
             fresh.write_text(text)
+            fresh.chmod(0o644)
             fresh.replace(path)  # whole, for a worker that reads it meanwhile
         return super().environ(api) | {self.settings_variable: str(path)}
 
@@ -235,7 +265,7 @@ DRIVERS: dict[str, Driver] = {d.id: d for d in (
         settings={"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
                   "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}},
         # -m: no model-router side request; --skip-trust: the folder is trusted for this session
-        flags=("-m", "gemini-2.5-flash", "--skip-trust")),
+        flags=("-m", "gemini-2.5-flash", "--skip-trust"), root_only_settings=True),
     SettingsFileClient(
         "qwen", "qwen", "mcp__{server}__", {"OPENAI_API_KEY": "dummy", "OPENAI_BASE_URL": "{api}/v1", "OPENAI_MODEL": "mock-model"},
         settings_variable="QWEN_CODE_SYSTEM_SETTINGS_PATH",

@@ -42,6 +42,8 @@ def _binary(client: str) -> Path:
         pytest.fail(missing)
     if missing:
         pytest.skip(missing)
+    if unusable := drivers.DRIVERS[client].unusable():
+        pytest.skip(unusable)
     found = npm_tools.binary(name)
     assert found is not None
     return found

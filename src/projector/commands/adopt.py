@@ -3,7 +3,8 @@
 terraform import's idea: the entry as the client's file holds it now becomes the content
 projector owns, so `status` counts it in sync and `sync` leaves it, until the model changes what
 projector would write there (then sync writes that, as for any entry of its own). An entry of a
-provider the model no longer has is handed over instead: projector stops managing it.
+provider the model no longer has is handed over instead: projector stops managing it. An entry
+projector never wrote keeps its original in the ledger: `remove` gives it back as it was.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def _adopt(client: str, provider: str, config: str | None) -> int:
         for problem in outcome.problems:
             err(f"error: {problem}")
         return 1
-    entries = documents.parse(result.target.format, result.before or "", result.shown).servers(result.target.key) or {}
+    document = documents.parse(result.target.format, result.before or "", result.shown)
+    entries = document.servers(result.target.key) or {}
     if provider not in entries:
         err(f'error: {result.shown} has no entry "{provider}"{did_you_mean(provider, entries)}; nothing was changed')
         return 1
@@ -61,8 +63,10 @@ def _adopt(client: str, provider: str, config: str | None) -> int:
         message = f'{result.shown}: entry "{provider}" is yours now; projector no longer manages it'
     else:
         normal = result.client.reading.normal  # what the client adds by itself does not count
+        # An entry projector never wrote stays the user's to have back: its original is kept.
+        taken = {provider: {"value": entries[provider], "text": document.source_of(result.target.key, provider)}} if how == "foreign" else {}
         updated = replace(record, entries={**record.entries, provider: entry_hash(normal(entries[provider]))},
-                          adopted={**record.adopted, provider: entry_hash(normal(wanted))})
+                          adopted={**record.adopted, provider: entry_hash(normal(wanted))}, taken={**record.taken, **taken})
         message = (f'{result.shown}: adopted entry "{provider}" as it is; sync keeps it until the model changes '
                    "what projector writes there")
     new = state.with_records({str(result.path): updated})

@@ -40,17 +40,38 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     """The outcome of a sync, read through a dry-run system (``diff``, ``status``) or the real one;
     ``loaded``: the model, when the caller has loaded it."""
     environ = os.environ
-    known = tuple(client_registry.registry())
     loaded = loaded or load_model(config)
-    unknown = [c for c in only or () if c not in known]
-    if unknown:
-        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    known_clients(only)
     ids = tuple(only) if only else loaded.clients
     chosen = client_registry.selected(ids, environ)
     state = ledger.load(ledger.ledger_path(environ))
     system: System = DryRunSystem() if dry_run else RealSystem()
     outcome = engine.compute(loaded, chosen, environ, state, system, force=force, projects=projects.recorded(environ))
     return outcome, state
+
+
+def dry_sync(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, engine.Written]:
+    """What a sync would do, through the dry-run system (which writes nothing): `diff`, `sync --dry-run`."""
+    outcome, state = compute(config, only, force)
+    return outcome, engine.write(outcome, state)
+
+
+def entries_in_file(result: engine.FileResult) -> dict:
+    """The entries under a client file's servers key as they are in the file (before a sync)."""
+    from projector.compile import documents
+
+    if result.before is None:
+        return {}
+    return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
+
+
+def known_clients(only: list[str] | None) -> dict[str, client_registry.Client]:
+    """Every client projector knows, by id; UsageError when ``only`` (--client) names another."""
+    known = client_registry.registry()
+    unknown = [c for c in only or () if c not in known]
+    if unknown:
+        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    return known
 
 
 def layer_report(loaded: Model, provenance: Provenance | None = None) -> list[dict]:
@@ -93,7 +114,32 @@ def busy(consequence: str) -> int:
 
 
 def report_warnings(outcome: engine.Outcome, problems: tuple = ()) -> None:
-    for warning in outcome.warnings:
+    """Errors every time; a warning once while the state it tells of holds (the shell hook syncs
+    at many prompts, and a user's own entry stays the user's): `projector doctor` lists them all."""
+    for warning in unsaid(outcome.warnings, os.environ):
         err(f"warning: {warning}")
     for problem in outcome.problems + tuple(problems):
         err(f"error: {problem}")
+
+
+def said_path(environ: Mapping[str, str]) -> Path:
+    return state_dir(environ) / "said.json"
+
+
+def unsaid(warnings: tuple[str, ...], environ: Mapping[str, str]) -> list[str]:
+    """The warnings not said before, and remembered as said. Only those still given are kept,
+    so a state that goes away and comes back is told again."""
+    import json
+
+    path = said_path(environ)
+    try:
+        before = set(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    current = list(dict.fromkeys(warnings))
+    if set(current) != before:
+        try:
+            files.write_text(path, json.dumps(sorted(current), indent=0))
+        except OSError:
+            return current  # nowhere to remember: say each
+    return [warning for warning in current if warning not in before]

@@ -11,29 +11,58 @@ import os
 import sys
 from collections.abc import Mapping
 
-from projector.commands.common import compute, err, report_warnings
+from projector.commands.common import dry_sync, err, report_warnings
 from projector.compile import engine
 from projector.core.errors import ProjectorError
+from projector.core.record import replace
 
 
-def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None) -> int:
+def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None,
+        as_json: bool = False) -> int:
     from projector.compile.report import diff_stat, unified_diff
 
     try:
-        outcome, state = compute(config, client, force)
+        outcome, written = dry_sync(config, client, force)
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
-    written = engine.write(outcome, state)  # the dry-run system writes nothing
     terminal = sys.stdout.isatty()
     colour = wants_colour(terminal, os.environ) if color is None else color
     changed = [result for result in written.results if result.changed]
-    text = diff_stat(changed) if stat else "".join(unified_diff(result, colour) for result in changed)
+    drifted = [] if force else drift(config, client, written.results)
+    code = 2 if outcome.problems else (1 if changed or drifted else 0)
+    if as_json:
+        import json
+
+        files = [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
+                  "drift": [n for n, s in r.states if s == "drift"], "diff": unified_diff(r, False)} for r in changed + drifted]
+        print(json.dumps({"schema": 1, "changes": bool(changed or drifted), "files": files, "warnings": list(outcome.warnings),
+                          "errors": [str(p) for p in outcome.problems]}, indent=2))
+        return code
+    if stat:
+        text = diff_stat(changed + drifted)
+    else:
+        text = "".join(unified_diff(result, colour) for result in changed)
+        text += "".join(f"# {r.shown}: drift {_drift_names(r)} (changed by hand, kept by sync); `projector sync --force` would write:\n"
+                        + unified_diff(r, colour) for r in drifted)
     show(text, terminal if pager is None else pager, os.environ)
     report_warnings(outcome)
-    if outcome.problems:
-        return 2
-    return 1 if changed else 0
+    return code
+
+
+def drift(config: str | None, client: list[str] | None, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
+    """The files holding entries changed by hand (which sync keeps), each as `sync --force` would
+    write it, so the diff shows the drift: what is there against what projector would write."""
+    paths = {result.path for result in results if not result.changed and _drift_names(result)}
+    if not paths:
+        return []
+    _, forced = dry_sync(config, client, True)
+    kept = {result.path: result.states for result in results}
+    return [replace(r, states=kept[r.path]) for r in forced.results if r.path in paths and r.changed]
+
+
+def _drift_names(result: engine.FileResult) -> str:
+    return ", ".join(name for name, state in result.states if state == "drift")
 
 
 def wants_colour(terminal: bool, environ: Mapping[str, str]) -> bool:

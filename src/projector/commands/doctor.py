@@ -13,11 +13,12 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from projector.commands.common import compute, err, load_model
+from projector.commands.common import compute, entries_in_file, err, load_model
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
 from projector.compile.plan import insecure_warning, local_references
+from projector.compile.report import unmanaged
 from projector.core.errors import ProjectorError, display_path
 from projector.core.invocation import BRIDGE
 from projector.core.locations import home, on_path, state_folder
@@ -28,22 +29,40 @@ SCHEMA = 1
 LABELS = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
 
 
-def run(config: str | None, client: list[str] | None) -> int:
+def run(config: str | None, client: list[str] | None, as_json: bool = False, ack: bool = False, show_all: bool = False) -> int:
     try:
         outcome, _ = compute(config, client, False)
         loaded = load_model(config)
     except ProjectorError as error:
-        err(f"error: {error}")
+        if as_json:
+            import json
+
+            print(json.dumps({"schema": SCHEMA, "healthy": False, "checks": [], "errors": [str(p) for p in error.problems]}, indent=2))
+        else:
+            err(f"error: {error}")
         return 1
     chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
-    report = doctor(loaded, outcome, chosen, os.environ, explicit=bool(client))
-    for item in report["checks"]:
-        print(LABELS[item["level"]] + item["message"])
+    if ack:
+        noted = [w for w in outcome.warnings if not shadowing(w)]
+        acknowledge(noted, os.environ)
+        print(f"acknowledged {len(noted)} warning{'s' if len(noted) != 1 else ''}: doctor lists "
+              f"{'them' if len(noted) != 1 else 'it'} again with --all, or once {'they change' if len(noted) != 1 else 'it changes'}")
+        return 0
+    report = doctor(loaded, outcome, chosen, os.environ, explicit=bool(client), acknowledged=() if show_all else acknowledged(os.environ))
+    if as_json:
+        import json
+
+        print(json.dumps(report, indent=2))
+    else:
+        for item in report["checks"]:
+            print(LABELS[item["level"]] + item["message"])
     return 0 if report["healthy"] else 1
 
 
-def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str], explicit: bool = False) -> dict[str, Any]:
-    """Every check, each ok, a note or a problem, with a message a person can act on."""
+def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str], explicit: bool = False,
+           acknowledged: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every check, each ok, a note or a problem, with a message a person can act on;
+    ``acknowledged``: warnings the user has read (`doctor --ack`), counted in one note."""
     here = home(environ)
     checks: list[dict[str, Any]] = []
 
@@ -57,6 +76,8 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         check(True, f"{client.name}: {display_path(path, here)}" + ("" if path and path.exists() else " (not there yet)"))
         for note in client.notes:
             check(True, f"{client.name}: {note}")
+        for ok, message in _trusted_folders(client, model, environ):
+            check(True, message, None if ok else "note")
     if not explicit:
         for message in _skipped(model, clients):
             check(True, message, "note")
@@ -68,14 +89,20 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if binding.distrust:
             check(True, binding.distrust, "note")  # a folder anyone could make under a root: the user decides, doctor does not urge
     projects = recorded(environ)
+    folders = [b.path for b in model.bindings] + [p.root for p in projects]
     for provider in model.providers:
         if provider.token_env and not (environ.get(provider.token_env) or "").strip():
-            check(False, f"${provider.token_env} (provider {provider.name}) is not set in this shell")
+            unset = f"${provider.token_env} (provider {provider.name}) is not set in this shell"
+            setter = set_per_folder(provider.token_env, folders)
+            if setter is None:
+                check(False, unset)
+            else:
+                check(True, f"{unset}; {display_path(setter, here)} sets it in its folder: a client started there has it", "note")
         if (host := clear_text_host(provider)) is not None:
             check(True, insecure_warning(provider, host), "note")
         if provider.local:
             for ok, message in _local_checks(model, projects, provider, environ):
-                check(ok, message)
+                check(ok, message, "note" if ok else None)
         if provider.oauth is not None:
             from projector.commands.login import sign_in_state
 
@@ -86,7 +113,7 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
     for result in outcome.results:
         if result.target.is_project or result.target.kind != "servers":
             continue
-        document_entries = _entries(result)
+        document_entries = entries_in_file(result)
         reading = result.client.reading
         providers = {result.client.entry_name(n): p for n, p in outcome.providers.items()}
         for name, value in document_entries.items():
@@ -106,11 +133,18 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if started:
             entries = f"{started} bridge entr{'y' if started == 1 else 'ies'}"
             check(True, f"{result.client.name}: {entries} started as it starts them: each finds the model and the trust store")
-    for warning in outcome.warnings:
-        if "shadows the global entry" in warning:
-            check(False, warning)
+    known = [w for w in outcome.warnings if w in acknowledged and not shadowing(w)]
+    for warning in outcome.warnings:  # sync, diff and status say each once: here they are all, but the acknowledged
+        if warning not in known:
+            check(not shadowing(warning), warning, None if shadowing(warning) else "note")
+    if known:
+        check(True, f"{len(known)} warning{'s' if len(known) != 1 else ''} acknowledged (`projector doctor --all` lists "
+                    f"{'them' if len(known) != 1 else 'it'})", "note")
     for message in _pending_removals(outcome):
         check(True, message, "note")
+    for client_name, names in unmanaged(outcome).items():
+        check(True, f"{client_name}: {len(names)} entr{'y' if len(names) == 1 else 'ies'} projector does not manage ({', '.join(names)}): "
+                    "`projector import` brings them into the model", "note")
     for file, why in withdrawn(environ):
         folder = display_path(os.path.dirname(file), here)
         if why == "missing":
@@ -119,6 +153,35 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             check(False, f"{display_path(file, here)} changed since it was trusted: its workspace ignores it (its servers have no "
                          f"tools there) until you review it and run `projector trust {folder}`")
     return {"schema": SCHEMA, "healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def shadowing(warning: str) -> bool:
+    """A project file's entry that shadows projector's global entry: a problem, never merely acknowledged."""
+    return "shadows the global entry" in warning
+
+
+def acknowledged_path(environ: Mapping[str, str]):  # -> Path
+    from projector.core.locations import state_dir
+
+    return state_dir(environ) / "acknowledged.json"
+
+
+def acknowledged(environ: Mapping[str, str]) -> tuple[str, ...]:
+    import json
+
+    try:
+        return tuple(json.loads(acknowledged_path(environ).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return ()
+
+
+def acknowledge(warnings: list[str], environ: Mapping[str, str]) -> None:
+    """The warnings given now are the acknowledged ones (a warning that changes is new again)."""
+    import json
+
+    from projector.core import files
+
+    files.write_text(acknowledged_path(environ), json.dumps(sorted(set(warnings)), indent=0))
 
 
 class _Starts:
@@ -164,6 +227,26 @@ def _start(command: str, args: list[str], environment: dict[str, str], folder: s
     return done.returncode, done.stdout, done.stderr
 
 
+def _trusted_folders(client: Client, model: Model, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
+    """For a client that turns MCP servers off in folders it does not trust: whether it trusts
+    each bound folder there is (ok), or not (a note with what it does and what to do)."""
+    if client.folder_trust is None:
+        return []
+    from projector.core import scope
+
+    folders = [b.path for b in model.bindings if os.path.isdir(b.path)]
+    if not folders:
+        return [(False, f"{client.name}: {client.folder_trust.untrusted}")]
+    said = []
+    for folder in folders:
+        shown = display_path(folder, home(environ))
+        if client.trusts(scope.canonical(folder), environ):
+            said.append((True, f"{client.name} trusts {shown}: its MCP servers run there"))
+        else:
+            said.append((False, f"{client.name} does not trust {shown}: {client.folder_trust.untrusted}"))
+    return said
+
+
 def _skipped(model: Model, clients: list[Client]) -> list[str]:
     """The clients projector knows but writes nothing for, and why (one line)."""
     chosen = {c.id for c in clients}
@@ -190,12 +273,39 @@ def _pending_removals(outcome: engine.Outcome) -> list[str]:
     return notes
 
 
+ENV_SETTERS = (".envrc", ".env")  # direnv's file, and the dotenv file env_files and direnv's dotenv read
+
+
+def set_per_folder(name: str, folders: list[str], files: list[str] = ()) -> str | None:  # type: ignore[assignment]
+    """The first ``.envrc`` or ``.env`` in ``folders`` (or of ``files``: a workspace's env_files)
+    that sets variable ``name`` (``NAME=`` or ``export NAME=`` at a line's start): a token kept per
+    folder, as direnv users keep theirs, is missing from a shell elsewhere without anything
+    failing where it is used."""
+    import re
+
+    setting = re.compile(rf"^[ \t]*(export[ \t]+)?{re.escape(name)}=", re.MULTILINE)
+    for file in [os.path.join(folder, env_file) for folder in folders for env_file in ENV_SETTERS] + list(files):
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                if setting.search(handle.read(1 << 20)):
+                    return file
+        except OSError:
+            continue
+    return None
+
+
 def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
-    checks = [
-        (False, f"${name} (in the env of local provider {provider.name}) is not set in this shell")
-        for name in local_references(model, projects, provider.name)
-        if name not in environ
-    ]
+    folders = [b.path for b in model.bindings] + [p.root for p in projects]
+    env_files = [os.path.join(b.path, e) for b in model.bindings if (said := b.settings(provider.name)) is not None
+                 for e in said.env_files or ()]
+    checks = []
+    for name in local_references(model, projects, provider.name):
+        if name in environ:
+            continue
+        setter = set_per_folder(name, folders, env_files)
+        checks.append((True, f"${name} (in the env of local provider {provider.name}) is not set in this shell; "
+                             f"{display_path(setter)} sets it in its workspace") if setter else
+                      (False, f"${name} (in the env of local provider {provider.name}) is not set in this shell"))
     command = provider.command or ""
     if "/" not in command and on_path(command, environ) is None:
         checks.append((False, f"{command} (local provider {provider.name}) is not on PATH here; if a workspace's env_files "
@@ -232,14 +342,6 @@ def _hook_checks(model: Model, projects: tuple, environ: Mapping[str, str]) -> l
                 found.append((False, f"hook {hook.name} ({source}) runs {program}, which is not on PATH here; if its env_files or "
                                      "direnv add it, the hook finds it in its workspace"))
     return found
-
-
-def _entries(result: engine.FileResult) -> dict[str, Any]:
-    from projector.compile import documents
-
-    if result.before is None:
-        return {}
-    return documents.parse(result.target.format, result.before, result.shown).servers(result.target.key) or {}
 
 
 def _not_passed(shown: str, client: Client, variable: str, entry: str) -> str:

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from projector.commands.common import err
-from projector.commands.init import STARTER
+from projector.commands.init import starter_text
 from projector.compile import clients as client_registry
 from projector.core import files, model
 from projector.core.errors import ProjectorError, display_path
@@ -29,7 +29,7 @@ def run(config: str | None) -> int:
     except FileNotFoundError:
         original = None
     copy = Path(tempfile.mkdtemp(prefix="projector-edit-")) / path.name
-    copy.write_text(original if original is not None else STARTER.read_text(encoding="utf-8"), encoding="utf-8")
+    copy.write_text(original if original is not None else starter_text(), encoding="utf-8")
     editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
     known = tuple(client_registry.registry())
     while True:

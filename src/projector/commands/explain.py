@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from projector.commands.common import err, layer_report, load_model
+from projector.commands.common import compute, entries_in_file, err, layer_report, load_model
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
@@ -23,21 +23,29 @@ from projector.core.projects import around, recorded
 SCHEMA = 1
 
 
-def run(folder: str | None, config: str | None, client: list[str] | None, as_json: bool) -> int:
+def run(folder: str | None, config: str | None, client: list[str] | None, as_json: bool, verbose: bool = False) -> int:
     from projector.compile.report import explain_lines
 
     try:
         loaded = load_model(config)
         chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
+        outcome, _ = compute(config, client, False, loaded=loaded)  # each client's file as it is, against what sync writes
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
-    report = explain(loaded, folder or os.getcwd(), chosen, os.environ)
-    print(json.dumps(report, indent=2) if as_json else "\n".join(explain_lines(report)))
-    return 0
+    place = folder or os.getcwd()
+    missing = not os.path.isdir(place)
+    if missing:  # as `bind` does: say so, and explain the folder as it would be (a clone not made yet)
+        what = "is not a folder" if os.path.lexists(place) else "does not exist"
+        err(f"warning: {display_path(os.path.abspath(place), home(os.environ))} {what}; explained as if it did")
+    report = explain(loaded, place, chosen, os.environ, outcome.results)
+    print(json.dumps(report, indent=2) if as_json else "\n".join(explain_lines(report, verbose)))
+    return 1 if missing else 0
 
 
-def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str]) -> dict[str, Any]:
+def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str],
+            results: tuple[engine.FileResult, ...] = ()) -> dict[str, Any]:
+    """``results``: a dry-run sync's, to show each client's entries as they are in its file."""
     folder = os.path.abspath(folder)
     canonical = scope.canonical(folder)
     shown = lambda path: display_path(path, home(environ))  # noqa: E731 - one short formatter
@@ -89,6 +97,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "providers": providers,
         **_hooks(model, nearby.trusted, canonical, shown, origin),
         "clients": {c.id: entries[c.id][0] for c in clients},
+        "files": _as_found(results, {c.id: entries[c.id][0] for c in clients}),
         "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
     }
 
@@ -100,6 +109,25 @@ def _auth(provider: Any, environ: Mapping[str, str]) -> str:
 
         return "OAuth: " + sign_in_state(provider, environ)[1].split(": ", 1)[1]
     return f"the token in ${provider.token_env}" if provider.token_env else "none"
+
+
+def _as_found(results: tuple[engine.FileResult, ...], wanted: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Each client's file: every entry projector writes or wrote there as it is in the file
+    (None: not there), its state (as status says it) and what sync would write."""
+    found: dict[str, Any] = {}
+    for result in results:
+        if result.target.is_project or result.target.kind != "servers" or result.client.id not in wanted:
+            continue
+        there = entries_in_file(result)
+        states = dict(result.states)
+        writes = wanted[result.client.id]
+        names = list(dict.fromkeys([*writes, *states]))
+        found[result.client.id] = {
+            "file": result.shown,
+            "entries": {name: {"state": states.get(name, "in-sync" if name in there else "add"), "in_file": there.get(name),
+                               "sync_writes": writes.get(name)} for name in names},
+        }
+    return found
 
 
 def _binding(model: Model, binding: Binding, origin: Provenance, shown: Any) -> dict[str, Any]:
@@ -142,6 +170,8 @@ def _hooks(model: Model, trusted: tuple, folder: str, shown: Any, origin: Proven
             {"name": a.hook.name, "event": a.hook.event, "matcher": a.hook.matcher, "command": a.hook.command,
              "timeout": a.hook.timeout or hooks.DEFAULT_TIMEOUT, "runs": a.hook.enabled is not False and not model.hook_blocked(a.hook.name),
              "defined": a.defined,
+             "at": _hook_layer(a.defined, top, origin.where(in_model[a.defined] + (a.hook.name,), key=True)
+                               if a.defined in in_model else None),
              "from": origin.where(in_model[a.defined] + (a.hook.name,), key=True) if a.defined in in_model else None,
              "blocked": model.hook_blocked(a.hook.name),
              "switched": [{"by": source, "enabled": enabled} for source, enabled in a.switched]}
@@ -151,6 +181,14 @@ def _hooks(model: Model, trusted: tuple, folder: str, shown: Any, origin: Proven
     }
 
 
+def _hook_layer(defined: str, top: str, where: str | None) -> str:
+    """Where a hook is defined, by the layer's file and line: the model's top level is whichever
+    layer said it (a team's, say), a binding's hooks the file that binds."""
+    if where is None:
+        return defined
+    return where if defined == top else f"{defined} ({where})"
+
+
 def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mapping[str, str], shown: Any, servers: dict,
            origin: Provenance) -> dict[str, Any]:
     """A local provider in ``folder``: its workspace, what it runs, where each setting came from,
@@ -158,6 +196,7 @@ def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mappin
     from projector.runtime import launch, overlay
 
     plan_here = launch.resolve(model, trusted, name, folder)
+    placed = _placed_binding(model, trusted, name, folder)
     report: dict[str, Any] = {
         "name": name,
         "kind": "local",
@@ -167,12 +206,13 @@ def _local(model: Model, trusted: tuple, name: str, folder: str, environ: Mappin
         "command": plan_here.command,
         "args": list(plan_here.args),
         "cwd": shown(plan_here.cwd),
-        "sources": {key: _shown_source(source, shown) for key, source in plan_here.sources},
+        "sources": {key: "; ".join(_layer_of(part, key, name, placed, origin, shown) for part in source.split("; "))
+                    for key, source in plan_here.sources},
         "env": {},
         "notices": [],
         "entry": "bridge" if isinstance(servers.get(name), StdioServer) else "none",
         "shared": None,  # where it runs: whether the workspace's sessions share one server, and its hosts
-        "from": _origins(origin, name, _placed_binding(model, trusted, name, folder)),
+        "from": _origins(origin, name, placed),
         "blocked": plan_here.blocked,
         "tools": _tools(model, name, folder, trusted, shown),
     }
@@ -212,6 +252,19 @@ def _shared(plan_here: Any, folder: str, program: str | None, built: Any, enviro
         if status["provider"] == plan_here.provider and status["workspace"] == where
     ]
     return {"workspace": shown(where), "linger": plan_here.linger, "hosts": running}
+
+
+def _layer_of(source: str, key: str, name: str, binding: Binding | None, origin: Provenance, shown: Any) -> str:
+    """Where a setting of local provider ``name`` came from, naming the layer's file and line
+    (runtime.launch says "model" or "binding ... in" the model's own file, which a team's layer
+    is not): ``~/team.yaml:9``, ``binding api (~/team.yaml:17)``."""
+    if source.startswith("model "):
+        return origin.where(("providers", name, key), key=True) or _shown_source(source, shown)
+    if source.startswith("binding ") and binding is not None and (bound := origin.binding_key(binding)) is not None:
+        where = origin.where(("bindings", bound, name, key), key=True) or origin.where(("bindings", bound), key=True)
+        label = f"binding {bound}" if binding.repo else f"binding {shown(binding.path)}"
+        return f"{label} ({where})" if where else _shown_source(source, shown)
+    return _shown_source(source, shown)
 
 
 def _shown_source(source: str, shown: Any) -> str:

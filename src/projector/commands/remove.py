@@ -2,9 +2,10 @@
 
 A sync of a model with no providers, over every client projector knows (a client uninstalled
 since still has its file) and every file the ledger names (one a variable such as CODEX_HOME
-pointed at back then): projector's entries go, and so does a servers key or a whole file that
-projector created. Entries changed by hand stay unless --force. Project files are not touched:
-projector never writes entries into them. The model stays; the shell hook, if still installed,
+pointed at back then): projector's entries go, an entry it took over is given back as it was,
+and a servers key or a whole file that projector created goes. Entries changed by hand stay
+unless --force. Every entry a sync removed from a project file is put back (the whole file as it
+was, while nothing else changed it since). The model stays; the shell hook, if still installed,
 writes the entries again at the next prompt.
 """
 
@@ -12,14 +13,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from projector.commands.common import UsageError, busy, carry_out, report_warnings
-from projector.compile import clients as client_registry
+from projector.commands.common import busy, carry_out, known_clients, report_warnings
 from projector.compile import engine, ledger
 from projector.compile.system import RealSystem
 from projector.compile.targets import TargetFile
 from projector.core import files, model
-from projector.core.errors import Problem, did_you_mean, display_path
+from projector.core.errors import Problem, display_path
 from projector.core.locations import home
 from projector.core.modeltypes import Model
 from projector.core.record import replace
@@ -30,10 +31,7 @@ def run(config: str | None, only: list[str] | None, force: bool) -> int:
     from projector.compile.report import change_line
 
     environ = os.environ
-    known = client_registry.registry()
-    unknown = [c for c in only or () if c not in known]
-    if unknown:
-        raise UsageError(f"unknown client {unknown[0]!r}{did_you_mean(unknown[0], known)} (known: {', '.join(known)})")
+    known = known_clients(only)
     clients = [c for i, c in known.items() if not only or i in only]
     nothing = Model(model.model_path(config, environ).absolute(), None, (), ())
 
@@ -47,7 +45,7 @@ def run(config: str | None, only: list[str] | None, force: bool) -> int:
     except files.Busy:
         return busy("nothing was changed")
     fingerprint.forget(str(nothing.source), environ)  # the next sync works the entries out afresh
-    changed = [result for result in written.results if result.changed]
+    changed = [result for result in written.results if result.changed or "give-back" in dict(result.states).values()]
     for result in changed:
         print(change_line(result))
     if not changed and not outcome.problems and not written.problems:
@@ -65,7 +63,21 @@ def _with_recorded_files(outcome: engine.Outcome, state: ledger.Ledger, clients:
         client = by_id.get(record.client)
         if client is None or path in seen or "#" in path:  # path#key: hook groups, in a hook file no client reads now
             continue
-        target = TargetFile(client, Path(path), display_path(path, home(os.environ)), client.format, client.servers_key, {}, (), client.name)
-        result = engine.evaluate(target, record, {}, force, outcome.system)
+        shown = display_path(path, home(os.environ))
+        if record.left is not None:  # a project file's record: what a sync removed there
+            result = _restored(client, Path(path), shown, record, outcome.system)
+        else:
+            target = TargetFile(client, Path(path), shown, client.format, client.servers_key, {}, (), client.name)
+            result = engine.evaluate(target, record, {}, force, outcome.system)
         (problems if isinstance(result, Problem) else results).append(result)
     return replace(outcome, results=tuple(results), problems=tuple(problems))
+
+
+def _restored(client: Any, path: Path, shown: str, record: ledger.FileRecord, system: Any) -> engine.FileResult | Problem:
+    """A project file with the entries projector removed put back (its format and key from the
+    client's project file whose path it ends with)."""
+    spec = next((s for s in client.project_files if str(path).endswith(os.sep + s.path)), None)
+    if spec is None:
+        return Problem(shown, None, None, f"not a project file {client.name} reads; left untouched")
+    target = TargetFile(client, path, shown, spec.format, spec.servers_key, None, (), client.name, (client.reading,), client.file_keys)
+    return engine.restored(target, record, system)

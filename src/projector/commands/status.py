@@ -6,7 +6,8 @@ import json
 import os
 
 from projector.commands.common import compute, err, layer_report, load_model, report_warnings
-from projector.core.errors import ProjectorError
+from projector.core import projects
+from projector.core.errors import ProjectorError, display_path
 from projector.core.modeltypes import Model
 
 TYPE_CHECKING = False
@@ -27,6 +28,8 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
             err(f"error: {error}")
         return 2
     report = status_report(outcome)
+    report["withdrawn"] = [{"file": display_path(file), "why": why} for file, why in projects.withdrawn(os.environ)]
+    report["in_sync"] = report["in_sync"] and not report["withdrawn"]
     report["sign_in"] = _sign_ins(loaded)
     if as_json:
         report["layers"] = layer_report(loaded, _provenance(loaded))

@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from projector.commands.common import busy, carry_out, compute, err, load_model, report_warnings
+from projector.commands.common import busy, carry_out, compute, dry_sync, err, load_model, report_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import stat_of
@@ -20,10 +20,18 @@ from projector.core.modeltypes import Model
 LEGACY = ("fingerprint", "hook-watch", "hook-stamp")  # 0.2.0 kept one of each, shared by every model
 
 
-def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool = False) -> int:
-    """``hook``: run by the shell hook, which only the fast path (fastpath.py) tells apart; a full
-    sync is the same either way."""
-    from projector.compile.report import change_line
+def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, wait: float, hook: bool = False,
+        as_json: bool = False, dry_run: bool = False) -> int:
+    """``hook``: run by the shell hook, which only the fast path (fingerprint.py) tells apart; a full
+    sync is the same either way. ``dry_run``: what would be written, through the dry-run system
+    (as diff), with nothing written and nothing remembered."""
+    from projector.compile.report import change_line, kept_lines
+
+    if dry_run:
+        return _dry_run(config, client, force, quiet, as_json)
+    from projector.commands import log
+
+    why = log.hook_trigger(os.environ) if hook else "run by hand"
 
     environ = os.environ
     # Before anything is read, on the files' clock (see core.fingerprint), to the second: a filesystem may keep no finer time.
@@ -38,27 +46,74 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     except ProjectorError as error:
         err(f"error: {error}")
         remember(config, complete=False, observed={**_as_read(error), **inputs}, started=started)
+        log.append(os.environ, log.entry("hook" if hook else "sync", why, _shown_model(config), [], [], [str(error)]))
         return 2
     complete = not (outcome.problems or written.problems or client or force)
     observed = {**inputs, **_layers_as_read(outcome.model), **outcome.system.observed}
-    remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results)
-    if not quiet:
-        changed = [result for result in written.results if result.changed]
+    kept = kept_lines(written.results)
+    remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results, said=kept)
+    log.append(os.environ, log.entry("hook" if hook else "sync", why, _shown_model(config),
+                                     [change_line(result) for result in written.results if result.changed], kept,
+                                     [str(p) for p in outcome.problems + tuple(written.problems)]))
+    if as_json:
+        return _as_json(outcome, written, dry_run=False)
+    changed = [result for result in written.results if result.changed]
+    if quiet:  # a repository's file is said even when quiet: the hook changes it behind the user's back
         for result in changed:
-            print(change_line(result))
-        if not changed and not (outcome.problems or written.problems):
+            if result.target.is_project:
+                print(change_line(result))
+    else:
+        for line in [change_line(result) for result in changed] + kept:
+            print(line)
+        if not changed and not kept and not (outcome.problems or written.problems):
             print(fingerprint.NOTHING_TO_DO)
     report_warnings(outcome, written.problems)
     return 1 if outcome.problems or written.problems else 0
 
 
+def _shown_model(config: str | None) -> str:
+    from projector.core.errors import display_path
+
+    return display_path(model.model_path(config, os.environ).absolute())
+
+
+def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: bool, as_json: bool) -> int:
+    from projector.compile.report import change_line, kept_lines
+
+    try:
+        outcome, written = dry_sync(config, client, force)
+    except ProjectorError as error:
+        err(f"error: {error}")
+        return 2
+    if as_json:
+        return _as_json(outcome, written, dry_run=True)
+    changed = [result for result in written.results if result.changed]
+    if not quiet:
+        for line in [change_line(result, dry_run=True) for result in changed] + kept_lines(written.results):
+            print(line)
+        if not changed and not kept_lines(written.results) and not outcome.problems:
+            print(fingerprint.NOTHING_TO_DO)
+    report_warnings(outcome, written.problems)
+    return 1 if outcome.problems or written.problems else 0
+
+
+def _as_json(outcome: engine.Outcome, written: engine.Written, dry_run: bool) -> int:
+    import json
+
+    from projector.compile.report import sync_report
+
+    print(json.dumps(sync_report(written.results, outcome.warnings, outcome.problems + tuple(written.problems), dry_run), indent=2))
+    return 1 if outcome.problems or written.problems else 0
+
+
 def remember(config: str | None, complete: bool, observed: dict, started: int, outcome: engine.Outcome | None = None,
-             results: tuple = ()) -> None:
+             results: tuple = (), said: list[str] | None = None) -> None:
     """After a sync: the fast path's fingerprint (a complete, clean sync only), from the stats
     and the text this sync saw (``observed``, ``results``); and, when the sync was of the model
     the environment names (as the shell hook's is), the hook's watch list and the stamp it
     compares files with (``started``: when the sync began, on the files' clock). ``outcome``:
-    the sync's computation (its model and what it found of the folders), absent when it failed."""
+    the sync's computation (its model and what it found of the folders), absent when it failed;
+    ``said``: what it said of the state it left (kept drift), which the fast path says again."""
     from projector import __version__
     from projector.core.locations import VARIABLES
 
@@ -77,15 +132,17 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
         files_read = (*needs.files, *needs.project_files, str(ledger.ledger_path(environ)))
         data = fingerprint.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
-                                    observed, slices)
+                                    observed, slices, said or ())
         fingerprint.record(model_file, data, environ)
     else:
         fingerprint.forget(model_file, environ)
     if config is None:
         watch = hook_watch(needs, environ, engine.projector_on_path(environ), observed)
         files.write_text(Path(fingerprint.hook_folder(environ)) / "watch", watch)
-        compared = [*needs.files, *needs.project_files, *(line[1:].split("\t")[0] for line in watch.splitlines() if line[:1] == "%")]
-        fingerprint.stamp_hook(environ, _stamp(compared, observed, started))  # last: what the hook compares files with
+        looked_into = {folder: names.split("\t") for line in watch.splitlines() if line[:1] == "%"
+                       for folder, _, names in [line[1:].partition("\t")]}
+        compared = [*needs.files, *needs.project_files, *looked_into]
+        fingerprint.stamp_hook(environ, _stamp(compared, observed, started, absent=looked_into))  # last: what the hook compares files with
     for name in LEGACY:
         (state_dir(environ) / name).unlink(missing_ok=True)
 
@@ -152,16 +209,24 @@ def _watched_variable(name: str, value: str | None) -> str:
     return f"={name}={value}" if not {"\n", "\t", "\0"} & set(value) else ""
 
 
-def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False) -> int:
+def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False, absent: Mapping[str, list[str]] | None = None) -> int:
     """The hook's stamp (see core.fingerprint): the newest watched mtime when every file is as this sync
     saw it (or, one it did not read, unchanged since it began) and that mtime has settled; else
     when the sync began, so a change made while it ran is newer. Files this sync just wrote
     settle within a few hundredths of a second: waiting for that spares the next prompt a run.
-    The folders the hook looks into for absent project files count as paths it did not read."""
+    The folders the hook looks into for absent project files (``absent``: folder -> the names it
+    looks for) count as paths it did not read, but one that changed since the sync began while
+    none of those names appeared (a file made beside them, or the folder made in the second the
+    sync began: ``started`` is a whole second) is as the sync saw it: taking ``started`` for it
+    would put every file this sync wrote after the stamp, and the next prompt would start
+    projector again for nothing."""
     newest = 0
     for path in set(paths):
         now = stat_of(path)
-        if (now != observed[path]) if path in observed else (now is not None and now[0] >= started):
+        if path in observed:
+            if now != observed[path]:
+                return started
+        elif now is not None and now[0] >= started and not _still_absent(path, now[0], (absent or {}).get(path)):
             return started
         newest = max(newest, now[0] if now else 0)
     wait = fingerprint.unsettled_for(newest)
@@ -170,4 +235,20 @@ def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False)
     if waited or wait > 2 * fingerprint.STAMP_MARGIN_NS:
         return started
     time.sleep(wait / 1e9)
-    return _stamp(paths, observed, started, waited=True)
+    return _stamp(paths, observed, started, waited=True, absent=absent)
+
+
+def _still_absent(folder: str, mtime: int, names: list[str] | None) -> bool:
+    """Whether none of ``names`` is in ``folder``, looked for once its mtime has settled (so a
+    name that appears later gives the folder a later mtime, which the hook sees); False when
+    there are no names to look for or the mtime will not settle soon."""
+    if not names:
+        return False
+    wait = fingerprint.unsettled_for(mtime)
+    if wait > 2 * fingerprint.STAMP_MARGIN_NS:
+        return False
+    if wait:
+        time.sleep(wait / 1e9)
+    if stat_of(folder) is None or stat_of(folder)[0] != mtime:
+        return False  # it changed again meanwhile: the sync cannot vouch for it
+    return not any(os.path.lexists(os.path.join(folder, name)) for name in names)

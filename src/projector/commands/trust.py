@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from projector.commands.common import err, load_model
-from projector.core import projects
+from projector.core import files, projects
+from projector.core.locations import state_dir
 from projector.core.errors import ProjectorError, display_path
 from projector.core.hooks import specs
 from projector.core.layers import parse_layer
@@ -46,7 +49,9 @@ def trust(folder: str | None, config: str | None) -> int:
     except ProjectorError as error:
         err(f"error: {error}\nnothing was trusted")
         return 1
+    show_changes(file, shown, raw)
     projects.trust(file, data, raw, os.environ)
+    keep_copy(raw)
     print(f"trusted {shown} (sha256 {projects.digest(raw)[:12]})")
     for line in project_summary(data):
         print(f"  {line}")
@@ -190,7 +195,9 @@ def _trust_layer(path: str, config: str | None) -> int:
     if projects.digest(raw) != layer.sha256:
         err(f"error: {shown} changed while projector read it; nothing was trusted, try again")
         return 1
+    show_changes(real, shown, raw)
     projects.trust_layer(real, raw, os.environ)
+    keep_copy(raw)
     print(f"trusted {shown} (sha256 {layer.sha256[:12]})")
     lines = layer_summary(parse_layer(raw.decode("utf-8"), shown), loaded, layer)
     for line in lines:
@@ -199,6 +206,41 @@ def _trust_layer(path: str, config: str | None) -> int:
         print("  it declares no local server, no hook and no provider that carries a token: it counted without trust")
     print("run `projector sync` (the shell hook does it at the next prompt)")
     return 0
+
+
+def copies() -> Path:
+    """Where the bytes of each trusted file are kept, by sha256: what a later `trust` diffs against."""
+    return state_dir(os.environ) / "trusted"
+
+
+def keep_copy(raw: bytes) -> None:
+    path = copies() / projects.digest(raw)
+    if not path.exists():
+        try:
+            files.write_bytes(path, raw)
+        except OSError:
+            pass  # the diff at the next trust is worth no failed trust
+
+
+def show_changes(file: str, shown: str, raw: bytes) -> None:
+    """Before trusting ``file`` again: what changed since it was last trusted, as a unified diff."""
+    before = projects.trusted_digest(file, os.environ)
+    now = projects.digest(raw)
+    if before is None or before == now:
+        print(f"{shown} is unchanged since it was trusted" if before == now else f"{shown} was never trusted: read it all")
+        return
+    try:
+        old = (copies() / before).read_bytes()
+    except OSError:
+        print(f"{shown} changed since it was trusted (sha256 {before[:12]} then, {now[:12]} now); "
+              "the text trusted then was not kept: read it all")
+        return
+    import difflib
+
+    lines = difflib.unified_diff(old.decode("utf-8", "replace").splitlines(keepends=True), raw.decode("utf-8", "replace").splitlines(keepends=True),
+                                 fromfile=f"{shown} (trusted, sha256 {before[:12]})", tofile=f"{shown} (now, sha256 {now[:12]})")
+    print(f"{shown} changed since it was trusted:")
+    sys.stdout.write("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines))
 
 
 def untrust(folder: str | None, config: str | None = None) -> int:

@@ -125,6 +125,14 @@ class HookFile(Record):
         return dict(self.events).get(event)
 
 
+class FolderTrust(Record):
+    """Where a client records the folders it trusts (see schemas/client.schema.json)."""
+
+    file: str  # beside its settings file
+    untrusted: str  # what it does in a folder it does not trust
+    variable: str | None = None  # names the file instead
+
+
 class ToolFilter(Record):
     """How a client narrows a server's tools in its own entry (descriptor's ``tool_filter``):
     the entry's keys for lists of exact tool names."""
@@ -174,6 +182,27 @@ class Client(Record):
     hooks: HookFile | None = None  # None: projector writes no hooks for it
     tool_filter: ToolFilter | None = None  # None: it cannot narrow a server's tools (a provider with a rule gets the bridge)
     programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
+    folder_trust: FolderTrust | None = None  # a client that turns MCP servers off in folders it does not trust
+
+    def trusts(self, folder: str, environ: Mapping[str, str]) -> bool | None:
+        """Whether the client trusts ``folder`` (canonical), as its trust file says (the longest
+        matching rule wins; TRUST_PARENT trusts the rule's parent); None: no trust file to ask."""
+        if self.folder_trust is None:
+            return None
+        environ = self._environ(environ)
+        named = environ.get(self.folder_trust.variable or "")
+        settings = self.global_file(environ)
+        path = Path(named) if named else (settings.parent / self.folder_trust.file if settings else None)
+        try:
+            rules = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
+        except (OSError, ValueError):
+            rules = {}
+        longest, level = -1, None
+        for rule, said in (rules.items() if isinstance(rules, dict) else ()):
+            place = os.path.realpath(os.path.dirname(rule) if said == "TRUST_PARENT" else rule)
+            if (folder == place or folder.startswith(place.rstrip("/") + "/")) and len(rule) > longest:
+                longest, level = len(rule), said
+        return level in ("TRUST_FOLDER", "TRUST_PARENT")
 
     def folder(self, environ: Mapping[str, str]) -> Path | None:
         environ = self._environ(environ)
@@ -491,6 +520,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         hooks=_hook_file(data.get("hooks")),
         tool_filter=ToolFilter(data["tool_filter"].get("allow"), data["tool_filter"].get("deny")) if "tool_filter" in data else None,
         programs=programs or {},
+        folder_trust=FolderTrust(**data["folder_trust"]) if data.get("folder_trust") else None,
     )
 
 

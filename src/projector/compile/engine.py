@@ -15,16 +15,18 @@ create it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from projector.compile import documents, quirks
 from projector.compile.clients import Client
+from projector.compile.documents.base import neighbours
 from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
-from projector.compile.reconcile import Decision, prune, recognisable, reconcile
+from projector.compile.reconcile import Decision, given_back, prune, recognisable, reconcile
 from projector.compile.system import System
 from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
@@ -45,10 +47,12 @@ class FileResult(Record):
     before: str | None  # None: the file does not exist
     after: str | None  # None: the file is (to be) removed
     bom: bool
-    record: FileRecord | None  # the ledger's record after the sync (global files)
-    intent: FileRecord | None  # what the ledger says while the file is being written (global files)
+    record: FileRecord | None  # the ledger's record after the sync
+    intent: FileRecord | None  # what the ledger says while the file is being written
     notes: tuple[str, ...]
     states: tuple[tuple[str, str], ...]  # entry name -> state, for status
+    folders: tuple[str, ...] = ()  # folders projector made for the file it removes: removed too when left empty
+    found: tuple[str, ...] = ()  # the entries the file held under its key before the sync (status counts the user's)
 
     @property
     def changed(self) -> bool:
@@ -121,9 +125,12 @@ def compute(
     texts: dict[Path, files.Read] = {}  # each file as the targets before this one leave it
     failed: set[Path] = set()  # files with a problem: their other targets are left alone too
     survey = Survey()
+    made = {key.partition("#")[0]: r.folders for key, r in ledger.files.items() if r.created == "file"}  # files projector created
     for target in targets(model, clients, environ, desired, projects, hooks, survey):
         if target.path in failed or target.follows in failed:
             continue
+        if not target.is_project and str(target.path) in made:
+            target = replace(target, made=made[str(target.path)])
         if target.kind == "trust":
             target = replace(target, desired=_trust_entries(target, texts.get(target.follows)))
         if target.kind != "servers" and not target.desired and ledger.record(target.ledger_key) is None:
@@ -136,6 +143,8 @@ def compute(
             results.append(outcome)
             warnings += outcome.notes
             texts[target.path] = files.Read(outcome.after, outcome.bom)
+            if outcome.record is not None and outcome.record.created == "file":
+                made.setdefault(str(target.path), outcome.record.folders)
     return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
 
 
@@ -162,8 +171,13 @@ def evaluate(
 ) -> FileResult | Problem:
     """Read one target (``read``: its file as an earlier target of it leaves it) and decide its
     new text; a Problem when it cannot be read or parsed."""
+    return _guarded(target, lambda: _decide(target, record, providers, force, system, read))
+
+
+def _guarded(target: TargetFile, work: Callable[[], FileResult]) -> FileResult | Problem:
+    """``work``'s result for one target, or the Problem that leaves its file untouched."""
     try:
-        return _decide(target, record, providers, force, system, read)
+        return work()
     except DocumentError as error:
         return error.problems[0]
     except UnicodeDecodeError:
@@ -182,38 +196,104 @@ def _decide(
 ) -> FileResult:
     read = read or system.read(target.path)
     parsed = documents.parse(target.format, read.text or "", target.shown)
-    document = HookGroups(parsed.document, _ours) if target.kind == "hooks" else parsed
+    lists = _users_lists(parsed, target, record) if target.kind == "hooks" else ()
+    document = HookGroups(parsed.document, _ours, frozenset(lists)) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
     reading = target.client.reading
     if target.is_project:
-        decision = prune(target.shown, current, providers, target.shadows, target.readings)
+        decision = _with_original_text(prune(target.shown, current, providers, target.shadows, target.readings), document, target.key)
     else:
         owned = record.owned_in(current) if record else {}
         adopted = dict(record.adopted) if record else {}
         recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
                      "trust": lambda name, value: False}[target.kind]
-        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id)
+        decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
+                             record.taken if record else None, keeps_originals=target.kind == "servers")
+        decision = _with_original_text(decision, document, target.key)
     why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
     if why is not None:
         raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
-    text, local_notes, local_states = _prune_local_scopes(target, text, providers)
+    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record)
     notes, states = decision.notes + local_notes, decision.states + local_states
     after: str | None = text
     new_record = intent = None
-    if not target.is_project:  # a project file is never deleted: projector did not create it
+    folders: tuple[str, ...] = ()
+    if target.is_project and decision.taken:  # on record before the file is written: `remove` puts them back
+        new_record = intent = _pruned_record(target, record, decision, read.text or "", text)
+    elif target.is_project:
+        new_record = record
+    else:  # a project file is never deleted: projector did not create it
         created = _created(record, decision, read.text, current)
+        if created == "key" and target.made is not None:
+            created = "file"  # another of its targets created it
+        folders = (record.folders if record and record.folders else target.made or _missing_folders(target.path)) if created == "file" else ()
         if not decision.owned and created:
             after = _undo_creation(target, text, created)
         if after is None and read.text is not None and kept_whole(target.path):
             after = text  # created by projector, but someone's since: emptied, kept
-        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted) if decision.owned else None
-        intent = _intent(target, record, decision, created, current)
+        new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted, taken=decision.taken,
+                                lists=tuple(e for e in lists if e in decision.owned), folders=folders,
+                                pruned=pruned) if decision.owned or pruned else None
+        intent = replace(_intent(target, record, decision, created, current), lists=lists, folders=folders,
+                         pruned={**(record.pruned if record else {}), **pruned})
     if read.text is None and after == "":
         after = None
-    return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states))
+    gone = folders if after is None and not target.is_project else ()
+    return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
+
+
+def _missing_folders(path: Path) -> tuple[str, ...]:
+    """The folders a file's write will make, deepest first."""
+    missing, folder = [], path.parent
+    while not folder.exists() and folder.parent != folder:
+        missing.append(str(folder))
+        folder = folder.parent
+    return tuple(missing)
+
+
+def _users_lists(parsed: documents.Document, target: TargetFile, record: FileRecord | None) -> tuple[str, ...]:
+    """The hook file's event lists that are the user's: those the ledger says were there before
+    projector's group, and those without one of projector's groups now."""
+    events = parsed.servers(target.key) or {}
+    theirs = {event for event, groups in events.items() if isinstance(groups, list) and not any(_ours(g) for g in groups)}
+    return tuple(sorted(theirs | set(record.lists if record else ())))
+
+
+def _pruned_record(target: TargetFile, record: FileRecord | None, decision: Decision, before: str, after: str) -> FileRecord:
+    """A project file's record after a sync removed entries from it: every entry removed so far,
+    the file as it was before the first removal (or before this one, when something else changed
+    it since projector last left it), and a hash of the text projector leaves."""
+    from projector.core.digest import sha256
+
+    same = record is not None and record.left == sha256(before.encode("utf-8"))
+    original = record.original if same and record is not None else before
+    pruned = {**(record.pruned if record else {}), **decision.taken}
+    return FileRecord(target.client.id, {}, pruned=pruned, original=original, left=sha256(after.encode("utf-8")))
+
+
+def restored(target: TargetFile, record: FileRecord, system: System) -> FileResult | Problem:
+    """A project file with the entries projector removed from it put back: the whole file as it
+    was while nothing else changed it since; otherwise each entry the file lacks, as it was."""
+    return _guarded(target, lambda: _restore(target, record, system))
+
+
+def _restore(target: TargetFile, record: FileRecord, system: System) -> FileResult:
+    from projector.core.digest import sha256
+
+    read = system.read(target.path)
+    if read.text is None:  # gone since: nothing to put back into
+        return FileResult(target, None, None, False, None, None, (), ())
+    unchanged = record.original is not None and record.left == sha256(read.text.encode("utf-8"))
+    text = record.original if unchanged and record.original is not None else read.text
+    document = documents.parse(target.format, text, target.shown)
+    present = document.servers(target.key) or {}
+    missing = {name: given_back(name, None, original)[name] for name, original in record.pruned.items() if name not in present}
+    after = document.edited(target.key, missing) if missing else text
+    states = tuple((name, "give-back") for name in sorted(record.pruned) if name in missing or unchanged)
+    return FileResult(target, read.text, after, read.bom, None, None, (), states)
 
 
 def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, created: str | None, current: Any) -> FileRecord:
@@ -222,27 +302,62 @@ def _intent(target: TargetFile, record: FileRecord | None, decision: Decision, c
     each edited entry held before (it stays ours until the edit lands)."""
     previous = {name: entry_hash(current[name]) for name in decision.edits if current and name in current}
     entries = {**(record.entries if record else {}), **decision.owned}
-    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous, decision.adopted)
+    taken = {**(record.taken if record else {}), **decision.taken}
+    return FileRecord(target.client.id, entries, created or (record.created if record else None), previous, decision.adopted, taken)
 
 
-def _prune_local_scopes(target: TargetFile, text: str, providers: Mapping[str, Provider]) -> tuple[str, tuple, tuple]:
+def _with_original_text(decision: Decision, document: documents.Document, key: tuple[str, ...]) -> Decision:
+    """The entries taken over at this sync, with their text as the file holds it (before any edit)."""
+    fresh = {name: {**original, "text": document.source_of(key, name), **neighbours(document, key, name)}
+             for name, original in decision.taken.items() if "text" not in original}
+    return replace(decision, taken={**decision.taken, **fresh}) if fresh else decision
+
+
+def _prune_local_scopes(
+    target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None
+) -> tuple[str, tuple, tuple, dict[str, Any]]:
     """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
-    files in every folder a binding governs. One parse for all of them; again only after an edit."""
+    files in every folder a binding governs, each kept in the ledger (by its key path and name)
+    and put back as it was once no binding of its provider governs that folder (`remove`: none
+    does). Likewise an entry `import` found under another name than its provider's: taken out
+    while the provider's entry (``for``) stands in for it. One parse for all of them; again only
+    after an edit."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
-    if not target.workspaces:
-        return text, (), ()
+    recorded = dict(record.pruned) if record is not None and not target.is_project else {}
+    if not target.workspaces and not recorded:
+        return text, (), (), {}
     scoped = documents.parse(target.format, text, target.shown)
     containers = {scope[: scope.index(WORKSPACE)] for scope in target.client.local_scopes}
-    for key in target.local_scope_keys({c: scoped.servers(c) for c in containers}):
+    governed = target.local_scope_keys({c: scoped.servers(c) for c in containers}) if target.workspaces else ()
+    for composite, original in list(recorded.items()):
+        *path, name = json.loads(composite)
+        key = tuple(path)
+        if "for" in original and original["for"] in (target.desired or {}):  # `import`: another name's entry stands in
+            if (scoped.servers(key) or {}).get(name) == original["value"]:
+                text = scoped.edited(key, {name: None})
+                scoped = documents.parse(target.format, text, target.shown)
+                states.append((name, "replaced"))
+            continue
+        if "for" not in original and key in governed and name in providers:
+            continue  # still shadowing a global entry there: stays out
+        del recorded[composite]
+        back = given_back(name, (scoped.servers(key) or {}).get(name), original) if name not in (scoped.servers(key) or {}) else {}
+        if back:
+            text = scoped.edited(key, back)
+            scoped = documents.parse(target.format, text, target.shown)
+            states.append((f"{'.'.join(key[:-1])}: {name}" if "for" not in original else name, "give-back"))
+    for key in governed:
         where = ".".join(key[:-1])
         local = prune(f"{target.shown} ({where})", scoped.servers(key), providers, target.client.name, target.readings)
         if local.edits:
+            local = _with_original_text(local, scoped, key)
+            recorded.update((json.dumps([*key, name]), original) for name, original in local.taken.items())
             text = scoped.edited(key, local.edits)
             scoped = documents.parse(target.format, text, target.shown)
         notes += local.notes
         states += [(f"{where}: {name}", state) for name, state in local.states]
-    return text, tuple(notes), tuple(states)
+    return text, tuple(notes), tuple(states), recorded
 
 
 def _created(record: FileRecord | None, decision: Decision, before: str | None, current: Any) -> str | None:
@@ -320,8 +435,7 @@ def write(outcome: Outcome, ledger: Ledger, ledger_file: Path | None = None) -> 
             problems.append(final)
             continue
         results.append(final)
-        if not final.target.is_project:
-            records[final.target.ledger_key] = final.record
+        records[final.target.ledger_key] = final.record
     final_ledger = ledger.with_records(records)
     kept.save(final_ledger)
     return Written(final_ledger, tuple(results), tuple(problems))
@@ -352,6 +466,7 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept
         try:
             if result.after is None:
                 outcome.system.remove(result.path, result.before)
+                outcome.system.remove_empty(result.folders)
             else:
                 outcome.system.write(result.path, result.after, result.bom, result.before)
             return result

@@ -41,6 +41,28 @@ class FileRecord(Record):
     # Entries whose hand edit the user adopted (`projector adopt`): name -> hash of the entry
     # projector wanted when it was adopted (while it wants the same, the edit stays).
     adopted: Mapping[str, str] = Factory(dict)
+    # Entries that were there before projector managed them (the user's, taken over at a sync
+    # or by `projector adopt`): name -> {"value": the entry, "text": its bytes in the file, or
+    # None}. Given back as they were when projector lets go of them, never deleted.
+    taken: Mapping[str, Mapping[str, Any]] = Factory(dict)
+    # The entries a sync removed because they shadowed projector's global entry, as ``taken``:
+    # in a project file (a repository's) by name, with the file's text before the first of those
+    # removals and a hash of the text projector left, so `projector remove` can put the file back
+    # byte for byte while nothing else changed it; in a global file's per-folder scopes by the
+    # JSON list of their key path and name.
+    pruned: Mapping[str, Mapping[str, Any]] = Factory(dict)
+    original: str | None = None
+    left: str | None = None
+    # A hook file: the event lists that were there before projector's group joined them (a
+    # user's list, even an empty one, stays when projector's group leaves).
+    lists: tuple[str, ...] = ()
+    # Folders projector made to hold a file it created: removed with the file if left empty.
+    folders: tuple[str, ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        """Whether the ledger must keep this record."""
+        return bool(self.entries or self.pruned)
 
     def owned_in(self, current: Mapping[str, Any] | None) -> dict[str, str]:
         """The entries ours in the file as it is: an entry still holding what an unfinished sync
@@ -63,7 +85,7 @@ class Ledger(Record):
     def with_records(self, records: Mapping[str, FileRecord | None]) -> Ledger:
         files = dict(self.files)
         for path, record in records.items():
-            if record is None or not record.entries:
+            if record is None or not record.holds:
                 files.pop(path, None)
             else:
                 files[path] = record
@@ -74,6 +96,11 @@ class Ledger(Record):
             path: {"client": r.client, "entries": dict(sorted(r.entries.items())), "created": r.created}
             | ({"previous": dict(sorted(r.previous.items()))} if r.previous else {})
             | ({"adopted": dict(sorted(r.adopted.items()))} if r.adopted else {})
+            | ({"taken": dict(sorted(r.taken.items()))} if r.taken else {})
+            | ({"pruned": dict(sorted(r.pruned.items()))} if r.pruned else {})
+            | ({"original": r.original, "left": r.left} if r.left is not None else {})
+            | ({"lists": list(r.lists)} if r.lists else {})
+            | ({"folders": list(r.folders)} if r.folders else {})
             for path, r in sorted(self.files.items())
         }
         return json.dumps({"schema": SCHEMA, "files": files}, indent=2) + "\n"
@@ -98,7 +125,9 @@ def load(path: Path) -> Ledger:
     return Ledger(
         {
             path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"), previous=dict(r.get("previous") or {}),
-                             adopted=dict(r.get("adopted") or {}))
+                             adopted=dict(r.get("adopted") or {}), taken=dict(r.get("taken") or {}), pruned=dict(r.get("pruned") or {}),
+                             original=r.get("original"), left=r.get("left"), lists=tuple(r.get("lists") or ()),
+                             folders=tuple(r.get("folders") or ()))
             for path, r in data["files"].items()
         }
     )

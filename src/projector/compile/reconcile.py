@@ -5,10 +5,14 @@
 - An entry projector wrote that was changed by hand is drift: reported and kept (``--force``
   overwrites). `projector adopt` makes the hand edit projector's own: kept, and in sync, while
   the model wants the entry it wanted when the edit was adopted.
-- A same-name entry projector did not write is adopted only when it has a shape projector or its
-  predecessor wrote (``recognise``): for a server, the provider's URL (any query), or
+- A same-name entry projector did not write is the user's. projector takes it over only when it
+  is the very entry projector would write, or has a shape only projector or its predecessor
+  writes (``recognise``): for a server, the provider's URL narrowed with ``?kbs=``, or
   ``<path>/projector mcp --provider <name>``; for a hook group, one that runs ``projector
-  dispatch``. Anything else is the user's: left alone, with a warning.
+  dispatch``. A server entry taken over keeps its original in the ledger (``taken``), and is
+  given back as it was, never deleted, when projector lets go of it; the sync says so once.
+  Anything else is left alone, with a warning (`projector adopt` or `projector import` make it
+  projector's, its original kept).
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from projector.compile.clients import Reading, without_query
+from projector.compile.documents.base import Verbatim
 from projector.compile.ledger import entry_hash
 from projector.core.invocation import bridge_args
 from projector.core.modeltypes import Provider
 from projector.core.record import Factory, Record
+from projector.core.scope import kbs_in_url
 
 
 class Decision(Record):
@@ -29,21 +35,11 @@ class Decision(Record):
     edits: dict[str, Any | None]  # name -> new value, or None to remove
     owned: dict[str, str]  # name -> hash of what the file holds for us afterwards
     notes: tuple[str, ...]
-    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | drift | foreign | adopted
+    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | give-back | drift | foreign | adopted
     adopted: dict[str, str] = Factory(dict)  # name -> hash of the entry projector would write, when adopted
-
-
-def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
-    """An entry projector (or its predecessor) writes for ``provider``, as any of ``readings``
-    (the clients that read the file) reads it."""
-    bridge = ("command", "projector", *bridge_args(provider.name))
-    for reading in readings:
-        found = reading.endpoint(value)
-        if found[: len(bridge)] == bridge:  # any --config after
-            return True
-        if provider.url is not None and found == ("url", without_query(provider.url)):
-            return True
-    return False
+    # name -> the user's original of an entry projector manages: {"value": ..., "text": ...}
+    # (an entry taken over at this sync has no "text" yet: the engine reads it from the file)
+    taken: dict[str, Any] = Factory(dict)
 
 
 def _unchanged(reading: Reading, present: Any, digest: str) -> bool:
@@ -62,25 +58,42 @@ def reconcile(
     force: bool = False,
     adopted: Mapping[str, str] | None = None,
     client: str = "CLIENT",
+    taken: Mapping[str, Mapping[str, Any]] | None = None,
+    keeps_originals: bool = True,
 ) -> Decision:
     """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
     its predecessor) writes; ``reading``: how the file's client reads an entry back.
     ``adopted``: entries whose hand edit the user adopted (`projector adopt`), by name, with the
-    hash of the entry projector wanted then: kept as they are while it wants the same."""
+    hash of the entry projector wanted then: kept as they are while it wants the same.
+    ``taken``: the originals of entries projector took over (the ledger's); ``keeps_originals``:
+    whether an entry taken over now keeps its original (server entries; a hook group that runs
+    projector's dispatcher is projector's whoever wrote it)."""
     current = current or {}
     adopted = adopted or {}
+    taken = taken or {}
     edits: dict[str, Any | None] = {}
     kept: dict[str, str] = {}
     still_adopted: dict[str, str] = {}
+    originals: dict[str, Any] = {}
     notes: list[str] = []
     states: dict[str, str] = {}
+
+    def take(name: str) -> None:
+        if keeps_originals:
+            originals[name] = {"value": current[name]}
+            notes.append(f"took over {name} in {where}; `projector remove` gives it back")
+
     for name, value in desired.items():
         present = current.get(name)
         unchanged = name in owned and _unchanged(reading, present, owned[name])
+        if name in taken and name in owned:
+            originals[name] = taken[name]
         if name not in current:
             edits[name], states[name] = value, "add"
         elif reading.normal(present) == reading.normal(value):
             states[name] = "in-sync"
+            if name not in owned:
+                take(name)
         elif unchanged and adopted.get(name) == entry_hash(reading.normal(value)) and not force:
             kept[name], still_adopted[name], states[name] = owned[name], adopted[name], "adopted"
             continue
@@ -93,6 +106,7 @@ def reconcile(
             continue
         elif recognise(name, present) or force:
             edits[name], states[name] = value, "update"
+            take(name)
         else:
             notes.append(f'{where}: entry "{name}" was not written by projector; left as it is (rename or remove it to let projector manage it)')
             states[name] = "foreign"
@@ -101,28 +115,63 @@ def reconcile(
     for name, digest in owned.items():
         if name in desired or name not in current:
             continue
-        if _unchanged(reading, current[name], digest) or force:
+        if name in taken and (_unchanged(reading, current[name], digest) or force):
+            edits.update(given_back(name, current[name], taken[name]))
+            states[name] = "give-back"
+        elif _unchanged(reading, current[name], digest) or force:
             edits[name], states[name] = None, "remove"
         else:
             notes.append(f'{where}: entry "{name}" of a removed provider was changed by hand; kept (--force removes it)')
             kept[name], states[name] = digest, "drift"
-    return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())), adopted=still_adopted)
+            if name in taken:
+                originals[name] = taken[name]
+    return Decision(edits=edits, owned=kept, notes=tuple(notes), states=tuple(sorted(states.items())), adopted=still_adopted,
+                    taken={name: original for name, original in originals.items() if name in kept})
+
+
+def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str, Any]:
+    """The edit that puts a taken-over entry back as it was: none while the file holds it still
+    (its bytes were never touched), else its own text where it stands (or, gone, beside the
+    entry it followed or preceded)."""
+    if present == original["value"]:
+        return {}
+    text = original.get("text")
+    if text is None:
+        return {name: original["value"]}
+    return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"))}
+
+
+def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
+    """An entry only projector or its predecessor writes: the bridge for ``provider``, or its URL
+    narrowed to KBs (``?kbs=``). The plain URL is not one: people write it by hand (and teams
+    commit it in a repository's files for those who do not run projector)."""
+    bridge = ("command", "projector", *bridge_args(provider.name))
+    for reading in readings:
+        if reading.endpoint(value)[: len(bridge)] == bridge:
+            return True
+        url = next((value[k] for k in reading.url_keys if isinstance(value, Mapping) and isinstance(value.get(k), str)), None)
+        if provider.url is not None and url is not None and without_query(url) == without_query(provider.url) and kbs_in_url(url) is not None:
+            return True
+    return False
 
 
 def prune(
     where: str, current: Mapping[str, Any] | None, providers: Mapping[str, Provider], shadows: str, readings: tuple[Reading, ...]
 ) -> Decision:
-    """Project entries that would shadow a provider's global entry: those with a shape projector
-    (or its predecessor) wrote are removed; the user's own are left, with a warning."""
+    """Project entries that would shadow a provider's global entry: those only projector or its
+    predecessor writes (``recognisable``) are removed, and kept in ``taken`` (their value; the
+    engine adds their text) so `projector remove` can put them back; the user's own are left,
+    with a warning."""
     edits: dict[str, Any | None] = {}
     notes: list[str] = []
     states: dict[str, str] = {}
+    originals: dict[str, Any] = {}
     for name, value in (current or {}).items():
         if name not in providers:
             continue
         if recognisable(value, providers[name], readings):
-            edits[name], states[name] = None, "remove"
+            edits[name], states[name], originals[name] = None, "remove", {"value": value}
         else:
             notes.append(f'{where}: entry "{name}" shadows the global entry in {shadows}; left as it is')
             states[name] = "foreign"
-    return Decision(edits=edits, owned={}, notes=tuple(notes), states=tuple(sorted(states.items())))
+    return Decision(edits=edits, owned={}, notes=tuple(notes), states=tuple(sorted(states.items())), taken=originals)

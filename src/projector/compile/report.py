@@ -60,18 +60,79 @@ def diff_stat(results: list[FileResult]) -> str:
     return "".join(out)
 
 
-def change_line(result: FileResult) -> str:
+def action(result: FileResult) -> str:
+    """What sync does to the file: created, removed or updated."""
     if result.before is None:
-        verb = "created"
-    elif result.after is None:
-        verb = "removed"
-    else:
-        verb = "updated"
-    line = f"{verb} {result.shown} ({result.target.shadows})"
+        return "created"
+    return "removed" if result.after is None else "updated"
+
+
+WOULD = {"created": "would create", "removed": "would remove", "updated": "would update"}
+
+
+def change_line(result: FileResult, dry_run: bool = False) -> str:
+    verb = action(result)
+    line = f"{WOULD[verb] if dry_run else verb} {result.shown} ({result.target.shadows})"
     pruned = [name for name, state in result.states if state == "remove"]
+    back = [name for name, state in result.states if state == "give-back"]
     if result.target.is_project and pruned:
-        line += f": removed {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; the file stays"
+        took = "would remove" if dry_run else "removed"
+        line += (f": {took} {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; "
+                 "the file stays (`projector remove` puts it back)")
+    if back:
+        line += f": {'would give' if dry_run else 'gave'} back {', '.join(back)}, as it was before projector"
     return line
+
+
+def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], problems: tuple, dry_run: bool) -> dict[str, Any]:
+    """`sync --json`: each file written (or, dry, to be written) and what was done to it, the
+    drift kept, every warning (said once on a terminal, here each time) and the errors."""
+    return {
+        "schema": STATUS_SCHEMA,
+        "dry_run": dry_run,
+        "files": [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
+                   "action": action(r), "entries": dict(r.states)} for r in results if r.changed],
+        "kept": [{"path": r.shown, "client": r.client.id, "drift": [n for n, s in r.states if s == "drift"]}
+                 for r in results if any(s == "drift" for _, s in r.states)],
+        "warnings": list(warnings),
+        "errors": [str(p) for p in problems],
+    }
+
+
+def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
+    """One line per file where sync kept an entry changed by hand (drift): what it kept, and the
+    two ways out."""
+    lines = []
+    for result in results:
+        drift = [name for name, state in result.states if state == "drift"]
+        if not drift:
+            continue
+        names, one = ", ".join(drift), drift[0] if len(drift) == 1 else "NAME"
+        were = "was" if len(drift) == 1 else "were"
+        lines.append(f"kept {result.shown}: {names} {were} changed by hand (drift); "
+                     f"`projector adopt {result.client.id} {one}` keeps it, `projector sync --force` puts projector's back")
+    return lines
+
+
+def unmanaged(outcome: Outcome) -> dict[str, list[str]]:
+    """Per client (by name), the entries of its global file that projector does not manage: the
+    user's own, which `projector import` can bring into the model."""
+    found: dict[str, list[str]] = {}
+    for result in outcome.results:
+        if result.target.is_project or result.target.kind != "servers":
+            continue
+        states = dict(result.states)
+        names = [name for name in result.found if states.get(name, "foreign") == "foreign"]
+        if names:
+            found.setdefault(result.client.name, []).extend(names)
+    return found
+
+
+def unmanaged_line(found: dict[str, list[str]]) -> str | None:
+    if not found:
+        return None
+    counts = ", ".join(f"{client} {len(names)}" for client, names in found.items())
+    return f"entries projector does not manage: {counts} (`projector import` brings them into the model)"
 
 
 def status_report(outcome: Outcome) -> dict[str, Any]:
@@ -96,21 +157,46 @@ def status_report(outcome: Outcome) -> dict[str, Any]:
         "files": files,
         "warnings": list(outcome.warnings),
         "errors": [str(p) for p in outcome.problems],
+        "unmanaged": unmanaged(outcome),
     }
 
 
 def status_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for file in report["files"]:
-        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign", "adopted")]
+        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign", "adopted", "drift")]
         if file["pending"] and not changes:
             changes = ["removes what projector created"]
-        state = "pending: " + ", ".join(changes) if file["pending"] or file["drift"] else "in sync"
-        lines.append(f"{file['path']}: {state}")
-    return lines
+        said = (["pending: " + ", ".join(changes)] if file["pending"] else []) + (
+            [f"drift {', '.join(file['drift'])} (kept by sync)"] if file["drift"] else [])
+        lines.append(f"{file['path']}: {'; '.join(said) or 'in sync'}")
+    for file in report.get("withdrawn", ()):  # a trusted project file that changed or went: its workspace ignores it
+        folder = file["file"].rpartition("/")[0] or "/"
+        if file["why"] == "missing":
+            lines.append(f"{file['file']}: trust withdrawn (it is gone): `projector untrust {folder}` forgets it")
+        else:
+            lines.append(f"{file['file']}: trust withdrawn (it changed since it was trusted; its workspace ignores it): "
+                         f"review it and run `projector trust {folder}`")
+    line = unmanaged_line(report.get("unmanaged") or {})
+    return lines + ([line] if line else [])
 
 
-def explain_lines(report: dict[str, Any]) -> list[str]:
+STATE_WORDS = {
+    "in-sync": "as sync writes it",
+    "adopted": "your edit, adopted",
+    "drift": "changed by hand (drift): sync keeps it",
+    "foreign": "your own (projector did not write it): sync leaves it",
+    "add": "not written yet: sync writes it",
+    "update": "differs: sync rewrites it",
+    "remove": "removed from the model: sync takes it out",
+    "give-back": "yours, taken over before: sync gives it back as it was",
+}
+
+
+def explain_lines(report: dict[str, Any], verbose: bool = False) -> list[str]:
+    """`explain`: a line per provider and per client; ``verbose``: everything the report holds."""
+    if not verbose:
+        return _explain_summary(report)
     lines = [f"folder: {report['folder']}" + (f"  ({report['canonical']})" if report["canonical"] != report["folder"] else "")]
     layers = report.get("layers") or []
     layered = len(layers) > 1  # where each thing came from is worth a line once there is more than one file
@@ -125,9 +211,56 @@ def explain_lines(report: dict[str, Any]) -> list[str]:
     for provider in report["providers"]:
         lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
     lines += _hook_lines(report, layered)
+    files = report.get("files") or {}
     for client, entries in report["clients"].items():
-        lines.append(f"{client}:")
-        lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
+        if client not in files:
+            lines.append(f"{client}:")
+            lines += [f"  {name}: {json.dumps(value)}" for name, value in entries.items()]
+            continue
+        lines.append(f"{client}: {files[client]['file']}")
+        for name, entry in files[client]["entries"].items():
+            shown = entry["in_file"] if entry["in_file"] is not None else entry["sync_writes"]
+            lines.append(f"  {name}: {json.dumps(shown)}" if entry["state"] == "in-sync" else f"  {name}: {STATE_WORDS.get(entry['state'], entry['state'])}")
+            if entry["state"] != "in-sync":
+                lines += [f"    in the file: {json.dumps(entry['in_file'])}"] if entry["in_file"] is not None else []
+                lines += [f"    sync writes: {json.dumps(entry['sync_writes'])}"] if entry["sync_writes"] is not None else []
+    return lines
+
+
+def _explain_summary(report: dict[str, Any]) -> list[str]:
+    """One line for the folder and its binding, one per provider, one per hook, one per client."""
+    bindings = report["bindings"]
+    binding = bindings[0]["path"] if bindings else "none"
+    if bindings and bindings[0].get("repo"):
+        binding += f" (a clone of {bindings[0]['repo']['repo']})"
+    lines = [f"folder: {report['folder']}", f"binding: {binding}"]
+    lines += [f"notice: {notice}" for notice in report.get("notices", [])]
+    for provider in report["providers"]:
+        if provider.get("kind") == "local":
+            runs = f": runs {' '.join([provider['command'], *provider['args']])} in {provider['cwd']}" if provider["runs"] else ""
+            lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}" + _tools_words(provider))
+        else:
+            kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
+            source = provider["binding"] or provider.get("project_file")
+            signs_in = f"; authenticates with {provider['auth']}" if str(provider.get("auth", "")).startswith("OAuth") else ""
+            lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "") + _tools_words(provider)
+                         + signs_in)
+    for hook in report["hooks"]:
+        state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
+        lines.append(f"hook {hook['name']}: on {hook['event']} {state}")
+    files = report.get("files") or {}
+    for client, entries in report["clients"].items():
+        found = files.get(client)
+        if found is None:
+            lines.append(f"{client}: {', '.join(entries) or 'no entry'}")
+            continue
+        by_state: dict[str, list[str]] = {}
+        for name, entry in found["entries"].items():
+            by_state.setdefault(entry["state"], []).append(name)
+        said = [f"{', '.join(names)} {STATE_WORDS.get(state, state).replace(' it', ' them') if len(names) > 1 else STATE_WORDS.get(state, state)}"
+                for state, names in by_state.items()]
+        lines.append(f"{client} ({found['file']}): {'; '.join(said) or 'no entry'}")
+    lines.append("(projector explain --verbose: where each setting came from, and each entry as it is)")
     return lines
 
 
@@ -163,8 +296,7 @@ def _hook_lines(report: dict[str, Any], layered: bool = False) -> list[str]:
     for hook in report["hooks"]:
         on = f"{hook['event']}" + (f" ({hook['matcher']})" if hook["matcher"] else "")
         state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
-        where = f" ({hook['from']})" if layered and hook.get("from") else ""
-        lines.append(f"hook {hook['name']}: on {on} {state} — from {hook['defined']}{where}")
+        lines.append(f"hook {hook['name']}: on {on} {state} — from {hook.get('at') or hook['defined']}")
         lines += [f"  blocked: {hook['blocked']}"] if hook.get("blocked") else []
         lines += [f"  turned {'on' if s['enabled'] else 'off'} by {s['by']}" for s in hook["switched"]]
     if any(hook["runs"] for hook in report["hooks"]):
@@ -191,10 +323,28 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     return lines
 
 
+def _tools_words(provider: dict[str, Any]) -> str:
+    """The provider's tool rule here, on its summary line (none: every tool, nothing said)."""
+    tools = provider.get("tools")
+    return f"; tools: {tools['shown']}" if tools else ""
+
+
 def _tool_lines(provider: dict[str, Any]) -> list[str]:
     """The provider's tool rule here and where it came from (none: every tool, no line)."""
     tools = provider.get("tools")
     return [f"  tools: {tools['shown']} — from {tools['from']}"] if tools else []
+
+
+DEFAULT_WORDS = {  # runtime.launch.DEFAULTS, as a person reads them
+    "args": "no args",
+    "cwd": "cwd the workspace root",
+    "direnv": "no direnv",
+    "env": "no env of its own",
+    "env_files": "no env_files",
+    "linger": "linger 30 s",
+    "shared": "not shared (a server per session)",
+    "enabled": "enabled",
+}
 
 
 def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
@@ -204,9 +354,9 @@ def _local_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     if provider["runs"]:
         lines.append(f"  runs: {' '.join([provider['command'], *provider['args']])}  in {provider['cwd']}")
     lines += [f"  {key}: from {source}" for key, source in provider["sources"].items() if source != "default"]
-    defaults = [key for key, source in provider["sources"].items() if source == "default"]
+    defaults = [DEFAULT_WORDS.get(key, key) for key, source in provider["sources"].items() if source == "default"]
     if defaults:
-        lines.append(f"  default: {', '.join(defaults)}")
+        lines.append(f"  set nowhere, so the defaults: {', '.join(defaults)}")
     lines += [f"  env from {source}: {', '.join(names)}" for source, names in provider["env"].items()]
     if provider["runs"]:
         lines += _shared_lines(provider.get("shared"))

@@ -53,6 +53,9 @@ class System(Protocol):
 
     def remove(self, path: Path, expected: str | None) -> None: ...
 
+    def remove_empty(self, folders: tuple[str, ...]) -> None:
+        """Remove each folder (deepest first) that is empty; stop at the first that is not."""
+
 
 class RealSystem(Record, frozen=False):
     """The files on disk; remembers the stat of each file it read."""
@@ -73,6 +76,15 @@ class RealSystem(Record, frozen=False):
         self.observed[str(path)] = None
         self._folder_as_left(path)
 
+    def remove_empty(self, folders: tuple[str, ...]) -> None:
+        for folder in folders:
+            try:
+                os.rmdir(folder)
+            except OSError:  # not empty (someone's files, or another of projector's), or gone
+                return
+            self.observed[folder] = None
+            self._folder_as_left(Path(folder))
+
     def _folder_as_left(self, path: Path) -> None:
         """The folder a write or removal changed (a client's folder is watched for the client's
         presence), as projector left it."""
@@ -87,4 +99,7 @@ class DryRunSystem(RealSystem, frozen=False):
         pass
 
     def remove(self, path: Path, expected: str | None) -> None:
+        pass
+
+    def remove_empty(self, folders: tuple[str, ...]) -> None:
         pass

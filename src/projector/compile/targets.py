@@ -43,6 +43,9 @@ class TargetFile(Record):
     file_keys: tuple[str, ...] = ()  # top-level keys they write by themselves, carrying no setting
     kind: str = "servers"  # servers | hooks (a group per event in lists under key) | trust
     follows: Path | None = None  # trust: the hook file whose groups its entries are for
+    # Another target's record says projector created this file (with these folders to hold it):
+    # whichever target takes out the last of projector's content takes the file too.
+    made: tuple[str, ...] | None = None
 
     @property
     def is_project(self) -> bool:

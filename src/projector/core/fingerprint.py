@@ -132,6 +132,7 @@ def fingerprint(
     version: str,
     observed: Mapping | None = None,
     slices: Mapping[str, dict] | None = None,
+    said: Iterable[str] = (),
 ) -> dict:
     """``observed``: stats as the sync saw them (path -> (mtime_ns, size, inode, ctime_ns) or
     None), which win over a stat taken now: a client that rewrote its file since must make the
@@ -146,6 +147,7 @@ def fingerprint(
         "present": {path: os.path.lexists(path) for path in sorted(set(present))},
         "binaries": {name: locations.on_path(name, environ) for name in sorted(set(binaries))},
         "slices": dict(slices or {}),
+        "said": list(said),  # what that sync said of the state it left (the drift it kept): the fast path says it again
     }
 
 

@@ -287,5 +287,6 @@ def _layer_trust(needing: list[Mapping[str, Any]], providers: Mapping[str, Any],
         if remote:
             sends = [f"{name}: {token_words(providers[name])} to {providers[name].get('url')}" for name in remote]
             stopped.append(f"the providers it sends a token to are left out ({'; '.join(sends)})")
-        reasons[layer["path"]] = f"{shown} {state}, so {', and '.join(stopped)}: review it, then run `projector trust {shown}`"
+        reasons[layer["path"]] = (f"{shown} {state}, so {', and '.join(stopped)}: review it, then run `projector trust {shown}` "
+                                  f"(its bytes now: sha256 {layer['sha256'][:12]})")  # new bytes, a new warning: said once each
     return reasons

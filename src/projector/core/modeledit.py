@@ -121,3 +121,32 @@ def _dump(yaml: Any, data: Any) -> str:
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
+
+
+def add_providers(text: str, providers: Mapping[str, Mapping[str, Any]], bindings: Mapping[str, Mapping[str, Any]]) -> str:
+    """The model with ``providers`` added (each a block, its lists and env inline) and each
+    folder's ``bindings`` settings added to its binding; every comment and key order kept."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    yaml = _yaml()
+    data = yaml.load(text) if text.strip() else None
+    if data is None:
+        data = CommentedMap({"version": 1})
+    for section, additions in (("providers", providers), ("bindings", bindings)):
+        if not additions:
+            continue
+        if not data.get(section):  # absent, or the starter's "{}" below its comments
+            data[section] = CommentedMap()
+        for name, spec in additions.items():
+            node = CommentedMap()
+            for key, value in spec.items():
+                if isinstance(value, list):
+                    value = _flow(CommentedSeq(value))
+                elif isinstance(value, Mapping):
+                    value = _flow(CommentedMap(value))
+                node[key] = value
+            if section == "bindings" and isinstance(data[section].get(name), dict):
+                data[section][name].update(node)
+            else:
+                data[section][name] = node
+    return _dump(yaml, data)

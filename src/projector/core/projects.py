@@ -88,6 +88,11 @@ def trust(file: str, data: Any, raw: bytes, environ: Mapping[str, str]) -> None:
     _update(environ, lambda records: records.__setitem__(file, {"sha256": digest(raw), "data": data}))
 
 
+def trusted_digest(file: str, environ: Mapping[str, str]) -> str | None:
+    """The sha256 ``file`` (canonical) was last trusted with; None: never trusted."""
+    return (_records(environ).get(file) or {}).get("sha256")
+
+
 def trust_layer(file: str, raw: bytes, environ: Mapping[str, str]) -> None:
     """Record the model layer ``file`` (canonical) as trusted with exactly these bytes: the local
     servers and hooks it declares or sets may run (core.model)."""

@@ -2,7 +2,8 @@
 
 The provider's own definition (the model's, or the trusted project file's that declares it) is
 the base; the workspace's settings are laid over it (``env`` merges by variable). ``cwd`` and
-``env_files`` are taken from the workspace root; a folder in no workspace uses the folder itself
+``env_files`` are taken from the workspace root, and so is a relative ``command`` (``./bin/x``:
+what a person reads it against, whatever ``cwd`` says); a folder in no workspace uses the folder itself
 and gets no workspace settings at all.
 """
 
@@ -36,6 +37,7 @@ class Launch(Record):
     linger: float = 30.0  # seconds a shared server outlives its last session
     blocked: str | None = None  # why it must not run: a layer of the model that says something of it, or the clone it runs in, is not trusted
     tools: ToolRule | None = None  # the tools offered here (core.tools); None: every tool
+    base: str = ""  # the workspace root, or the folder when it is in none: a relative command is taken from here
 
     @property
     def env_values(self) -> tuple[str, ...]:
@@ -96,4 +98,5 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         linger=float(settings.linger),
         blocked=model.blocked(name) or (placed.binding.distrust if placed.binding is not None else None),
         tools=settings.tools,
+        base=base,
     )

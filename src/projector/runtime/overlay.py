@@ -119,11 +119,11 @@ def build(launch: Launch, base: Mapping[str, str], direnv: Callable[..., list] =
 
 
 def program(launch: Launch, environ: Mapping[str, str]) -> str | None:
-    """The executable ``launch.command`` names: a path (taken from its cwd) or a name found on
-    the workspace's PATH; None when there is none."""
+    """The executable ``launch.command`` names: a path (a relative one taken from the workspace
+    root, not from its cwd) or a name found on the workspace's PATH; None when there is none."""
     command = launch.command or ""
     if "/" in command:
-        path = os.path.normpath(os.path.join(launch.cwd, command))
+        path = os.path.normpath(os.path.join(launch.base or launch.cwd, command))
         return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
     from projector.core.locations import on_path
 

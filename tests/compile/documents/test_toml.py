@@ -129,6 +129,13 @@ def test_tables_are_spelled_as_tomlkit_spells_them():
         assert written_table(("s",), "n", unwritten) is None
 
 
+def test_an_error_at_the_end_of_the_file_has_a_line_and_column():
+    """tomllib says "(at end of document)" for an unclosed array: the place is the file's end."""
+    with pytest.raises(DocumentError) as raised:
+        parse("toml", 'a = 1\nx = [1, 2\n', "~/.codex/config.toml")
+    assert str(raised.value) == "~/.codex/config.toml:2:10: not valid TOML: Unclosed array (at the end of the file)"
+
+
 def test_a_value_the_spelling_does_not_know_is_written_by_tomlkit():
     """A float, or a list of tables, is none of written_table's: tomlkit writes that table, and
     the entry reads back as given."""

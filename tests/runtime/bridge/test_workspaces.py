@@ -179,6 +179,25 @@ def test_cwd_is_taken_from_the_workspace_root_and_env_files_are_read_in_order(wo
     assert CANARY not in logged
 
 
+def test_a_relative_command_is_taken_from_the_workspace_root_not_its_cwd(world):
+    """`command: ./bin/notes-mcp` with `cwd: tools` (issue 30): a person reads the path against
+    the workspace root, as the README says; the server still runs in tools/."""
+    (world.a / "sub").mkdir()
+    (world.a / "tools").mkdir()
+    script = world.a / "bin" / "notes-mcp"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {SERVER} \"$@\"\n")
+    script.chmod(0o755)
+    world.model(f"providers:\n  notes:\n    command: ./bin/notes-mcp\nbindings:\n  {world.a}:\n    notes: {{cwd: tools}}\n")
+    names, report = world.report("notes", world.a / "sub")
+    assert names == ["report"] and report["cwd"] == str(world.a / "tools")
+    explained = world.projector("explain", "--verbose", str(world.a / "sub"), "--config", str(world.config)).stdout
+    assert "runs: ./bin/notes-mcp  in ~/work/a/tools" in explained and "not an executable" not in explained
+    script.unlink()
+    missing = world.projector("explain", "--verbose", str(world.a / "sub"), "--config", str(world.config)).stdout
+    assert "notice: ./bin/notes-mcp is not an executable here" in missing
+
+
 # --------------------------------------------------------------------------- direnv
 
 direnv = pytest.mark.skipif(shutil.which("direnv") is None and not os.environ.get("CI"), reason="direnv is not installed (.ci/run installs it)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from projector.compile.documents.base import Edits, splice
+from projector.compile.documents.base import Edits, Verbatim, splice
 from projector.compile.documents.jsonc import JsonDocument
 from projector.compile.documents.namedlist import NamedLists
 from projector.compile.documents.toml import TomlDocument
@@ -31,6 +31,10 @@ class Document(Protocol):
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         """Whether ``key`` exists and holds no entries."""
+
+    def source_of(self, key: tuple[str, ...], name: str) -> str | None:
+        """Entry ``name``'s text under ``key`` as the file spells it, what an edit with
+        ``Verbatim(value, text)`` puts back byte for byte (None: absent, or not one span)."""
 
     def without_key(self, key: tuple[str, ...]) -> str:
         """The text with ``key`` itself removed."""
@@ -53,4 +57,4 @@ def parse(format: str, text: str, source: str) -> Document:
         raise DocumentError(Problem(source, None, None, "nested too deeply for projector to read; left untouched")) from None
 
 
-__all__ = ["Document", "Edits", "FORMATS", "parse", "splice"]
+__all__ = ["Document", "Edits", "FORMATS", "Verbatim", "parse", "splice"]

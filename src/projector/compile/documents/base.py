@@ -9,7 +9,48 @@ from typing import Any
 from projector.core.record import Record
 
 Edits = Mapping[str, Any | None]
-"""Entry name → the new value, or None to remove the entry."""
+"""Entry name → the new value (or a Verbatim one), or None to remove the entry."""
+
+
+class Verbatim(Record):
+    """An entry written back exactly as a file once held it: its value, and its text there (what
+    a document's ``source_of`` gave), spliced in as it stands instead of rendered anew."""
+
+    value: Any
+    text: str
+    after: str | None = None  # the entry it followed in the file, where it goes back when that is there
+    before: str | None = None  # else the entry it preceded
+    alone: str | None = None  # the text between the braces of its object, when it was all there was
+    member: str | None = None  # JSON: its whole member (``"name":  value``), spelled as it was
+
+
+def neighbours(document: Any, key: tuple[str, ...], name: str) -> dict[str, str | None]:
+    """Where entry ``name`` stands under ``key``: the names of the entries around it (a
+    Verbatim's ``after`` and ``before``), and, when it is the only one, what its braces hold."""
+    names = list(document.servers(key) or {})
+    at = names.index(name)
+    inside = getattr(document, "inside", None)  # JSON: an object emptied keeps none of its white space
+    member = getattr(document, "member", None)  # JSON: the name and colon are spelled outside the value
+    return {"after": names[at - 1] if at > 0 else None, "before": names[at + 1] if at + 1 < len(names) else None,
+            "alone": inside(key) if inside is not None and len(names) == 1 else None,
+            "member": member(key, name) if member is not None else None}
+
+
+def placed(value: Any, present: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """Where a Verbatim entry goes back among ``present``: ("after", name) or ("before", name),
+    None when neither neighbour is there (or it is not a Verbatim)."""
+    if not isinstance(value, Verbatim):
+        return None
+    if value.after is not None and value.after in (present or {}):
+        return ("after", value.after)
+    if value.before is not None and value.before in (present or {}):
+        return ("before", value.before)
+    return None
+
+
+def plain(value: Any) -> Any:
+    """An edit's value as the file will read it."""
+    return value.value if isinstance(value, Verbatim) else value
 
 
 class Splice(Record):
@@ -101,7 +142,7 @@ def expected_servers(before: Mapping[str, Any] | None, edits: Edits) -> dict[str
         if value is None:
             result.pop(name, None)
         else:
-            result[name] = value
+            result[name] = plain(value)
     return result
 
 

@@ -4,7 +4,8 @@ Hooks live as ``{EVENT: [group, ...]}`` under a key, the user's groups and proje
 side. This view shows, per event, the first group that runs projector's dispatcher (what
 ``ours`` recognises), so the compiler reconciles hook groups as it does servers: an edit
 replaces that group where it stands, adds one at the end of the event's list (made when
-absent), or removes it (and the event's list with it when nothing else is left in it). Every
+absent), or removes it (and the event's list with it when nothing else is left in it, unless the
+list was there before projector's group). Every
 other byte stays; the result is parsed again and must equal the intended value.
 """
 
@@ -20,12 +21,15 @@ from projector.core.errors import DocumentError, Problem
 
 
 class HookGroups:
-    def __init__(self, document: Any, ours: Callable[[Any], bool]):
+    def __init__(self, document: Any, ours: Callable[[Any], bool], kept_lists: frozenset[str] = frozenset()):
+        """``kept_lists``: the events whose list was there before projector's group (the user's,
+        even empty): it stays when projector's group leaves it."""
         if not isinstance(document, JsonDocument):
             raise DocumentError(Problem(getattr(document, "source", ""), None, None, "projector edits hook lists in JSON files only"))
         self.document = document
         self.text = document.text
         self.ours = ours
+        self.kept_lists = kept_lists
 
     def _index(self, document: JsonDocument, key: tuple[str, ...], event: str) -> int | None:
         groups = document.array(key + (event,)) or []
@@ -56,7 +60,7 @@ class HookGroups:
                 else:
                     groups[index] = value
             elif index is not None:
-                if len(document.array(key + (event,)) or ()) == 1:
+                if len(document.array(key + (event,)) or ()) == 1 and event not in self.kept_lists:
                     document = JsonDocument(document.without_key(key + (event,)), source=document.source, strict=document.strict)
                     del lists[event]
                 else:

@@ -19,7 +19,9 @@ from projector.compile.documents.base import (
     array_at,
     Edits,
     Splice,
+    Verbatim,
     check_edit,
+    placed,
     indentation_at,
     newline_of,
     only_space_between,
@@ -116,6 +118,23 @@ class JsonDocument:
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         return self.servers(key) == {}
+
+    def source_of(self, key: tuple[str, ...], name: str) -> str | None:
+        """The text of entry ``name``'s value under ``key`` as the file spells it (None: absent)."""
+        obj = self._object_at(key) if not self.blank else None
+        pair = _member(obj, name) if obj is not None else None
+        return pair.child_by_field_name("value").text.decode("utf-8") if pair is not None else None
+
+    def member(self, key: tuple[str, ...], name: str) -> str | None:
+        """The text of entry ``name``'s whole member under ``key`` (None: absent)."""
+        obj = self._object_at(key) if not self.blank else None
+        pair = _member(obj, name) if obj is not None else None
+        return pair.text.decode("utf-8") if pair is not None else None
+
+    def inside(self, key: tuple[str, ...]) -> str | None:
+        """The text between the braces of the object at ``key`` (None: absent)."""
+        obj = self._object_at(key) if not self.blank else None
+        return self._bytes[obj.children[0].end_byte : obj.children[-1].start_byte].decode("utf-8") if obj is not None else None
 
     # ------------------------------------------------------------------ editing
 
@@ -230,8 +249,16 @@ class JsonDocument:
             return self._apply(self._insertion(parent, {key[depth]: nested}))
         splices: list[Splice] = []
         new: dict[str, Any] = {}
+        present = {json.loads(c.child_by_field_name("key").text): c for c in parent.children if c.type == "pair"}
+        alone = [v for v in values.values() if isinstance(v, Verbatim) and v.alone is not None]
+        if len(values) == 1 and alone and len(parent.children) == 2:  # "{}": back to what it held, byte for byte
+            return self._apply([Splice(parent.children[0].end_byte, parent.children[1].start_byte, alone[0].alone.encode("utf-8"))])
         for name, value in values.items():
             pair = _member(parent, name)
+            where = placed(value, present) if pair is None else None
+            if where is not None:  # back where it stood, its own text
+                splices.append(self._beside(present[where[1]], where[0], name, value))
+                continue
             if pair is None:
                 new[name] = value
                 continue
@@ -242,6 +269,15 @@ class JsonDocument:
         if new:
             splices += self._insertion(parent, new)
         return self._apply(splices)
+
+    def _beside(self, neighbour: Any, side: str, name: str, value: Verbatim) -> Splice:
+        """``"name": <its text>`` inserted after or before ``neighbour``, one member a line."""
+        member = value.member or f"{json.dumps(name, ensure_ascii=False)}{self._style.colon}{value.text}"
+        indent = indentation_at(self._bytes, neighbour.start_byte).decode()
+        newline = self._style.newline if not self._style.compact else " "
+        if side == "after":
+            return Splice(neighbour.end_byte, neighbour.end_byte, f",{newline}{indent if newline != ' ' else ''}{member}".encode())
+        return Splice(neighbour.start_byte, neighbour.start_byte, f"{member},{newline}{indent if newline != ' ' else ''}".encode())
 
     def _insertion(self, obj: Any, members: dict[str, Any]) -> list[Splice]:
         colon = self._style.colon
@@ -289,12 +325,14 @@ class JsonDocument:
         return splices
 
     def _new_file(self, key: tuple[str, ...], values: dict[str, Any]) -> str:
-        nested: Any = dict(values)
+        nested: Any = {name: value.value if isinstance(value, Verbatim) else value for name, value in values.items()}
         for step in reversed(key):
             nested = {step: nested}
         return json.dumps(nested, indent=2, ensure_ascii=False) + "\n"
 
     def _render(self, value: Any, indent: str, inline: bool) -> str:
+        if isinstance(value, Verbatim):
+            return value.text
         style = self._style
         if inline:
             return json.dumps(value, ensure_ascii=False, separators=(style.comma, style.colon))

@@ -20,7 +20,9 @@ from projector.compile.documents.base import (
     Edits,
     array_at,
     Splice,
+    Verbatim,
     check_edit,
+    placed,
     deepest,
     line_start,
     newline_of,
@@ -72,7 +74,7 @@ class TomlDocument:
         try:
             self.value: dict[str, Any] = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise DocumentError(_decode_problem(source, str(exc))) from None
+            raise DocumentError(_decode_problem(source, str(exc), text)) from None
         except RecursionError:  # tomllib recurses once per nested array or inline table
             raise too_deep(source, deepest(_parser().parse(self._bytes).root_node, ("array", "inline_table")) or (0, 0)) from None
         self._newline = newline_of(text)
@@ -91,6 +93,15 @@ class TomlDocument:
     def without_key(self, key: tuple[str, ...]) -> str:
         return self._reparsed(self._apply(self._removals(self._pieces(key)))).text
 
+    def source_of(self, key: tuple[str, ...], name: str) -> str | None:
+        """The text of entry ``name``'s tables under ``key`` as the file spells them, when they
+        stand together (None: absent, or spread over the file)."""
+        blocks = self._merged(self._pieces(key + (name,)))
+        if len(blocks) != 1 or not blocks[0][2]:
+            return None
+        start, end, _ = blocks[0]
+        return self._bytes[start:end].decode("utf-8")
+
     # ------------------------------------------------------------------ editing
 
     def edited(self, key: tuple[str, ...], edits: Edits) -> str:
@@ -102,13 +113,21 @@ class TomlDocument:
         new: dict[str, Any] = {}
         for name, value in edits.items():
             pieces = self._pieces(key + (name,))
+            blocks = self._merged(pieces)
             if value is None:
                 doomed += pieces
-            elif len(pieces) == 1 and pieces[0].is_table:  # rewrite the table where it stands
-                splices.append(Splice(pieces[0].start, pieces[0].end, self._table(key, name, value)))
+            elif len(blocks) == 1 and all(p.is_table for p in pieces):  # rewrite its tables where they stand
+                splices.append(Splice(blocks[0][0], blocks[0][1], self._table(key, name, value)))
             elif pieces:  # spelled as keys or in several places: take them out, add one table
                 doomed += pieces
                 new[name] = value
+            elif placed(value, self.servers(key)) is not None:  # back where it stood, its own text
+                side, neighbour = placed(value, self.servers(key))
+                around = self._merged(self._pieces(key + (neighbour,)))
+                at = around[-1][1] if side == "after" else around[0][0]
+                nl = self._newline.encode()
+                text = value.text.encode("utf-8")
+                splices.append(Splice(at, at, nl + text if side == "after" else text + nl))
             else:
                 new[name] = value
         splices += self._removals(doomed)
@@ -124,7 +143,9 @@ class TomlDocument:
     def _apply(self, splices: list[Splice]) -> str:
         return splice(self._bytes, splices).decode("utf-8")
 
-    def _table(self, key: tuple[str, ...], name: str, value: dict[str, Any]) -> bytes:
+    def _table(self, key: tuple[str, ...], name: str, value: dict[str, Any] | Verbatim) -> bytes:
+        if isinstance(value, Verbatim):
+            return value.text.encode("utf-8")
         text = written_table(key, name, value)
         return (text if text is not None else tomlkit_table(key, name, value)).replace("\n", self._newline).encode("utf-8")
     def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
@@ -351,9 +372,16 @@ def _inline(value: Any) -> Any:
     return value
 
 
-def _decode_problem(source: str, message: str) -> Problem:
+def _decode_problem(source: str, message: str, document: str = "") -> Problem:
+    """tomllib's message with its place as line:col; "(at end of document)" is the place just
+    after the file's last character (the line a person looks at, not the empty one after it)."""
     found = re.search(r"\(at line (\d+), column (\d+)\)", message)
     text = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
     if found:
         return Problem(source, int(found.group(1)), int(found.group(2)), f"not valid TOML: {text}")
+    if "(at end of document)" in text:
+        body = document.rstrip("\r\n")
+        line = body.count("\n") + 1
+        column = len(body.rpartition("\n")[2]) + 1
+        return Problem(source, line, column, "not valid TOML: " + text.replace("(at end of document)", "(at the end of the file)"))
     return Problem(source, None, None, f"not valid TOML: {text}")

@@ -23,10 +23,12 @@ from projector.compile.documents.base import (
     TOO_DEEP,
     Edits,
     Splice,
+    Verbatim,
     array_at,
     check_edit,
     line_start,
     newline_of,
+    placed,
     servers_at,
     splice,
 )
@@ -99,6 +101,14 @@ class YamlDocument:
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         return self.servers(key) == {}
 
+    def source_of(self, key: tuple[str, ...], name: str) -> str | None:
+        """The lines of entry ``name`` under ``key`` as the file spells them (None: absent)."""
+        mapping = self._mapping_at(key) if self._root is not None else None
+        pair = _pair(mapping, name) if mapping is not None else None
+        if pair is None:
+            return None
+        return self._bytes[line_start(self._bytes, pair.start_byte) : self._line_end(_content_end(pair))].decode("utf-8")
+
     def without_key(self, key: tuple[str, ...]) -> str:
         parent = self._mapping_at(key[:-1])
         pair = _pair(parent, key[-1]) if parent is not None else None
@@ -125,14 +135,19 @@ class YamlDocument:
         splices, new = [], {}
         for name, value in edits.items():
             pair = _pair(mapping, name)
-            if pair is None:
+            where = placed(value, {_key(p): p for p in pairs}) if pair is None else None
+            if where is not None:  # back where it stood, its own lines
+                neighbour = _pair(mapping, where[1])
+                at = self._line_end(_content_end(neighbour)) if where[0] == "after" else line_start(self._bytes, neighbour.start_byte)
+                splices.append(Splice(at, at, value.text.encode("utf-8")))
+            elif pair is None:
                 if value is not None:
                     new[name] = value
             elif value is None:
                 splices.append(self._removal(pair))
             else:
                 start, end = line_start(self._bytes, pair.start_byte), self._line_end(_content_end(pair))
-                block = self._block({name: value}, indent)
+                block = value.text.encode("utf-8") if isinstance(value, Verbatim) else self._block({name: value}, indent)
                 splices.append(Splice(start, end, block if self._bytes[end - 1 : end] == b"\n" else block.rstrip(b"\r\n")))
         removed = sum(1 for n, v in edits.items() if v is None and _pair(mapping, n) is not None)
         if new:
@@ -279,11 +294,13 @@ class YamlDocument:
     def _block(self, values: dict[str, Any], indent: int) -> bytes:
         lines: list[str] = []
         for name, value in values.items():
-            lines += self._lines(name, value, indent)
+            lines += value.text.rstrip("\r\n").split(self._newline) if isinstance(value, Verbatim) else self._lines(name, value, indent)
         nl = self._newline
         return "".join(line + nl for line in lines).encode("utf-8")
 
     def _lines(self, name: str, value: Any, indent: int) -> list[str]:
+        if isinstance(value, Verbatim):  # under a key made anew: its old lines' indentation may not fit
+            value = value.value
         head = " " * indent + _scalar(name) + ":"
         if isinstance(value, dict) and value:
             return [head] + [line for k, v in value.items() for line in self._lines(k, v, indent + self._unit)]

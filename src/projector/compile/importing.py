@@ -1,0 +1,334 @@
+"""`projector import`: the MCP entries the clients already have, as providers of the model (pure
+but for reading the clients' files).
+
+Each client's global file and its per-folder scopes are read the way the descriptor reads an
+entry back (``Reading``: its URL keys, its command shape, where it lists variables). The same
+server in several clients (the same URL without its query, or the same command, args and cwd)
+becomes one provider. A secret written in an entry (a bearer token in a header, an env value that
+looks like one) never enters the model: the provider names a variable instead, and the report
+tells the user to set it. What the model cannot say (a setting projector's entry has no place
+for, a turned-off entry, another header) is listed in the report, never dropped silently; the
+entry itself stays as it is in its file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from projector.compile import documents
+from projector.compile.clients import SECRET_LOOKING, Client, without_query
+from projector.core.errors import display_path
+from projector.core.record import Factory, Record
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # the model's provider names
+# How clients spell a reference to a variable: ${VAR}, ${env:VAR}, {env:VAR}, $VAR.
+REFERENCE = re.compile(r"^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$|^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
+TOKEN_LOOKING = re.compile(r"^(?:sk-|ghp_|gho_|github_pat_|xox[abpr]-|glpat-|AKIA|ya29\.|eyJ)|^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-.+/=]{24,}$")
+# Keys that say how to reach a server, what it is, or what projector writes itself: read, not lost.
+UNDERSTOOD = {"type", "transport", "headers", "http_headers", "bearer_token_env_var", "enabled", "name", "description", "cwd", "env"}
+TURNED_OFF = (("disabled", True), ("enabled", False))
+
+
+class Found(Record):
+    """One entry in one client's file."""
+
+    client: Client
+    path: Path
+    shown: str
+    name: str
+    value: Any
+    folder: str | None = None  # the folder of a per-folder scope (a descriptor's local_scopes)
+
+
+class Server(Record):
+    """What an entry reaches, client-neutral: the provider it becomes, in the model's words."""
+
+    identity: tuple[Any, ...]  # ("url", without query) or ("command", command, args, cwd)
+    spec: dict[str, Any]  # the provider's keys in the model
+    secrets: tuple[str, ...] = ()  # variables the user must set: the entry held their value
+    unsaid: tuple[str, ...] = ()  # what of the entry the model cannot say
+
+
+class Claim(Record):
+    """An entry the import makes projector's (the user said so): its file, client and name."""
+
+    path: Path
+    client: Client
+    name: str
+    value: Any
+    text: str | None
+    replaced_by: str | None = None  # another name's entry, the provider's, stands in for it there
+
+
+class Imported(Record):
+    """What an import adds to the model, the entries it claims, and what it tells the user."""
+
+    providers: dict[str, dict[str, Any]] = Factory(dict)  # new providers, by name
+    bindings: dict[str, dict[str, Any]] = Factory(dict)  # folder -> provider -> settings
+    claims: tuple[Claim, ...] = ()
+    report: tuple[str, ...] = ()
+
+
+def found_entries(clients: list[Client], environ: Mapping[str, str]) -> tuple[list[Found], list[str]]:
+    """Every entry of every client's global file and per-folder scopes; and the files that could
+    not be read (each with why)."""
+    found: list[Found] = []
+    problems: list[str] = []
+    home = Path(environ.get("HOME") or Path.home())
+    for client in clients:
+        path = client.global_file(environ)
+        if path is None or not path.is_file():
+            continue
+        shown = display_path(path, home)
+        try:
+            document = documents.parse(client.format, path.read_text(encoding="utf-8"), shown)
+            entries = document.servers(client.servers_key) or {}
+            found += [Found(client, path, shown, str(name), value) for name, value in entries.items()]
+            for scope in client.local_scopes:
+                step = scope.index("{workspace}")
+                folders = document.servers(tuple(scope[:step])) or {}
+                for folder in sorted(folders):
+                    local = document.servers((*scope[:step], folder, *scope[step + 1 :])) or {}
+                    found += [Found(client, path, shown, str(name), value, str(folder)) for name, value in local.items()]
+        except Exception as error:  # one file's failure is reported; the other clients are still read
+            problems.append(f"{shown}: {getattr(error, 'problems', [error])[0]}; its entries were not read")
+    return found, problems
+
+
+def server_of(entry: Found) -> Server | str:
+    """The provider an entry becomes, or why it cannot become one."""
+    value, client = entry.value, entry.client
+    if not isinstance(value, Mapping):
+        return "not an entry projector can read (not a mapping)"
+    if any(value.get(key) == off for key, off in TURNED_OFF):
+        return "turned off in the client; left as it is"
+    reading = client.reading
+    url = next((value[k] for k in reading.url_keys if isinstance(value.get(k), str)), None)
+    known = UNDERSTOOD | set(reading.url_keys) | {reading.command_key, reading.args_key} | set(reading.added_keys)
+    known |= {reading.env_key} if reading.env_key else set()
+    usual = dict(reading.default_values) | _written(client) | {"disabled": False}
+    unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])]
+    if url is not None:
+        return _remote(entry, url, unsaid)
+    command = reading.command_of(value)
+    if command is None:
+        return "neither a URL nor a command projector can read; left as it is"
+    args = [str(a) for a in command[1]]
+    secret = next((i for i, arg in enumerate(args) if secret_argument(args, i)), None)
+    if secret is not None:
+        return (f"argument {secret + 1} looks like a secret, and the model's args name no variables; left as it is "
+                "(put the secret in a variable the server reads, then import again)")
+    return _local(entry, command[0], args, unsaid)
+
+
+def secret_argument(args: list[str], index: int) -> bool:
+    """Whether ``args[index]`` is a secret written out: one that looks like a token, the value of
+    a secret-looking header (``X-Api-Key: ...``) or option (``--token=...``, ``--api-key ...``)."""
+    arg = args[index]
+    header = re.match(r"^([A-Za-z0-9_-]+):\s*(\S.*)$", arg)
+    option = re.match(r"^(?:--?)?([A-Za-z0-9_-]+)=(.+)$", arg)  # --token=..., API_KEY=...
+    after_flag = index > 0 and re.match(r"^--?[A-Za-z0-9_-]+$", args[index - 1]) and SECRET_LOOKING.search(args[index - 1])
+    for name, value in ((header.group(1), header.group(2)) if header else (None, None), (option.group(1), option.group(2)) if option else (None, None)):
+        if name and SECRET_LOOKING.search(name) and _reference(value.removeprefix("Bearer ")) is None:
+            return True
+    return bool(TOKEN_LOOKING.search(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
+
+
+def _written(client: Client) -> dict[str, Any]:
+    """The keys projector's own entries for ``client`` hold whatever the server (``tools: ["*"]``),
+    with their values: an entry that has them says nothing the model does not."""
+    from projector.compile.plan import HttpServer, StdioServer
+
+    written: dict[str, Any] = {}
+    for server in (StdioServer("x", (), ()), HttpServer("https://x.invalid/", None)):
+        try:
+            written |= client.render(server, "x")
+        except RuntimeError:  # it takes no entry of that kind
+            continue
+    return written
+
+
+def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
+    from projector.core.modeltypes import clear_text_host
+    from projector.core.scope import kbs_in_url
+
+    if not re.match(r"^https?://\S+$", url):
+        return f"its URL is not one the model takes (http or https): {url}"
+    if kbs_in_url(url) is not None:
+        return "its URL sets kbs= itself; say `default: [...]` on a provider instead"
+    spec: dict[str, Any] = {"url": url}
+    secrets: list[str] = []
+    value = entry.value
+    variable = value.get("bearer_token_env_var")
+    headers = value.get("headers") or value.get("http_headers") or {}
+    if not isinstance(headers, Mapping):
+        headers = {}
+    for header, text in headers.items():
+        bearer = str(text)[len("Bearer ") :] if str(header).lower() == "authorization" and str(text).startswith("Bearer ") else None
+        if bearer is None:
+            unsaid.append(f"header {header}")
+            continue
+        reference = _reference(bearer)
+        variable = reference or _variable(entry.name, "TOKEN")
+        if reference is None:
+            secrets.append(variable)
+    if isinstance(variable, str):
+        spec["token_env"] = variable
+    host = clear_text_host(spec)
+    if host is not None:
+        return (f"it sends its token over plain http:// to {host}, which the model takes only with `insecure: true`; left as it "
+                "is (import it by hand if you accept that)")
+    return Server(("url", without_query(url)), spec, tuple(secrets), tuple(unsaid))
+
+
+def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Server:
+    spec: dict[str, Any] = {"command": command}
+    if args:
+        spec["args"] = args
+    cwd = entry.value.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        spec["cwd"] = cwd
+    env, secrets = _environment(entry, unsaid)
+    if env:
+        spec["env"] = env
+    identity = ("command", command, tuple(args), cwd if isinstance(cwd, str) else None)
+    return Server(identity, spec, tuple(secrets), tuple(unsaid))
+
+
+def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The entry's variables in the model's words (``${NAME}`` for a reference and for a secret
+    written out, which the user is told to set); the names of those secrets. A value the model
+    would read otherwise (``${`` in literal text) goes to ``unsaid``."""
+    key = entry.client.reading.env_key
+    listed = entry.value.get(key) if key else None
+    listed = entry.value.get("env") if listed is None else listed
+    env: dict[str, str] = {}
+    secrets: list[str] = []
+    if isinstance(listed, list):  # names the client passes on: the server reads them from the environment
+        return {str(n): "${" + str(n) + "}" for n in listed if isinstance(n, str) and NAME.match(n)}, []
+    if not isinstance(listed, Mapping):
+        return {}, []
+    for name, text in listed.items():
+        name, text = str(name), "" if text is None else str(text)
+        reference = _reference(text)
+        if reference is not None:
+            env[name] = "${" + reference + "}"
+        elif SECRET_LOOKING.search(name) or TOKEN_LOOKING.search(text):
+            env[name] = "${" + name + "}"
+            secrets.append(name)
+        elif "${" in text:
+            unsaid.append(f"env {name} (its value has ${{ in it, which the model reads as a variable)")
+        else:
+            env[name] = text
+    return env, secrets
+
+
+def _reference(text: str) -> str | None:
+    found = REFERENCE.match(text.strip())
+    return next((g for g in found.groups() if g), None) if found else None
+
+
+def _variable(name: str, suffix: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper() + "_" + suffix
+
+
+def provider_name(name: str) -> str:
+    """An entry's name as a provider's (letters, digits, - and _)."""
+    if NAME.match(name):
+        return name
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-_")[:64]
+    return cleaned or "server"
+
+
+def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Imported:
+    """``existing``: the model's providers by name, each with its identity. Entries of the same
+    server share one provider; a name taken by another server keeps the entries apart."""
+    providers: dict[str, dict[str, Any]] = {}
+    identities: dict[str, tuple[Any, ...]] = dict(existing)
+    sources: dict[str, list[Found]] = {}
+    bindings: dict[str, dict[str, Any]] = {}
+    claims: list[Claim] = []
+    report: list[str] = []
+    secrets: dict[str, list[str]] = {}
+    ordered = sorted(found, key=lambda f: (f.folder is not None, f.name, f.client.id))
+    servers = {id(entry): server_of(entry) for entry in ordered}
+    taken = dict(identities)  # every provider name, the model's and those given here
+    named = _provider_names([(e, s) for e in ordered if not isinstance(s := servers[id(e)], str)], taken)
+    for entry in ordered:
+        where = f"{entry.shown}" + (f" (folder {entry.folder})" if entry.folder else "")
+        server = servers[id(entry)]
+        if isinstance(server, str):
+            report.append(f"not imported: {entry.name} in {where}: {server}")
+            continue
+        name, wanted = named[server.identity], provider_name(entry.name)
+        if wanted != name and taken.get(wanted, server.identity) == server.identity:  # the server goes by another name
+            report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
+                "which the folder's entry stays beside" if entry.folder else
+                "whose entry stands in for it there (`projector remove` puts it back)"))
+        elif name != entry.name:
+            report.append(f"{entry.name} in {where} becomes provider {name}" + (" (another server has that name)" if wanted != name else ""))
+        if name not in identities and name not in providers:
+            providers[name] = dict(server.spec) | ({"enabled": False} if entry.folder else {})
+        elif name in providers and providers[name].get("enabled") is False and entry.folder is None:
+            del providers[name]["enabled"]  # also a global entry: on everywhere
+        for variable in server.secrets:
+            secrets.setdefault(variable, []).append(where)
+        for what in server.unsaid:
+            report.append(f"not in the model: {entry.name} in {where}: {what}; that entry stays as it is, yours (projector's "
+                          "entry would not have it)")
+        if name in providers and providers[name].get("url") and server.spec.get("url") != providers[name]["url"]:
+            report.append(f"{entry.name} in {where} uses {server.spec['url']}; provider {name} says {providers[name]['url']}")
+        if entry.folder is not None:
+            if name in providers and providers[name].get("enabled") is False:
+                bindings.setdefault(entry.folder, {})[name] = {"enabled": True}
+            continue  # a folder's own entry stays as it is: it is the user's, in that folder
+        sources.setdefault(name, []).append(entry)
+        if not server.unsaid:  # the user said so, by importing it: projector's from now on, its original kept
+            stands_in = entry.client.entry_name(name)
+            claims.append(Claim(entry.path, entry.client, entry.name, entry.value, None, None if stands_in == entry.name else stands_in))
+    for name, entries in sorted(sources.items()):
+        if name in providers:
+            clients = ", ".join(dict.fromkeys(e.client.name for e in entries))
+            report.insert(0, f"provider {name}: from {clients}")
+    for variable, places in sorted(secrets.items()):
+        report.append(f"set ${variable}: its value was written in {', '.join(dict.fromkeys(places))}; the model names the variable only")
+    return Imported(providers, bindings, tuple(claims), tuple(report))
+
+
+def _provider_names(entries: list[tuple[Found, Server]], identities: dict[str, tuple[Any, ...]]) -> dict[tuple[Any, ...], str]:
+    """Each server's provider name: the model's, else the name most of its entries have (the
+    first in order on a tie), else, taken by another server, that name with the client's id."""
+    votes: dict[tuple[Any, ...], dict[str, int]] = {}
+    first_client: dict[tuple[tuple[Any, ...], str], str] = {}
+    for entry, server in entries:
+        name = provider_name(entry.name)
+        tally = votes.setdefault(server.identity, {})
+        tally[name] = tally.get(name, 0) + (0 if entry.folder else 1)  # a folder's entry names a server only when nothing else does
+        first_client.setdefault((server.identity, name), entry.client.id)
+    named = {identity: name for name, identity in identities.items()}
+    for identity, tally in votes.items():
+        if identity in named:
+            continue
+        wanted = max(tally, key=lambda n: tally[n])  # dicts keep order: the first on a tie
+        name = _name_for(wanted, identity, identities, first_client[(identity, wanted)])
+        identities[name] = identity
+        named[identity] = name
+    return named
+
+
+def _name_for(name: str, identity: tuple[Any, ...], identities: Mapping[str, tuple[Any, ...]], client: str) -> str:
+    """``name``, or, when another server has it, ``name-<client>`` (then -2, -3, ...)."""
+    if identities.get(name, identity) == identity:
+        return name
+    candidates = [f"{name}-{client}"] + [f"{name}-{client}-{n}" for n in range(2, 100)]
+    return next(c for c in candidates if identities.get(c, identity) == identity)
+
+
+def identity_of(provider: Any) -> tuple[Any, ...]:
+    """A model provider's identity, as ``Server.identity`` spells an entry's."""
+    if provider.url is not None:
+        return ("url", without_query(provider.url))
+    return ("command", provider.command, tuple(provider.args or ()), provider.cwd)

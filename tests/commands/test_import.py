@@ -1,0 +1,161 @@
+"""`projector import`: the entries the clients already have become providers of the model (issue
+27, story 1), no secret written in an entry reaches the model, and `projector remove` later gives
+every file back as it was before the import."""
+
+from __future__ import annotations
+
+import json
+
+from models import USERS_CODEX
+
+CLAUDE = """{
+  "numStartups": 7,
+  "mcpServers": {
+    "fs": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me"],
+           "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_0123456789abcdefABCDEF0123456789", "LOG_LEVEL": "debug"}},
+    "sentry": { "type": "http",  "url": "https://mcp.sentry.dev/mcp", "headers": {"Authorization": "Bearer sntrys_0123456789abcdef0123456789"} }
+  }
+}
+"""
+CODEX = USERS_CODEX + """bearer_token_env_var = "SENTRY_TOKEN"
+
+[mcp_servers.docs]
+url = "https://docs.example.com/mcp"
+startup_timeout_sec = 30
+"""
+MODEL = """\
+# my model: keep this comment
+version: 1
+clients: [claude-code, codex]  # only these two
+providers:
+  web:                           # the web search
+    url: https://web.example.com/mcp
+"""
+SECRETS = ("ghp_0123456789abcdefABCDEF0123456789", "sntrys_0123456789abcdef0123456789")
+
+
+def _files(sandbox):
+    return {".claude.json": sandbox.file(".claude.json", CLAUDE), ".codex/config.toml": sandbox.file(".codex/config.toml", CODEX)}
+
+
+def test_import_brings_each_server_once_names_the_secrets_and_remove_gives_everything_back(sandbox):
+    sandbox.install_projector()
+    files = _files(sandbox)
+    config = sandbox.model(MODEL)
+
+    dry = sandbox.run("import", "--dry-run", config=config)
+    assert dry.returncode == 0, dry.stderr
+    assert config.read_text() == MODEL, "a dry run writes nothing"
+    assert "+  sentry:\n+    url: https://mcp.sentry.dev/mcp\n+    token_env: SENTRY_TOKEN\n" in dry.stdout
+
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    text = config.read_text()
+    assert text.startswith(MODEL), "the model's comments and order are kept; providers are added after"
+    assert not any(secret in text for secret in SECRETS), "no secret value in the model"
+    assert text[len(MODEL):] == (
+        "  context7:\n    command: npx\n    args: [-y, '@upstash/context7-mcp']\n"
+        "  docs:\n    url: https://docs.example.com/mcp\n"
+        "  fs:\n    command: npx\n    args: [-y, '@modelcontextprotocol/server-filesystem', /home/me]\n"
+        "    env: {GITHUB_PERSONAL_ACCESS_TOKEN: '${GITHUB_PERSONAL_ACCESS_TOKEN}', LOG_LEVEL: debug}\n"
+        "  sentry:\n    url: https://mcp.sentry.dev/mcp\n    token_env: SENTRY_TOKEN\n")
+    report = imported.stdout.splitlines()
+    assert "provider sentry: from Claude Code, Codex CLI" in report, "one provider for the same server in two clients"
+    assert "set $GITHUB_PERSONAL_ACCESS_TOKEN: its value was written in ~/.claude.json; the model names the variable only" in report
+    assert "set $SENTRY_TOKEN: its value was written in ~/.claude.json; the model names the variable only" in report
+    assert ("not in the model: docs in ~/.codex/config.toml: startup_timeout_sec; that entry stays as it is, yours "
+            "(projector's entry would not have it)") in report, "what the model cannot say is listed"
+    assert not any(secret in imported.stdout + imported.stderr for secret in SECRETS)
+
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    assert 'entry "docs" was not written by projector; left as it is' in synced.stderr
+    claude = json.loads(files[".claude.json"].read_text())["mcpServers"]
+    assert claude["fs"]["args"][:3] == ["mcp", "--provider", "fs"], "a local server runs through the bridge"
+    assert claude["sentry"]["headers"] == {"Authorization": "Bearer ${SENTRY_TOKEN}"}
+    assert sandbox.run("diff", config=config).returncode == 0
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}
+
+
+def test_the_same_name_for_another_server_is_kept_apart_and_folder_entries_become_bindings(sandbox):
+    claude = {"mcpServers": {"db": {"command": "pg-mcp", "args": ["--prod"]}},
+              "projects": {str(sandbox.home / "work" / "a"): {"mcpServers": {"lint": {"command": "lint-mcp"}}}}}
+    sandbox.file(".claude.json", json.dumps(claude, indent=2) + "\n")
+    sandbox.file(".codex/config.toml", '[mcp_servers.db]\ncommand = "pg-mcp"\nargs = ["--dev"]\n')
+    config = sandbox.model("version: 1\nclients: [claude-code, codex]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "db in ~/.codex/config.toml becomes provider db-codex (another server has that name)" in imported.stdout
+    assert config.read_text() == (
+        "version: 1\nclients: [claude-code, codex]\nproviders:\n"
+        "  db:\n    command: pg-mcp\n    args: [--prod]\n"
+        "  db-codex:\n    command: pg-mcp\n    args: [--dev]\n"
+        "  lint:\n    command: lint-mcp\n    enabled: false\n"
+        "bindings:\n  ~/work/a:\n    lint: {enabled: true}\n")
+
+
+def test_import_without_a_model_starts_from_the_starter(sandbox):
+    sandbox.file(".codex/config.toml", '[mcp_servers.docs]\nurl = "https://docs.example.com/mcp"\n')
+    sandbox.file(".codex/auth.json", "{}")
+    imported = sandbox.run("import")
+    assert imported.returncode == 0, imported.stderr
+    model = (sandbox.home / ".config/projector/projector.yaml").read_text()
+    assert model.startswith("# yaml-language-server: $schema=/") and "{schema}" not in model  # the starter as init writes it
+    assert "\n# projector model:" in model and "  docs:\n    url: https://docs.example.com/mcp\n" in model
+    again = sandbox.run("import")
+    assert (again.returncode, again.stdout) == (0, "nothing new to import: every entry is a provider of the model already\n")
+    assert (sandbox.home / ".config/projector/projector.yaml").read_text() == model
+
+
+def test_first_contact_init_offers_import_and_status_and_doctor_count_what_projector_does_not_manage(sandbox):
+    _files(sandbox)
+    init = sandbox.run("init")
+    assert init.returncode == 0, init.stderr
+    assert ("found MCP entries in your clients (Claude Code 2, Codex CLI 3): `projector import` brings them into this model "
+            "(`projector import --dry-run` shows how)") in init.stdout.splitlines()
+    config = sandbox.model(MODEL)
+    status = sandbox.run("status", config=config)
+    assert "entries projector does not manage: Claude Code 2, Codex CLI 3 (`projector import` brings them into the model)" in status.stdout
+    doctor = sandbox.run("doctor", config=config)
+    assert ("note     Codex CLI: 3 entries projector does not manage (context7, sentry, docs): `projector import` brings them into "
+            "the model") in doctor.stdout.splitlines()
+    assert sandbox.run("import", config=config).returncode == 0
+    after = [line for line in sandbox.run("doctor", config=config).stdout.splitlines() if "does not manage" in line]
+    assert after == ["note     Codex CLI: 1 entry projector does not manage (docs): `projector import` brings them into the model"]
+
+
+def test_the_same_server_under_another_name_is_one_provider_whose_entry_stands_in_for_it(sandbox):
+    sandbox.install_projector()
+    claude = '{\n  "mcpServers": {\n    "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp"}\n  }\n}\n'
+    codex = '[mcp_servers.sentry-prod]\nurl = "https://mcp.sentry.dev/mcp?org=me"\n\n[mcp_servers."my.tool"]\ncommand = "tool-mcp"\n'
+    files = {".claude.json": sandbox.file(".claude.json", claude), ".codex/config.toml": sandbox.file(".codex/config.toml", codex)}
+    config = sandbox.model("version: 1\nclients: [claude-code, codex]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert ("sentry-prod in ~/.codex/config.toml: the same server as provider sentry, whose entry stands in for it there "
+            "(`projector remove` puts it back)") in imported.stdout.splitlines()
+    assert "my.tool in ~/.codex/config.toml becomes provider my-tool" in imported.stdout.splitlines()
+    assert config.read_text().count("url: https://mcp.sentry.dev/mcp") == 1, "one provider for one server"
+    assert sandbox.run("sync", config=config).returncode == 0
+    text = files[".codex/config.toml"].read_text()
+    assert "sentry-prod" not in text and "[mcp_servers.sentry]" in text and '"my.tool"' not in text and "[mcp_servers.my-tool]" in text
+    assert sandbox.run("diff", config=config).returncode == 0, "a second sync changes nothing"
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert {name: path.read_text() for name, path in files.items()} == {".claude.json": claude, ".codex/config.toml": codex}
+
+
+def test_an_entry_taken_out_under_its_own_name_comes_back_byte_for_byte(sandbox):
+    """The only entry of its object, then one among others: back in its place, in its own spacing."""
+    sandbox.install_projector()
+    alone = '{\n    "mcpServers": {\n      "my.db":   {"command": "db-mcp"}\n    }\n}\n'
+    among = '{\n  "mcpServers": {\n    "a": {"command": "a"},\n    "my.db":   {"command": "db-mcp"},\n    "z": {"command": "z"}\n  }\n}\n'
+    for text in (alone, among):
+        claude = sandbox.file(".claude.json", text)
+        config = sandbox.model("version: 1\nclients: [claude-code]\nproviders: {}\n")
+        assert sandbox.run("import", config=config).returncode == 0
+        assert sandbox.run("sync", config=config).returncode == 0 and '"my.db"' not in claude.read_text()
+        assert sandbox.run("remove", config=config).returncode == 0
+        assert claude.read_text() == text

@@ -1,0 +1,58 @@
+"""compile.importing: an entry as a provider of the model, with nothing secret in it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from projector.compile.clients import registry
+from projector.compile.importing import Found, gather, secret_argument, server_of
+
+
+def _found(client: str, name: str, value, folder: str | None = None) -> Found:
+    return Found(registry()[client], Path("/h/f"), "~/f", name, value, folder)
+
+
+def test_a_written_out_token_becomes_a_variable_and_a_reference_stays_one():
+    written = server_of(_found("claude-code", "sentry", {"type": "http", "url": "https://s.dev/mcp",
+                                                         "headers": {"Authorization": "Bearer abc123def456ghi789jkl012mno"}}))
+    assert written.spec == {"url": "https://s.dev/mcp", "token_env": "SENTRY_TOKEN"} and written.secrets == ("SENTRY_TOKEN",)
+    referenced = server_of(_found("opencode", "docs", {"type": "remote", "url": "https://d.dev/mcp", "headers": {"Authorization": "Bearer {env:DOCS}"}}))
+    assert referenced.spec == {"url": "https://d.dev/mcp", "token_env": "DOCS"} and referenced.secrets == ()
+    codex = server_of(_found("codex", "docs", {"url": "https://d.dev/mcp", "bearer_token_env_var": "DOCS"}))
+    assert codex.spec == {"url": "https://d.dev/mcp", "token_env": "DOCS"}
+
+
+def test_env_values_that_look_secret_become_references_others_stay():
+    server = server_of(_found("claude-code", "gh", {"command": "gh-mcp", "env": {"GH_TOKEN": "x", "LEVEL": "debug", "OTHER": "sk-live0123456789",
+                                                                                  "PASSED": "${HOME_DIR}"}}))
+    assert server.spec["env"] == {"GH_TOKEN": "${GH_TOKEN}", "LEVEL": "debug", "OTHER": "${OTHER}", "PASSED": "${HOME_DIR}"}
+    assert server.secrets == ("GH_TOKEN", "OTHER")
+
+
+def test_a_secret_in_args_keeps_the_entry_out():
+    for args in (["--api-key", "abc"], ["--token=abc"], ["X-Api-Key: abc"], ["API_KEY=abc"], ["ghp_0123456789abcdef0123456789ab"]):
+        assert any(secret_argument(args, i) for i in range(len(args))), args
+    for args in (["--api-key", ""], ["--api-key", "${KEY}"], ["-y", "@scope/pkg@1.2.3"], ["--port", "8080"], ["/home/me/projects"]):
+        assert not any(secret_argument(args, i) for i in range(len(args))), args
+    assert isinstance(server_of(_found("claude-code", "x", {"command": "x", "args": ["--token", "abc"]})), str)
+
+
+def test_turned_off_and_unreadable_entries_are_reported_not_imported():
+    imported = gather([_found("claude-code", "off", {"command": "x", "disabled": True}), _found("claude-code", "odd", {"weird": 1})], {})
+    assert imported.providers == {} and imported.claims == ()
+    assert imported.report == ("not imported: odd in ~/f: neither a URL nor a command projector can read; left as it is",
+                               "not imported: off in ~/f: turned off in the client; left as it is")
+
+
+def test_one_provider_per_server_each_named_as_its_entries_are():
+    """The same server under two names is one provider; a name two servers share goes to the one
+    that has no other (nothing needs renaming then)."""
+    found = [_found("claude-code", "db", {"command": "pg", "args": ["--prod"]}), _found("codex", "db", {"command": "pg", "args": ["--dev"]}),
+             _found("codex", "database", {"command": "pg", "args": ["--prod"]})]
+    imported = gather(found, {})
+    assert imported.providers == {"database": {"command": "pg", "args": ["--prod"]}, "db": {"command": "pg", "args": ["--dev"]}}
+    assert [(c.client.id, c.name, c.replaced_by) for c in imported.claims] == [("codex", "database", None), ("claude-code", "db", "database"),
+                                                                              ("codex", "db", None)]
+    clash = gather([_found("claude-code", "db", {"command": "pg"}), _found("codex", "db", {"command": "mysql"})], {})
+    assert set(clash.providers) == {"db", "db-codex"}
+    assert "db in ~/f becomes provider db-codex (another server has that name)" in clash.report
