@@ -449,6 +449,36 @@ def stop(
     _exit(command.run(folder, provider, config))
 
 
+@command()
+def login(
+    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="An OAuth provider of the model.")],
+    paste: Annotated[bool, typer.Option("--paste", help="Print the address to open elsewhere; paste back where the browser was sent.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Sign in to an OAuth provider, for every client.
+
+    Opens the browser ($BROWSER when set); without a display or over SSH, prints the address
+    and takes the one the browser was sent back to. Tokens go to the OS keyring and a 0600 file.
+    """
+    from projector.commands import login as command
+
+    _exit(command.run(provider, config, paste))
+
+
+@command()
+def logout(
+    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="An OAuth provider of the model.")],
+    config: ConfigOption = None,
+) -> None:
+    """Forget an OAuth provider's sign-in.
+
+    Its tokens are removed from the keyring and the state folder.
+    """
+    from projector.commands import logout as command
+
+    _exit(command.run(provider, config))
+
+
 def main() -> None:
     if COMPLETE in os.environ:  # a shell asks for completions (see `projector completion`)
         from typer.completion import completion_init

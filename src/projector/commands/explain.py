@@ -81,6 +81,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "project_file": shown(here.project.file) if here.project else None,
                 "dropped": list(here.dropped),
                 "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
+                "auth": _auth(provider, environ),
                 "url": server.url if isinstance(server, HttpServer) else None,
                 "from": _origins(origin, provider.name, here.binding),
                 "tools": _tools(model, provider.name, canonical, nearby.trusted, shown),
@@ -104,6 +105,15 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "files": _as_found(results, {c.id: entries[c.id][0] for c in clients}),
         "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
     }
+
+
+def _auth(provider: Any, environ: Mapping[str, str]) -> str:
+    """How a session of ``provider`` authenticates (never the token)."""
+    if provider.oauth is not None:
+        from projector.commands.login import sign_in_state
+
+        return "OAuth: " + sign_in_state(provider, environ)[1].split(": ", 1)[1]
+    return f"the token in ${provider.token_env}" if provider.token_env else "none"
 
 
 def _as_found(results: tuple[engine.FileResult, ...], wanted: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -288,11 +298,12 @@ def _kbs_words(kbs: list[str] | None) -> str:
 def _no_entry(provider: Provider, bound: bool, projector_path: str | None) -> str:
     """Why remote ``provider`` has no entry in any client (compile.plan): it is off, or its
     bridge cannot be written and its plain HTTP entry would show no KB."""
-    bridge = ("it signs in with OAuth, which the bridge does not speak yet" if provider.oauth
+    by_client = provider.oauth is not None and provider.oauth.by_client
+    bridge = ("each client signs itself in (oauth: client)" if by_client
               else "projector is not on PATH" if projector_path is None else None)
     plain = "its default shows no KB" if provider.default == () else "it is turned off" if not provider.enabled else "it has none"
     if bound and bridge is not None:
-        until = " until a sync finds projector on PATH" if not provider.oauth else ""
+        until = "" if by_client else " until a sync finds projector on PATH"
         return f"{bridge}, so no bridge narrows it per folder, and {plain}, so no plain HTTP entry stands in: no tools here{until}"
     return "it is turned off, and no binding turns it on" if not provider.enabled else plain
 

@@ -258,7 +258,8 @@ def _explain_summary(report: dict[str, Any]) -> list[str]:
             runs = f": runs {' '.join([provider['command'], *provider['args']])} in {provider['cwd']}" if provider["runs"] else ""
             lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}" + _tools_words(provider))
         else:
-            lines.append(_remote_head(provider) + _tools_words(provider))
+            signs_in = f"; authenticates with {provider['auth']}" if str(provider.get("auth", "")).startswith("OAuth") else ""
+            lines.append(_remote_head(provider) + _tools_words(provider) + signs_in)
     lines += [_left_out_line(left) for left in report.get("left_out", [])]
     for hook in report["hooks"]:
         state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
@@ -344,6 +345,8 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
         lines.append(f"  entry: none ({provider.get('no_entry') or 'its default shows no KB'})")
     else:
         lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+    if provider.get("auth") and provider["auth"] != "none":
+        lines.append(f"  authenticates with {provider['auth']}")
     return lines
 
 

@@ -298,12 +298,20 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         """The provider's session, opened when the client's session first needs it."""
         from projector.runtime.bridge.upstream import Settings, Upstream
 
-        token, problem = _token(provider.token_env, environ)
+        renewer = None
+        if provider.oauth is not None and not provider.oauth.by_client:  # projector signs in: `projector login`
+            from projector.runtime.bridge.renew import Renewer
+
+            renewer = Renewer(provider.name, environ, log)
+            token, problem = renewer.current()
+        else:
+            token, problem = _token(provider.token_env, environ)
         if problem:
             log(problem)
         refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
-        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal)
-        return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver)
+        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=renewer is not None)
+        return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
+                        renew=renewer.renewed if renewer else None)
 
     def roots_scope(paths: list[str]) -> Any:
         from projector.core import projects
