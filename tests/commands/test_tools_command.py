@@ -47,3 +47,28 @@ def test_explain_shows_the_rule_and_where_it_came_from(sandbox):
     report = json.loads(sandbox.run("explain", str(sandbox.home / "b"), "--json", config=config).stdout)
     (many,) = report["providers"]
     assert many["tools"] == {"allow": None, "deny": ["admin_*"], "shown": "{deny: [admin_*]}", "from": "provider many"}
+
+
+def test_tools_with_roots_lists_what_a_client_declaring_them_is_offered(sandbox, tmp_path):
+    from servers import TOKEN, KbServer
+
+    server = KbServer(tmp_path, "stateful", None, "handbook,api-a,api-b", ())
+    try:
+        for folder in ("a", "b", "scratch"):
+            (sandbox.home / folder).mkdir()
+        sandbox.env["DOCS_TOKEN"] = TOKEN
+        config = sandbox.model(
+            f"version: 1\nproviders:\n  docs:\n    url: {server.url}\n    token_env: DOCS_TOKEN\n    tools: {{deny: [first_root]}}\n"
+            "bindings:\n  ~/a:\n    docs: {kbs: [api-a], tools: {allow: [first_root]}}\n"
+            "  ~/b:\n    docs: {kbs: [api-b], tools: {allow: [search]}}\n")
+        roots = ("--root", str(sandbox.home / "a"), "--root", str(sandbox.home / "b"))
+        done = sandbox.run("tools", str(sandbox.home / "scratch"), *roots, config=config)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == [
+            "docs: 2 tools offered — rule any of {allow: [first_root]}, {allow: [search]} from roots ~/a, ~/b",
+            "  search", "  first_root",
+        ]
+        alone = sandbox.run("tools", str(sandbox.home / "scratch"), config=config).stdout.splitlines()
+        assert alone == ["docs: 2 tools offered — rule {deny: [first_root]} from provider docs", "  search", "  big"]
+    finally:
+        server.stop()
