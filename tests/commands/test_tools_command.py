@@ -72,3 +72,16 @@ def test_tools_with_roots_lists_what_a_client_declaring_them_is_offered(sandbox,
         assert alone == ["docs: 2 tools offered — rule {deny: [first_root]} from provider docs", "  search", "  big"]
     finally:
         server.stop()
+
+
+def test_explain_says_an_unbound_folders_bridge_follows_a_clients_roots(sandbox):
+    (sandbox.home / "a").mkdir()
+    sandbox.install_projector()  # the bridge's entry, which the roots concern
+    config = sandbox.model("version: 1\nproviders:\n  docs:\n    url: https://kb.example/mcp\n    tools: {deny: [big]}\n    default: [handbook]\n"
+                           "bindings:\n  ~/a:\n    docs: {kbs: [api], tools: {allow: [search]}}\n")
+    note = "  a client declaring roots gets their bindings' KBs, and a tool any of their rules offers (projector tools --root)"
+    assert note in sandbox.run("explain", "--verbose", str(sandbox.home), config=config).stdout.splitlines()
+    assert note not in sandbox.run("explain", "--verbose", str(sandbox.home / "a"), config=config).stdout.splitlines()
+    summary = sandbox.run("explain", str(sandbox.home), config=config).stdout.splitlines()
+    assert "provider docs: handbook — no binding: the provider's default; tools: {deny: [big]}; a client's roots: their KBs and tools" in summary
+    assert json.loads(sandbox.run("explain", str(sandbox.home), "--json", config=config).stdout)["providers"][0]["follows_roots"] is True
