@@ -204,18 +204,20 @@ def tools(
     folder: Annotated[Optional[str], typer.Argument(metavar="DIR", help="The folder (default: the current one).")] = None,
     provider: Annotated[Optional[str], typer.Option("--provider", "-p", metavar="NAME", help="Only this provider.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Also the tools the folder's rule hides, marked (hidden).")] = False,
+    root: Annotated[Optional[list[str]], typer.Option("--root", metavar="DIR", help="Ask as a client declaring this root (repeat for several).")] = None,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The tools a folder is offered, as a client there sees them.
 
     Each provider is asked through the bridge, started in DIR as a client would start it; its
-    tool rule there (tools: allow/deny) and where it came from. Exit 1 when a provider could not
-    be asked.
+    tool rule there (tools: allow/deny) and where it came from. With --root, the client declares
+    those roots (an editor with several folders): in an unbound folder a remote provider follows
+    them. Exit 1 when a provider could not be asked.
     """
     from projector.commands import tools as command
 
-    _exit(command.run(folder, provider, config, show_all, as_json))
+    _exit(command.run(folder, provider, config, show_all, as_json, tuple(root or ())))
 
 
 @command()

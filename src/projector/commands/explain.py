@@ -85,6 +85,8 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "url": server.url if isinstance(server, HttpServer) else None,
                 "from": _origins(origin, provider.name, here.binding),
                 "tools": _tools(model, provider.name, canonical, nearby.trusted, shown),
+                # the bridge in an unbound folder asks a client that declares roots for them: the roots' KBs and tool rules apply
+                "follows_roots": isinstance(server, StdioServer) and not here.bound,
             }
         )
     entries = {c.id: c.entries(compiled) for c in clients}

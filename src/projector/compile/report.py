@@ -347,13 +347,18 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
         lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
     if provider.get("auth") and provider["auth"] != "none":
         lines.append(f"  authenticates with {provider['auth']}")
+    if provider.get("follows_roots"):
+        lines.append("  a client declaring roots gets their bindings' KBs, and a tool any of their rules offers"
+                     " (projector tools --root)")
     return lines
 
 
 def _tools_words(provider: dict[str, Any]) -> str:
-    """The provider's tool rule here, on its summary line (none: every tool, nothing said)."""
+    """The provider's tool rule here, on its summary line (none: every tool, nothing said; a
+    bridge that follows a client's roots says so)."""
     tools = provider.get("tools")
-    return f"; tools: {tools['shown']}" if tools else ""
+    roots = "; a client's roots: their KBs and tools" if provider.get("follows_roots") else ""
+    return (f"; tools: {tools['shown']}" if tools else "") + roots
 
 
 def _tool_lines(provider: dict[str, Any]) -> list[str]:

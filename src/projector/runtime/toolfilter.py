@@ -19,12 +19,12 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
-    from projector.core.tools import ToolRule
+    from projector.core.tools import AnyRule, ToolRule
 
 INVALID_PARAMS = -32602  # the MCP spec's code for an unknown tool
 
 
-def hidden_call(message: dict[str, Any], rule: ToolRule) -> dict[str, Any] | None:
+def hidden_call(message: dict[str, Any], rule: ToolRule | AnyRule) -> dict[str, Any] | None:
     """The error that answers request ``message`` when it calls a tool ``rule`` hides; None
     when it may go on (any other request, or a tool the rule offers)."""
     if "id" not in message or not calls_hidden(message, rule):
@@ -52,7 +52,7 @@ def unknown_tool(id_: Any, name: Any) -> dict[str, Any]:
 HIDDEN = "projector/hidden"  # in a hidden tool's _meta, when the session shows them (`projector tools --all`)
 
 
-def filtered_list(response: dict[str, Any], rule: ToolRule, show_hidden: bool = False) -> dict[str, Any]:
+def filtered_list(response: dict[str, Any], rule: ToolRule | AnyRule, show_hidden: bool = False) -> dict[str, Any]:
     """A ``tools/list`` response with only the tools ``rule`` offers (the rest of it, the
     page marker included, as it was); an error or an odd result passes as it is. ``show_hidden``:
     the hidden ones stay, marked ``_meta: {"projector/hidden": true}`` (their calls are still

@@ -313,12 +313,13 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
                         renew=renewer.renewed if renewer else None)
 
+    rule = scope.tools(loaded, provider.name, folder, where.projects).rule
+
     def roots_scope(paths: list[str]) -> Any:
         from projector.core import projects
 
-        resolved = (scope.resolve(loaded, provider, p, projects.around(scope.canonical(p), environ).trusted) for p in paths)
-        bound = [s for s in resolved if s.bound]
-        return scope.union(bound) if bound else scope.unbound(provider)
+        roots = [(root, projects.around(root, environ).trusted) for root in map(scope.canonical, paths)]
+        return scope.over_roots(loaded, provider, roots, rule)
 
     shown = display_path(Path(folder))
     if kbs == ():
@@ -330,5 +331,4 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
     else:
         instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
     unbound = not here.bound and not options.no_kb
-    rule = scope.tools(loaded, provider.name, folder, where.projects).rule
     return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log, rule, options.show_hidden)
