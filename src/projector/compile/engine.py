@@ -32,7 +32,7 @@ from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
 from projector.core.fingerprint import WORKSPACE
-from projector.core.invocation import bridge_options, runs_dispatch
+from projector.core.invocation import BRIDGE, bridge_options, runs_dispatch
 from projector.core.locations import on_path
 from projector.core.modeltypes import Model, Project, Provider
 from projector.core.record import Record, replace
@@ -209,9 +209,13 @@ def _decide(
         recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
                      "trust": lambda name, value: False}[target.kind]
+        taken = dict(record.taken) if record else {}
+        unsure = _unsure(record, current, reading) if target.kind == "servers" else {}
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
-                             record.taken if record else None, keeps_originals=target.kind == "servers")
+                             taken | unsure, keeps_originals=target.kind == "servers")
         decision = _with_original_text(decision, document, target.key)
+        decision = replace(decision, notes=decision.notes + tuple(f"took over {name} in {target.shown}; `projector remove` gives it back"
+                                                                  for name in sorted(unsure) if name in decision.taken))
     why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
     if why is not None:
         raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
@@ -243,6 +247,17 @@ def _decide(
         after = None
     gone = folders if after is None and not target.is_project else ()
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
+
+
+def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, reading: Any) -> dict[str, Any]:
+    """The entries an older ledger records as projector's that may be the user's (``FileRecord.
+    unsure``), each taken over now with its original: what the file holds (given back, so kept,
+    when projector lets go of it). The bridge is projector's own: no one else writes it."""
+    if record is None or not record.unsure or not current:
+        return {}
+    bridge = ("projector", BRIDGE)
+    return {name: {"value": current[name]} for name in record.unsure
+            if name in current and name not in record.taken and reading.endpoint(current[name])[1:3] != bridge}
 
 
 def _missing_folders(path: Path) -> tuple[str, ...]:
