@@ -159,3 +159,22 @@ def test_an_entry_taken_out_under_its_own_name_comes_back_byte_for_byte(sandbox)
         assert sandbox.run("sync", config=config).returncode == 0 and '"my.db"' not in claude.read_text()
         assert sandbox.run("remove", config=config).returncode == 0
         assert claude.read_text() == text
+
+
+def test_a_second_import_brings_in_nothing_of_projectors_own(sandbox):
+    """After a sync, the clients hold projector's own entries (a local server as the bridge): a
+    second import took each bridge for a new server (fs-claude-code running `projector mcp
+    --provider fs`)."""
+    sandbox.install_projector()
+    files = _files(sandbox)
+    config = sandbox.model(MODEL)
+    assert sandbox.run("import", config=config).returncode == 0
+    assert sandbox.run("sync", config=config).returncode == 0
+    model = config.read_text()
+
+    again = sandbox.run("import", config=config)
+    assert again.returncode == 0, again.stderr
+    assert config.read_text() == model
+    assert "nothing new to import" in again.stdout or "-claude-code" not in again.stdout
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}

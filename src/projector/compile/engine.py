@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from projector.compile import documents, quirks
-from projector.compile.clients import Client
+from projector.compile.clients import Client, Reading
 from projector.compile.documents.base import neighbours
 from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
@@ -32,7 +32,7 @@ from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
 from projector.core.fingerprint import WORKSPACE
-from projector.core.invocation import BRIDGE, bridge_options, runs_dispatch
+from projector.core.invocation import bridge_options, runs_dispatch
 from projector.core.locations import on_path
 from projector.core.modeltypes import Model, Project, Provider
 from projector.core.record import Record, replace
@@ -249,15 +249,14 @@ def _decide(
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
 
 
-def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, reading: Any) -> dict[str, Any]:
+def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, reading: Reading) -> dict[str, Any]:
     """The entries an older ledger records as projector's that may be the user's (``FileRecord.
     unsure``), each taken over now with its original: what the file holds (given back, so kept,
     when projector lets go of it). The bridge is projector's own: no one else writes it."""
     if record is None or not record.unsure or not current:
         return {}
-    bridge = ("projector", BRIDGE)
     return {name: {"value": current[name]} for name in record.unsure
-            if name in current and name not in record.taken and reading.endpoint(current[name])[1:3] != bridge}
+            if name in current and name not in record.taken and not reading.runs_bridge(current[name])}
 
 
 def _missing_folders(path: Path) -> tuple[str, ...]:

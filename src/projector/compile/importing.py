@@ -86,7 +86,8 @@ def found_entries(clients: list[Client], environ: Mapping[str, str]) -> tuple[li
         try:
             document = documents.parse(client.format, path.read_text(encoding="utf-8"), shown)
             entries = document.servers(client.servers_key) or {}
-            found += [Found(client, path, shown, str(name), value) for name, value in entries.items()]
+            found += [Found(client, path, shown, str(name), value) for name, value in entries.items()
+                      if not client.reading.runs_bridge(value)]  # projector's own, from an earlier import and sync
             for scope in client.local_scopes:
                 step = scope.index("{workspace}")
                 folders = document.servers(tuple(scope[:step])) or {}
