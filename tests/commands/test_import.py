@@ -5,6 +5,7 @@ every file back as it was before the import."""
 from __future__ import annotations
 
 import json
+import tomllib
 
 from models import USERS_CODEX
 
@@ -178,3 +179,26 @@ def test_a_second_import_brings_in_nothing_of_projectors_own(sandbox):
     assert "nothing new to import" in again.stdout or "-claude-code" not in again.stdout
     assert sandbox.run("remove", config=config).returncode == 0
     assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}
+
+
+def test_an_entry_taken_out_for_its_stand_in_is_kept_while_the_models_own_entry_holds_its_name(sandbox):
+    """The user's Codex fs is another server than the model's fs: import makes it fs-codex, whose
+    entry stands in for it, and the model's fs then takes the name. Dropping fs-codex found the
+    name taken and forgot the user's entry; remove then left the file without it."""
+    sandbox.install_projector()
+    mine = '# mine\n[mcp_servers.fs]\ncommand = "npx"\nargs = ["-y", "my-fs"]\n'
+    codex = sandbox.file(".codex/config.toml", mine)
+    model = "version: 1\nclients: [codex]\nproviders:\n  fs:\n    url: https://fs.example.com/mcp\n"
+    config = sandbox.model(model)
+    assert sandbox.run("import", config=config).returncode == 0
+    assert "fs-codex" in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    config.write_text(model)  # fs-codex dropped: the model's fs is written under the name
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "https://fs.example.com/mcp" in codex.read_text()
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    back = codex.read_text()
+    assert tomllib.loads(back) == tomllib.loads(mine) and back.startswith("# mine\n")
+    assert back.replace("\n\n", "\n") == mine, "its own text (a blank line the tables' comings and goings left aside)"

@@ -355,8 +355,14 @@ def _prune_local_scopes(
             continue
         if "for" not in original and key in governed and name in providers:
             continue  # still shadowing a global entry there: stays out
+        present = scoped.servers(key) or {}
+        if name in present and present[name] != original["value"]:  # another entry holds its name: it waits (never forgotten)
+            if name not in (target.desired or {}) or key != target.key:  # not projector's entry, which goes first
+                notes.append(f'{target.shown}: "{name}" holds another entry now; projector keeps the one it took out there '
+                             "and puts it back once the name is free")
+            continue
         del recorded[composite]
-        back = given_back(name, (scoped.servers(key) or {}).get(name), original) if name not in (scoped.servers(key) or {}) else {}
+        back = given_back(name, present.get(name), original) if name not in present else {}
         if back:
             text = scoped.edited(key, back)
             scoped = documents.parse(target.format, text, target.shown)
