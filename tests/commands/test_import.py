@@ -202,3 +202,20 @@ def test_an_entry_taken_out_for_its_stand_in_is_kept_while_the_models_own_entry_
     back = codex.read_text()
     assert tomllib.loads(back) == tomllib.loads(mine) and back.startswith("# mine\n")
     assert back.replace("\n\n", "\n") == mine, "its own text (a blank line the tables' comings and goings left aside)"
+
+
+def test_a_file_with_a_byte_order_mark_is_imported_and_given_back_with_it(sandbox):
+    """sync reads a byte-order mark aside (as it does for every client); import read it as text,
+    and a client's strict JSON did not parse."""
+    sandbox.install_projector()
+    mine = '\ufeff{\r\n  "mcpServers": {\r\n    "fs": {"command": "npx", "args": ["-y", "my-fs"]}\r\n  }\r\n}\r\n'.encode()
+    claude = sandbox.file(".claude.json")
+    claude.write_bytes(mine)
+    config = sandbox.model("version: 1\nclients: [claude-code]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "my-fs" in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert b"--provider" in claude.read_bytes()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert claude.read_bytes() == mine

@@ -97,7 +97,7 @@ def _claim(claims: tuple[Claim, ...]) -> None:
         if claim.name in record.entries or json.dumps([*claim.client.servers_key, claim.name]) in record.pruned:
             continue  # projector's already
         if claim.path not in texts:
-            texts[claim.path] = documents.parse(claim.client.format, claim.path.read_text(encoding="utf-8"), str(claim.path))
+            texts[claim.path] = documents.parse(claim.client.format, files.read_text(claim.path).text or "", str(claim.path))
         document = texts[claim.path]
         original = {"value": claim.value, "text": document.source_of(claim.client.servers_key, claim.name),
                     **neighbours(document, claim.client.servers_key, claim.name)}
