@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from projector.core import locations
+from projector.core.errors import Problem, ProjectorError
 from projector.core.record import Factory, Record
 
 SCHEMA = 2  # 1: 0.3.0's, which recorded a user's entry identical to its own as its own (``unsure``)
@@ -123,10 +124,14 @@ def load(path: Path) -> Ledger:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Ledger()
-    except (OSError, ValueError) as exc:
-        raise RuntimeError(f"{path}: projector's ledger cannot be read ({exc}); move it aside to start afresh") from None
-    if data.get("schema") not in (1, SCHEMA):
-        raise RuntimeError(f"{path}: ledger schema {data.get('schema')!r} is not one this projector reads")
+    except (OSError, ValueError) as exc:  # nothing is written, so nothing of the user's is taken for no one's
+        where = (getattr(exc, "lineno", None), getattr(exc, "colno", None))
+        raise ProjectorError(Problem(str(path), *where, f"projector's ledger cannot be read ({getattr(exc, 'msg', exc)}); nothing was "
+                                     "changed: repair it, or move it aside to start afresh (keep it: it holds the originals "
+                                     "of your entries projector took over)"))
+    if not isinstance(data, dict) or data.get("schema") not in (1, SCHEMA):
+        raise ProjectorError(Problem(str(path), None, None, f"ledger schema {data.get('schema') if isinstance(data, dict) else None!r} "
+                                     "is not one this projector reads (a newer projector's?); nothing was changed"))
     older = data["schema"] == 1
     return Ledger(
         {
