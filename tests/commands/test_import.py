@@ -219,3 +219,17 @@ def test_a_file_with_a_byte_order_mark_is_imported_and_given_back_with_it(sandbo
     assert b"--provider" in claude.read_bytes()
     assert sandbox.run("remove", config=config).returncode == 0
     assert claude.read_bytes() == mine
+
+
+def test_the_name_a_stand_in_frees_is_written_by_the_same_sync(sandbox):
+    """The sync after the import warned that the user's fs was 'left as it is', took it out
+    for fs-codex, and did not write the model's fs in its place: status said pending, yet the
+    next sync said nothing to do."""
+    sandbox.install_projector()
+    codex = sandbox.file(".codex/config.toml", '# mine\n[mcp_servers.fs]\ncommand = "npx"\nargs = ["-y", "my-fs"]\n')
+    config = sandbox.model("version: 1\nclients: [codex]\nproviders:\n  fs:\n    url: https://fs.example.com/mcp\n")
+    assert sandbox.run("import", config=config).returncode == 0
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0 and "left as it is" not in synced.stderr, synced.stderr
+    assert tomllib.loads(codex.read_text())["mcp_servers"]["fs"] == {"url": "https://fs.example.com/mcp"}
+    assert sandbox.run("status", config=config).returncode == 0

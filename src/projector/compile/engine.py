@@ -196,6 +196,7 @@ def _decide(
 ) -> FileResult:
     read = read or system.read(target.path)
     parsed = documents.parse(target.format, read.text or "", target.shown)
+    parsed, replaced = _stood_in(target, parsed, record)
     lists = _users_lists(parsed, target, record) if target.kind == "hooks" else ()
     document = HookGroups(parsed.document, _ours, frozenset(lists)) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
@@ -221,7 +222,7 @@ def _decide(
         raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record)
-    notes, states = decision.notes + local_notes, decision.states + local_states
+    notes, states = decision.notes + local_notes, decision.states + replaced + local_states
     after: str | None = text
     new_record = intent = None
     folders: tuple[str, ...] = ()
@@ -327,6 +328,23 @@ def _with_original_text(decision: Decision, document: documents.Document, key: t
     return replace(decision, taken={**decision.taken, **fresh}) if fresh else decision
 
 
+def _stood_in(target: TargetFile, document: documents.Document, record: FileRecord | None) -> tuple[documents.Document, tuple]:
+    """The file without the entries `import` found under another name than their provider's,
+    while the provider's entry stands in for them (kept in ``pruned`` with ``for``): taken out
+    before the file's entries are reconciled, so a name one frees is the model's at this sync."""
+    if record is None or target.is_project or target.kind != "servers" or not record.pruned:
+        return document, ()
+    present = document.servers(target.key) or {}
+    out: dict[str, None] = {}
+    for composite, original in record.pruned.items():
+        *key, name = json.loads(composite)
+        if "for" in original and original["for"] in (target.desired or {}) and tuple(key) == target.key and present.get(name) == original["value"]:
+            out[name] = None
+    if not out:
+        return document, ()
+    return documents.parse(target.format, document.edited(target.key, out), target.shown), tuple((name, "replaced") for name in sorted(out))
+
+
 def _prune_local_scopes(
     target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None
 ) -> tuple[str, tuple, tuple, dict[str, Any]]:
@@ -347,11 +365,7 @@ def _prune_local_scopes(
     for composite, original in list(recorded.items()):
         *path, name = json.loads(composite)
         key = tuple(path)
-        if "for" in original and original["for"] in (target.desired or {}):  # `import`: another name's entry stands in
-            if (scoped.servers(key) or {}).get(name) == original["value"]:
-                text = scoped.edited(key, {name: None})
-                scoped = documents.parse(target.format, text, target.shown)
-                states.append((name, "replaced"))
+        if "for" in original and original["for"] in (target.desired or {}):  # `import`: another name's entry stands in (_stood_in)
             continue
         if "for" not in original and key in governed and name in providers:
             continue  # still shadowing a global entry there: stays out
