@@ -243,7 +243,7 @@ def _decide(
                                 lists=tuple(e for e in lists if e in decision.owned), folders=folders,
                                 pruned=pruned) if decision.owned or pruned else None
         intent = replace(_intent(target, record, decision, created, current), lists=lists, folders=folders,
-                         pruned={**(record.pruned if record else {}), **pruned})
+                         pruned={**(record.pruned if record else {}), **pruned}, unsure=record.unsure if record else ())
     if read.text is None and after == "":
         after = None
     gone = folders if after is None and not target.is_project else ()
