@@ -370,12 +370,10 @@ def _prune_local_scopes(
         if "for" not in original and key in governed and name in providers:
             continue  # still shadowing a global entry there: stays out
         present = scoped.servers(key) or {}
-        if name in present and present[name] != original["value"]:  # another entry holds its name: it waits (never forgotten)
-            if name not in (target.desired or {}) or key != target.key:  # not projector's entry, which goes first
-                notes.append(f'{target.shown}: "{name}" holds another entry now; projector keeps the one it took out there '
-                             "and puts it back once the name is free")
-            continue
-        del recorded[composite]
+        ours = key == target.key and (name in (target.desired or {}) or name in (record.entries if record else {}))
+        if name in present and present[name] != original["value"] and ours:
+            continue  # projector's own entry holds its name (the model has a provider of that name): it waits for it to go
+        del recorded[composite]  # given back; or the user has put another entry in its place since
         back = given_back(name, present.get(name), original) if name not in present else {}
         if back:
             text = scoped.edited(key, back)
