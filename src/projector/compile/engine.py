@@ -213,7 +213,8 @@ def _decide(
         taken = dict(record.taken) if record else {}
         unsure = _unsure(record, current, reading) if target.kind == "servers" else {}
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
-                             taken | unsure, keeps_originals=target.kind == "servers")
+                             taken | unsure, keeps_originals=target.kind == "servers",
+                             same_server=_reads_the_same(target.client))
         decision = _with_original_text(decision, document, target.key)
         decision = replace(decision, notes=decision.notes + tuple(f"took over {name} in {target.shown}; `projector remove` gives it back"
                                                                   for name in sorted(unsure) if name in decision.taken))
@@ -258,6 +259,18 @@ def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, readin
         return {}
     return {name: {"value": current[name]} for name in record.unsure
             if name in current and name not in record.taken and not reading.runs_bridge(current[name])}
+
+
+def _reads_the_same(client: Client) -> Callable[[str, Any, Any], bool]:
+    """Whether ``client`` reads the same server from two entries (compile.importing's read side;
+    imported only when an update asks: a sync of projector's own entries never does)."""
+
+    def same(name: str, before: Any, after: Any) -> bool:
+        from projector.compile.importing import same_server
+
+        return same_server(client, name, before, after)
+
+    return same
 
 
 def _missing_folders(path: Path) -> tuple[str, ...]:

@@ -130,13 +130,16 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
     return problems
 
 
-URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:")  # ${VAR}, $VAR, {env:VAR} (one client's spelling)
+URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:|\{file:")  # ${VAR}, $VAR; one client's {env:VAR} and {file:PATH}
 
 
 def _url_problems(places: Places, at: tuple[Any, ...], url: Any) -> list[Problem]:
     if not isinstance(url, str):
         return []
     reference = URL_VARIABLE.search(url)
+    if reference is not None and reference.group(0) == "{file:":  # a client that reads the file into its config's text
+        return [places.problem(at + ("url",), f"{quoted(url)} refers to a file ({{file:...), whose text one client puts in its "
+                               "place, and so sends to that URL: write the URL out")]
     if reference is not None:
         return [places.problem(at + ("url",), f"{quoted(url)} refers to a variable ({reference.group(0)}...), which clients "
                                "copy as written or expand on their own terms (a variable would decide where the token goes): "

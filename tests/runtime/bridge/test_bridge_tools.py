@@ -96,6 +96,22 @@ def test_a_hidden_call_is_answered_by_the_bridge_and_never_reaches_the_server(tm
     assert folders.calls() == ["read_3"]
 
 
+def test_a_hidden_call_in_disguise_never_reaches_the_server(tmp_path):
+    """The call the bridge judged is the call the server reads: a name written twice (a parser
+    that keeps the first would run it), a notification (no id: nothing to answer, nothing to
+    send), a batch."""
+    folders = Folders(tmp_path)
+    raw = session(folders, "a")
+    raw.send('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write_3", "name": "read_3", "arguments": {}}}')
+    assert raw.receive()["result"]["content"][0]["text"] == "called read_3"  # the name the bridge judged, and only it
+    raw.send({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "admin_1", "arguments": {}}})
+    raw.send([{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "write_4"}},
+              {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "write_5"}}])
+    assert raw.receive()["error"]["message"] == "Unknown tool: write_4"
+    assert raw.close() == 0
+    assert folders.calls() == ["read_3"]
+
+
 def test_pages_are_filtered_one_by_one_and_an_emptied_page_keeps_its_cursor(tmp_path):
     folders = Folders(tmp_path, page=25)
     raw = session(folders, "a")

@@ -263,12 +263,14 @@ class Session:
         """``_forward`` under a tool rule: a hidden tool's call is answered here, a tool list is
         filtered on its way back (runtime.toolfilter). The call path adds one dict lookup."""
         method = message["method"]
-        if method == "tools/call" and "id" in message:
+        if method == "tools/call":
             params = message.get("params")
             name = params.get("name") if isinstance(params, dict) else None
             if not self._offers(name):
-                self.send(self._toolfilter.unknown_tool(message["id"], name))
+                if "id" in message:  # a notification is dropped: nothing to answer
+                    self.send(self._toolfilter.unknown_tool(message["id"], name))
                 return
+            raw = None  # re-encoded as judged: the client's bytes may say "name" twice
         elif method == "tools/list" and "id" in message:
             rule, show, toolfilter = self.tools, self.show_hidden, self._toolfilter
 

@@ -369,7 +369,7 @@ class Upstream:
         headers = dict(self._headers(None), Accept="text/event-stream")
         headers.pop("Content-Type", None)
         if last_id:
-            headers["Last-Event-ID"] = last_id
+            headers["Last-Event-ID"] = last_id.encode()  # UTF-8 (see _resume)
         self._listening = self._exchange("GET", None, headers, _Listen(self, last_id, retry, failures))
 
     # ------------------------------------------------------------------ the end
@@ -510,7 +510,7 @@ class _Reply:
             return
         headers = dict(up._headers(None), Accept="text/event-stream")
         headers.pop("Content-Type", None)
-        headers["Last-Event-ID"] = decoder.last_id
+        headers["Last-Event-ID"] = decoder.last_id.encode()  # UTF-8, as the SSE spec sends it (http.client: Latin-1 or nothing)
         carried = Decoder()
         carried.last_id, carried.retry = decoder.last_id, decoder.retry
         call.exchange = up._exchange("GET", None, headers, _Reply(up, call, resume=carried))
