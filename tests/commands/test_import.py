@@ -5,6 +5,7 @@ every file back as it was before the import."""
 from __future__ import annotations
 
 import json
+import tomllib
 
 from models import USERS_CODEX
 
@@ -159,6 +160,79 @@ def test_an_entry_taken_out_under_its_own_name_comes_back_byte_for_byte(sandbox)
         assert sandbox.run("sync", config=config).returncode == 0 and '"my.db"' not in claude.read_text()
         assert sandbox.run("remove", config=config).returncode == 0
         assert claude.read_text() == text
+
+
+def test_a_second_import_brings_in_nothing_of_projectors_own(sandbox):
+    """After a sync, the clients hold projector's own entries (a local server as the bridge): a
+    second import took each bridge for a new server (fs-claude-code running `projector mcp
+    --provider fs`)."""
+    sandbox.install_projector()
+    files = _files(sandbox)
+    config = sandbox.model(MODEL)
+    assert sandbox.run("import", config=config).returncode == 0
+    assert sandbox.run("sync", config=config).returncode == 0
+    model = config.read_text()
+
+    again = sandbox.run("import", config=config)
+    assert again.returncode == 0, again.stderr
+    assert config.read_text() == model
+    assert "nothing new to import" in again.stdout or "-claude-code" not in again.stdout
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}
+
+
+def test_an_entry_taken_out_for_its_stand_in_is_kept_while_the_models_own_entry_holds_its_name(sandbox):
+    """The user's Codex fs is another server than the model's fs: import makes it fs-codex, whose
+    entry stands in for it, and the model's fs then takes the name. Dropping fs-codex found the
+    name taken and forgot the user's entry; remove then left the file without it."""
+    sandbox.install_projector()
+    mine = '# mine\n[mcp_servers.fs]\ncommand = "npx"\nargs = ["-y", "my-fs"]\n'
+    codex = sandbox.file(".codex/config.toml", mine)
+    model = "version: 1\nclients: [codex]\nproviders:\n  fs:\n    url: https://fs.example.com/mcp\n"
+    config = sandbox.model(model)
+    assert sandbox.run("import", config=config).returncode == 0
+    assert "fs-codex" in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    config.write_text(model)  # fs-codex dropped: the model's fs is written under the name
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "https://fs.example.com/mcp" in codex.read_text()
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    back = codex.read_text()
+    assert tomllib.loads(back) == tomllib.loads(mine) and back.startswith("# mine\n")
+    assert back.replace("\n\n", "\n") == mine, "its own text (a blank line the tables' comings and goings left aside)"
+
+
+def test_a_file_with_a_byte_order_mark_is_imported_and_given_back_with_it(sandbox):
+    """sync reads a byte-order mark aside (as it does for every client); import read it as text,
+    and a client's strict JSON did not parse."""
+    sandbox.install_projector()
+    mine = '\ufeff{\r\n  "mcpServers": {\r\n    "fs": {"command": "npx", "args": ["-y", "my-fs"]}\r\n  }\r\n}\r\n'.encode()
+    claude = sandbox.file(".claude.json")
+    claude.write_bytes(mine)
+    config = sandbox.model("version: 1\nclients: [claude-code]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "my-fs" in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert b"--provider" in claude.read_bytes()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert claude.read_bytes() == mine
+
+
+def test_the_name_a_stand_in_frees_is_written_by_the_same_sync(sandbox):
+    """The sync after the import warned that the user's fs was 'left as it is', took it out
+    for fs-codex, and did not write the model's fs in its place: status said pending, yet the
+    next sync said nothing to do."""
+    sandbox.install_projector()
+    codex = sandbox.file(".codex/config.toml", '# mine\n[mcp_servers.fs]\ncommand = "npx"\nargs = ["-y", "my-fs"]\n')
+    config = sandbox.model("version: 1\nclients: [codex]\nproviders:\n  fs:\n    url: https://fs.example.com/mcp\n")
+    assert sandbox.run("import", config=config).returncode == 0
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0 and "left as it is" not in synced.stderr, synced.stderr
+    assert tomllib.loads(codex.read_text())["mcp_servers"]["fs"] == {"url": "https://fs.example.com/mcp"}
+    assert sandbox.run("status", config=config).returncode == 0
 
 
 def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):

@@ -93,3 +93,48 @@ def test_a_hand_written_entry_with_the_providers_plain_url_is_the_users(sandbox)
     synced = sandbox.run("sync", config=config)
     assert 'entry "sentry" was not written by projector; left as it is' in synced.stderr
     assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}
+
+
+def _ledger_of_0_3_0(sandbox, entries):
+    """A ledger as projector 0.3.0 wrote it (schema 1): it recorded as its own every entry it
+    found identical to what it would write, the user's retyped ones too (story 2)."""
+    from projector.compile.ledger import entry_hash
+
+    files = {str(sandbox.home / path): {"client": client, "entries": {name: entry_hash(value) for name, value in values.items()},
+                                        "created": None}
+             for path, (client, values) in entries.items()}
+    ledger = sandbox.home / ".local/state/projector/ledger.json"
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.write_text(json.dumps({"schema": 1, "files": files}, indent=2) + "\n")
+    return ledger
+
+
+def test_after_an_upgrade_remove_keeps_the_entries_a_0_3_0_ledger_took_silently(sandbox):
+    """0.3.0 recorded a user's retyped entry as its own; remove then deleted it. Now such an
+    entry is kept (only the bridge, which no one types, goes)."""
+    sandbox.install_projector()
+    bridge = {"type": "stdio", "command": str(sandbox.bin / "projector"), "args": ["mcp", "--provider", "kb"]}
+    claude = CLAUDE.replace('"sentry"', '"kb": ' + json.dumps(bridge) + ',\n    "sentry"')
+    files = {".claude.json": sandbox.file(".claude.json", claude), ".codex/config.toml": sandbox.file(".codex/config.toml", CODEX)}
+    sentry = {"url": "https://mcp.sentry.dev/mcp"}
+    _ledger_of_0_3_0(sandbox, {".claude.json": ("claude-code", {"sentry": {"type": "http", **sentry}, "kb": bridge}),
+                               ".codex/config.toml": ("codex", {"sentry": sentry})})
+    config = sandbox.model(EMPTY)
+
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert files[".codex/config.toml"].read_text() == CODEX
+    assert files[".claude.json"].read_text() == CLAUDE
+
+
+def test_after_an_upgrade_a_sync_that_rewrites_a_0_3_0_entry_keeps_its_original(sandbox):
+    sandbox.install_projector()
+    codex = sandbox.file(".codex/config.toml", CODEX)
+    _ledger_of_0_3_0(sandbox, {".codex/config.toml": ("codex", {"sentry": {"url": "https://mcp.sentry.dev/mcp"}})})
+    config = sandbox.model(BOUND.replace("clients: [claude-code, codex]", "clients: [codex]"))
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    assert "took over sentry in ~/.codex/config.toml" in synced.stderr
+    assert "projector" in codex.read_text()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert codex.read_text() == CODEX

@@ -15,12 +15,18 @@ THEIRS = {
 }
 
 
-def test_remove_gives_back_every_file_as_it_was(sandbox):
+def _synced_over_theirs(sandbox):
+    """The user's files, and a sync of six clients over them: the model's path."""
     sandbox.install_projector()
     for relative, text in THEIRS.items():
         sandbox.file(relative, text)
     config = sandbox.model(SIX_CLIENTS)
     assert sandbox.run("sync", config=config).returncode == 0
+    return config
+
+
+def test_remove_gives_back_every_file_as_it_was(sandbox):
+    config = _synced_over_theirs(sandbox)
     created = [".config/crush/crush.json", ".kiro/settings/mcp.json", ".copilot/mcp-config.json"]
     assert all((sandbox.home / relative).exists() for relative in created)
 
@@ -87,3 +93,17 @@ def test_remove_leaves_nothing_projector_made_and_everything_that_was_the_users(
     assert not (sandbox.home / ".gemini").exists(), "a file and a folder projector created go"
     assert not (sandbox.home / ".copilot").exists()
     assert sorted(p.name for p in sandbox.home.iterdir()) == [".claude", ".local"]
+
+
+def test_a_ledger_that_cannot_be_read_stops_sync_status_and_remove_with_its_line_and_touches_nothing(sandbox):
+    config = _synced_over_theirs(sandbox)
+    ledger = sandbox.home / ".local/state/projector/ledger.json"
+    ledger.write_text(ledger.read_text()[:-20])  # cut short (a full disk, say)
+    files = {path: path.read_bytes() for path in sandbox.home.rglob("*") if path.is_file() and ".local" not in path.parts}
+
+    model = config.read_text()
+    for command in ("sync", "status", "remove", "import"):
+        ran = sandbox.run(command, config=config)
+        assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
+        assert f"{ledger}:" in ran.stderr and "move it aside" in ran.stderr
+    assert {path: path.read_bytes() for path in files} == files and config.read_text() == model

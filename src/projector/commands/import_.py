@@ -65,9 +65,13 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
         return 1 if problems else 0
     try:
         with files.exclusive(sync_lock(environ), 10.0):
+            state = ledger.load(ledger.ledger_path(environ))  # first: without it, the model is not written either
             if after != text:
                 files.write_text(path, after, expected=text)
-            _claim(imported.claims)
+            _claim(imported.claims, state)
+    except ProjectorError as error:
+        err(f"error: {error}\nnothing was imported")
+        return 2
     except files.ChangedMeanwhile:
         err(f"error: {shown} changed while projector imported into it; nothing was written, try again")
         return 1
@@ -87,9 +91,8 @@ def _show_diff(before: str | None, after: str, shown: str) -> None:
     print("".join(line if line.endswith("\n") else line + "\n" for line in lines), end="")
 
 
-def _claim(claims: tuple[Claim, ...]) -> None:
+def _claim(claims: tuple[Claim, ...], state: ledger.Ledger) -> None:
     """Each imported entry becomes projector's, its original kept (ledger.FileRecord.taken)."""
-    state = ledger.load(ledger.ledger_path(os.environ))
     records: dict[str, FileRecord] = {}
     texts: dict[Path, documents.Document] = {}
     for claim in claims:
@@ -97,7 +100,7 @@ def _claim(claims: tuple[Claim, ...]) -> None:
         if claim.name in record.entries or json.dumps([*claim.client.servers_key, claim.name]) in record.pruned:
             continue  # projector's already
         if claim.path not in texts:
-            texts[claim.path] = documents.parse(claim.client.format, claim.path.read_text(encoding="utf-8"), str(claim.path))
+            texts[claim.path] = documents.parse(claim.client.format, files.read_text(claim.path).text or "", str(claim.path))
         document = texts[claim.path]
         original = {"value": claim.value, "text": document.source_of(claim.client.servers_key, claim.name),
                     **neighbours(document, claim.client.servers_key, claim.name)}

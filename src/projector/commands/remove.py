@@ -15,12 +15,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from projector.commands.common import busy, carry_out, known_clients, report_warnings
+from projector.commands.common import busy, carry_out, err, known_clients, report_warnings
 from projector.compile import engine, ledger
 from projector.compile.system import RealSystem
 from projector.compile.targets import TargetFile
 from projector.core import files, model
-from projector.core.errors import Problem, display_path
+from projector.core.errors import Problem, ProjectorError, display_path
 from projector.core.locations import home
 from projector.core.modeltypes import Model
 from projector.core.record import replace
@@ -44,6 +44,9 @@ def run(config: str | None, only: list[str] | None, force: bool) -> int:
         outcome, written = carry_out(removal, 10.0)
     except files.Busy:
         return busy("nothing was changed")
+    except ProjectorError as error:  # the ledger cannot be read: nothing is removed without it
+        err(f"error: {error}")
+        return 2
     fingerprint.forget(str(nothing.source), environ)  # the next sync works the entries out afresh
     changed = [result for result in written.results if result.changed or "give-back" in dict(result.states).values()]
     for result in changed:

@@ -80,6 +80,13 @@ class Reading(Record):
             return ()
         return ("command", posixpath.basename(found[0]), *map(str, found[1]))
 
+    def runs_bridge(self, value: Any) -> bool:
+        """Whether an entry is projector's bridge (`projector mcp`, any path, any provider): an
+        entry only projector writes."""
+        from projector.core.invocation import BRIDGE
+
+        return self.endpoint(value)[:3] == ("command", "projector", BRIDGE)
+
     def passed(self, value: Any) -> tuple[str, ...]:
         """The variables a stdio entry hands its server by name."""
         listed = value.get(self.env_key) if isinstance(value, Mapping) and self.env_key else None

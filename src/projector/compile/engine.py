@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from projector.compile import documents, quirks
-from projector.compile.clients import Client
+from projector.compile.clients import Client, Reading
 from projector.compile.documents.base import neighbours
 from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
@@ -196,6 +196,7 @@ def _decide(
 ) -> FileResult:
     read = read or system.read(target.path)
     parsed = documents.parse(target.format, read.text or "", target.shown)
+    parsed, replaced = _stood_in(target, parsed, record)
     lists = _users_lists(parsed, target, record) if target.kind == "hooks" else ()
     document = HookGroups(parsed.document, _ours, frozenset(lists)) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
@@ -209,16 +210,20 @@ def _decide(
         recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
                      "trust": lambda name, value: False}[target.kind]
+        taken = dict(record.taken) if record else {}
+        unsure = _unsure(record, current, reading) if target.kind == "servers" else {}
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
-                             record.taken if record else None, keeps_originals=target.kind == "servers",
+                             taken | unsure, keeps_originals=target.kind == "servers",
                              same_server=_reads_the_same(target.client))
         decision = _with_original_text(decision, document, target.key)
+        decision = replace(decision, notes=decision.notes + tuple(f"took over {name} in {target.shown}; `projector remove` gives it back"
+                                                                  for name in sorted(unsure) if name in decision.taken))
     why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
     if why is not None:
         raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
     text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record)
-    notes, states = decision.notes + local_notes, decision.states + local_states
+    notes, states = decision.notes + local_notes, decision.states + replaced + local_states
     after: str | None = text
     new_record = intent = None
     folders: tuple[str, ...] = ()
@@ -239,11 +244,21 @@ def _decide(
                                 lists=tuple(e for e in lists if e in decision.owned), folders=folders,
                                 pruned=pruned) if decision.owned or pruned else None
         intent = replace(_intent(target, record, decision, created, current), lists=lists, folders=folders,
-                         pruned={**(record.pruned if record else {}), **pruned})
+                         pruned={**(record.pruned if record else {}), **pruned}, unsure=record.unsure if record else ())
     if read.text is None and after == "":
         after = None
     gone = folders if after is None and not target.is_project else ()
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
+
+
+def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, reading: Reading) -> dict[str, Any]:
+    """The entries an older ledger records as projector's that may be the user's (``FileRecord.
+    unsure``), each taken over now with its original: what the file holds (given back, so kept,
+    when projector lets go of it). The bridge is projector's own: no one else writes it."""
+    if record is None or not record.unsure or not current:
+        return {}
+    return {name: {"value": current[name]} for name in record.unsure
+            if name in current and name not in record.taken and not reading.runs_bridge(current[name])}
 
 
 def _reads_the_same(client: Client) -> Callable[[str, Any, Any], bool]:
@@ -326,6 +341,23 @@ def _with_original_text(decision: Decision, document: documents.Document, key: t
     return replace(decision, taken={**decision.taken, **fresh}) if fresh else decision
 
 
+def _stood_in(target: TargetFile, document: documents.Document, record: FileRecord | None) -> tuple[documents.Document, tuple]:
+    """The file without the entries `import` found under another name than their provider's,
+    while the provider's entry stands in for them (kept in ``pruned`` with ``for``): taken out
+    before the file's entries are reconciled, so a name one frees is the model's at this sync."""
+    if record is None or target.is_project or target.kind != "servers" or not record.pruned:
+        return document, ()
+    present = document.servers(target.key) or {}
+    out: dict[str, None] = {}
+    for composite, original in record.pruned.items():
+        *key, name = json.loads(composite)
+        if "for" in original and original["for"] in (target.desired or {}) and tuple(key) == target.key and present.get(name) == original["value"]:
+            out[name] = None
+    if not out:
+        return document, ()
+    return documents.parse(target.format, document.edited(target.key, out), target.shown), tuple((name, "replaced") for name in sorted(out))
+
+
 def _prune_local_scopes(
     target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None
 ) -> tuple[str, tuple, tuple, dict[str, Any]]:
@@ -346,16 +378,16 @@ def _prune_local_scopes(
     for composite, original in list(recorded.items()):
         *path, name = json.loads(composite)
         key = tuple(path)
-        if "for" in original and original["for"] in (target.desired or {}):  # `import`: another name's entry stands in
-            if (scoped.servers(key) or {}).get(name) == original["value"]:
-                text = scoped.edited(key, {name: None})
-                scoped = documents.parse(target.format, text, target.shown)
-                states.append((name, "replaced"))
+        if "for" in original and original["for"] in (target.desired or {}):  # `import`: another name's entry stands in (_stood_in)
             continue
         if "for" not in original and key in governed and name in providers:
             continue  # still shadowing a global entry there: stays out
-        del recorded[composite]
-        back = given_back(name, (scoped.servers(key) or {}).get(name), original) if name not in (scoped.servers(key) or {}) else {}
+        present = scoped.servers(key) or {}
+        ours = key == target.key and (name in (target.desired or {}) or name in (record.entries if record else {}))
+        if name in present and present[name] != original["value"] and ours:
+            continue  # projector's own entry holds its name (the model has a provider of that name): it waits for it to go
+        del recorded[composite]  # given back; or the user has put another entry in its place since
+        back = given_back(name, present.get(name), original) if name not in present else {}
         if back:
             text = scoped.edited(key, back)
             scoped = documents.parse(target.format, text, target.shown)

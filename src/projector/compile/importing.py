@@ -20,6 +20,7 @@ from typing import Any
 
 from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, Client, without_query
+from projector.core import files
 from projector.core.errors import display_path
 from projector.core.record import Factory, Record
 
@@ -84,9 +85,10 @@ def found_entries(clients: list[Client], environ: Mapping[str, str]) -> tuple[li
             continue
         shown = display_path(path, home)
         try:
-            document = documents.parse(client.format, path.read_text(encoding="utf-8"), shown)
+            document = documents.parse(client.format, files.read_text(path).text or "", shown)  # a byte-order mark set aside, as sync does
             entries = document.servers(client.servers_key) or {}
-            found += [Found(client, path, shown, str(name), value) for name, value in entries.items()]
+            found += [Found(client, path, shown, str(name), value) for name, value in entries.items()
+                      if not client.reading.runs_bridge(value)]  # projector's own, from an earlier import and sync
             for scope in client.local_scopes:
                 step = scope.index("{workspace}")
                 folders = document.servers(tuple(scope[:step])) or {}

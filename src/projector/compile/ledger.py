@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from projector.core import locations
+from projector.core.errors import Problem, ProjectorError
 from projector.core.record import Factory, Record
 
-SCHEMA = 1
+SCHEMA = 2  # 1: 0.3.0's, which recorded a user's entry identical to its own as its own (``unsure``)
 
 
 def entry_hash(value: Any) -> str:
@@ -58,6 +59,10 @@ class FileRecord(Record):
     lists: tuple[str, ...] = ()
     # Folders projector made to hold a file it created: removed with the file if left empty.
     folders: tuple[str, ...] = ()
+    # Entries a ledger of schema 1 (0.3.0) records as projector's though it may have found them
+    # there, the user's, identical to what it would write, and kept no original: each is taken
+    # over anew, its original kept, at the next sync of its file (engine).
+    unsure: tuple[str, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -101,6 +106,7 @@ class Ledger(Record):
             | ({"original": r.original, "left": r.left} if r.left is not None else {})
             | ({"lists": list(r.lists)} if r.lists else {})
             | ({"folders": list(r.folders)} if r.folders else {})
+            | ({"unsure": list(r.unsure)} if r.unsure else {})
             for path, r in sorted(self.files.items())
         }
         return json.dumps({"schema": SCHEMA, "files": files}, indent=2) + "\n"
@@ -118,16 +124,31 @@ def load(path: Path) -> Ledger:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Ledger()
-    except (OSError, ValueError) as exc:
-        raise RuntimeError(f"{path}: projector's ledger cannot be read ({exc}); move it aside to start afresh") from None
-    if data.get("schema") != SCHEMA:
-        raise RuntimeError(f"{path}: ledger schema {data.get('schema')!r} is not one this projector reads")
+    except (OSError, ValueError) as exc:  # nothing is written, so nothing of the user's is taken for no one's
+        where = (getattr(exc, "lineno", None), getattr(exc, "colno", None))
+        raise ProjectorError(Problem(str(path), *where, f"projector's ledger cannot be read ({getattr(exc, 'msg', exc)}); nothing was "
+                                     "changed: repair it, or move it aside to start afresh (keep it: it holds the originals "
+                                     "of your entries projector took over)"))
+    if not isinstance(data, dict) or data.get("schema") not in (1, SCHEMA):
+        raise ProjectorError(Problem(str(path), None, None, f"ledger schema {data.get('schema') if isinstance(data, dict) else None!r} "
+                                     "is not one this projector reads (a newer projector's?); nothing was changed"))
+    older = data["schema"] == 1
     return Ledger(
         {
             path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"), previous=dict(r.get("previous") or {}),
                              adopted=dict(r.get("adopted") or {}), taken=dict(r.get("taken") or {}), pruned=dict(r.get("pruned") or {}),
                              original=r.get("original"), left=r.get("left"), lists=tuple(r.get("lists") or ()),
-                             folders=tuple(r.get("folders") or ()))
+                             folders=tuple(r.get("folders") or ()),
+                             unsure=_unsure(r) if older else tuple(r.get("unsure") or ()))
             for path, r in data["files"].items()
         }
     )
+
+
+def _unsure(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """A schema-1 record's entries that may be the user's: in a file and key that were there
+    before projector (it created neither), with no original kept. (Only server entries are
+    taken over anew: a hook group that runs projector's dispatcher is projector's whoever wrote it.)"""
+    if record.get("created") is not None:
+        return ()
+    return tuple(sorted(name for name in record["entries"] if name not in (record.get("taken") or {})))
