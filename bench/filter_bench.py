@@ -8,7 +8,8 @@
 - An allowed tools/call: instructions per call (callgrind's Ir over a session of ``--calls``
   calls, less a session of none, divided by ``--calls``), without a rule and with one; and, with
   ``--base DIR`` (a tree of the code before the filter, e.g. ``git archive <commit> | tar -x -C
-  DIR``), the same session by that code (target: unchanged without a rule).
+  DIR``), the same sessions by that code (target: unchanged without a rule; a base with the
+  filter compares the ruled session too).
 Everything runs on 127.0.0.1 in a temporary HOME.
 """
 
@@ -152,7 +153,8 @@ def main() -> None:
         print(f"\nan allowed tools/call, instructions per call (callgrind, {options.calls} calls less none):")
         rows = [("no rule", root / "plain", None), ("rule", root / "ruled", None)]
         if options.base:
-            rows.insert(0, ("before (--base), no rule", root / "plain", str(Path(options.base) / "src")))
+            base = str(Path(options.base) / "src")
+            rows[:0] = [("before (--base), no rule", root / "plain", base), ("before (--base), rule", root / "ruled", base)]
         for name, folder, python_path in rows:
             command, extra = bridge(config, python_path)
             here = {**env, **extra}

@@ -204,18 +204,20 @@ def tools(
     folder: Annotated[Optional[str], typer.Argument(metavar="DIR", help="The folder (default: the current one).")] = None,
     provider: Annotated[Optional[str], typer.Option("--provider", "-p", metavar="NAME", help="Only this provider.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Also the tools the folder's rule hides, marked (hidden).")] = False,
+    root: Annotated[Optional[list[str]], typer.Option("--root", metavar="DIR", help="Ask as a client declaring this root (repeat for several).")] = None,
     config: ConfigOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The tools a folder is offered, as a client there sees them.
 
     Each provider is asked through the bridge, started in DIR as a client would start it; its
-    tool rule there (tools: allow/deny) and where it came from. Exit 1 when a provider could not
-    be asked.
+    tool rule there (tools: allow/deny) and where it came from. With --root, the client declares
+    those roots (an editor with several folders): in an unbound folder a remote provider follows
+    them. Exit 1 when a provider could not be asked.
     """
     from projector.commands import tools as command
 
-    _exit(command.run(folder, provider, config, show_all, as_json))
+    _exit(command.run(folder, provider, config, show_all, as_json, tuple(root or ())))
 
 
 @command()
@@ -447,6 +449,36 @@ def stop(
     from projector.commands import stop as command
 
     _exit(command.run(folder, provider, config))
+
+
+@command()
+def login(
+    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="An OAuth provider of the model.")],
+    paste: Annotated[bool, typer.Option("--paste", help="Print the address to open elsewhere; paste back where the browser was sent.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Sign in to an OAuth provider, for every client.
+
+    Opens the browser ($BROWSER when set); without a display or over SSH, prints the address
+    and takes the one the browser was sent back to. Tokens go to the OS keyring and a 0600 file.
+    """
+    from projector.commands import login as command
+
+    _exit(command.run(provider, config, paste))
+
+
+@command()
+def logout(
+    provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="An OAuth provider of the model.")],
+    config: ConfigOption = None,
+) -> None:
+    """Forget an OAuth provider's sign-in.
+
+    Its tokens are removed from the keyring and the state folder.
+    """
+    from projector.commands import logout as command
+
+    _exit(command.run(provider, config))
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 COMMANDS = ["diff", "sync", "status", "explain", "doctor", "adopt", "remove", "import", "bind", "unbind", "trust", "untrust", "edit",
-            "hook", "completion", "init", "ps", "stop"]
+            "hook", "completion", "init", "ps", "stop", "login", "logout"]
 
 
 def _help(sandbox, *args: str) -> str:

@@ -191,3 +191,40 @@ def test_an_entry_with_a_key_in_its_urls_query_stays_out_of_the_model_and_is_lis
     assert "not imported: exa in ~/.claude.json: its URL's query carries a secret (exaApiKey=...)" in imported.stdout
     assert key not in config.read_text() + imported.stdout + imported.stderr
     assert path.read_text() == claude
+
+
+def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
+    """A sync after an import may write an entry in projector's own spelling: diff, diff --stat,
+    diff --json, sync --dry-run and sync say so per entry, and a real change stays a change."""
+    sandbox.install_projector()
+    cursor = '{\n  "mcpServers": {\n    "temporal-docs": {"type": "http", "url": "https://temporal.mcp.kapa.ai", "headers": {}}\n  }\n}\n'
+    claude = ('{\n  "mcpServers": {\n    "feed": {"type": "sse", "url": "https://feed.example.com/sse"},\n'
+              '    "sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp", "headers": {"Authorization": "Bearer sntrys_0123456789abcdef0123456789"}}\n'
+              '  }\n}\n')
+    files = {".cursor/mcp.json": sandbox.file(".cursor/mcp.json", cursor), ".claude.json": sandbox.file(".claude.json", claude)}
+    config = sandbox.model("version: 1\nclients: [cursor, claude-code]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert ("not in the model: feed in ~/.claude.json: transport SSE (projector's entry would speak streamable HTTP); that entry "
+            "stays as it is, yours (projector's entry would not have it)") in imported.stdout.splitlines()
+
+    said = ("restyles temporal-docs in ~/.cursor/mcp.json (the same server, in projector's spelling; "
+            "`projector remove` gives back your text)")
+    diff = sandbox.run("diff", config=config)
+    assert diff.returncode == 1, diff.stderr
+    assert f"# {said}\n--- ~/.cursor/mcp.json\n" in diff.stdout
+    assert "restyles feed" not in diff.stdout and "restyles sentry" not in diff.stdout, \
+        "an SSE entry written as streamable HTTP, a written-out token read from a variable: real changes"
+    assert said in sandbox.run("diff", "--stat", config=config).stdout.splitlines()
+    listed = {f["path"]: f["restyles"] for f in json.loads(sandbox.run("diff", "--json", config=config).stdout)["files"]}
+    assert listed == {"~/.cursor/mcp.json": ["temporal-docs"], "~/.claude.json": []}
+    dry = sandbox.run("sync", "--dry-run", config=config).stdout.splitlines()
+    assert "would update ~/.cursor/mcp.json (Cursor): restyles temporal-docs (the same server, in projector's spelling; " \
+           "`projector remove` gives back your text)" in dry
+    assert not any("restyle" in line for line in dry if "claude" in line)
+    synced = sandbox.run("sync", config=config)
+    assert "updated ~/.cursor/mcp.json (Cursor): restyled temporal-docs (the same server, in projector's spelling; " \
+           "`projector remove` gives back your text)" in synced.stdout.splitlines()
+    assert json.loads(files[".cursor/mcp.json"].read_text())["mcpServers"]["temporal-docs"] == {"url": "https://temporal.mcp.kapa.ai"}
+    assert json.loads(files[".claude.json"].read_text())["mcpServers"]["feed"] == {"type": "sse", "url": "https://feed.example.com/sse"}
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert files[".cursor/mcp.json"].read_text() == cursor

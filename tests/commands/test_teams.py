@@ -20,7 +20,7 @@ from pathlib import Path
 
 import paths
 import pytest
-from conftest import Sandbox
+from sandbox import Sandbox
 from mcp import Client, StdioServerParameters
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed (.ci/run installs it)")

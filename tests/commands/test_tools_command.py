@@ -47,3 +47,41 @@ def test_explain_shows_the_rule_and_where_it_came_from(sandbox):
     report = json.loads(sandbox.run("explain", str(sandbox.home / "b"), "--json", config=config).stdout)
     (many,) = report["providers"]
     assert many["tools"] == {"allow": None, "deny": ["admin_*"], "shown": "{deny: [admin_*]}", "from": "provider many"}
+
+
+def test_tools_with_roots_lists_what_a_client_declaring_them_is_offered(sandbox, tmp_path):
+    from servers import TOKEN, KbServer
+
+    server = KbServer(tmp_path, "stateful", None, "handbook,api-a,api-b", ())
+    try:
+        for folder in ("a", "b", "scratch"):
+            (sandbox.home / folder).mkdir()
+        sandbox.env["DOCS_TOKEN"] = TOKEN
+        config = sandbox.model(
+            f"version: 1\nproviders:\n  docs:\n    url: {server.url}\n    token_env: DOCS_TOKEN\n    tools: {{deny: [first_root]}}\n"
+            "bindings:\n  ~/a:\n    docs: {kbs: [api-a], tools: {allow: [first_root]}}\n"
+            "  ~/b:\n    docs: {kbs: [api-b], tools: {allow: [search]}}\n")
+        roots = ("--root", str(sandbox.home / "a"), "--root", str(sandbox.home / "b"))
+        done = sandbox.run("tools", str(sandbox.home / "scratch"), *roots, config=config)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == [
+            "docs: 2 tools offered — rule any of {allow: [first_root]}, {allow: [search]} from roots ~/a, ~/b",
+            "  search", "  first_root",
+        ]
+        alone = sandbox.run("tools", str(sandbox.home / "scratch"), config=config).stdout.splitlines()
+        assert alone == ["docs: 2 tools offered — rule {deny: [first_root]} from provider docs", "  search", "  big"]
+    finally:
+        server.stop()
+
+
+def test_explain_says_an_unbound_folders_bridge_follows_a_clients_roots(sandbox):
+    (sandbox.home / "a").mkdir()
+    sandbox.install_projector()  # the bridge's entry, which the roots concern
+    config = sandbox.model("version: 1\nproviders:\n  docs:\n    url: https://kb.example/mcp\n    tools: {deny: [big]}\n    default: [handbook]\n"
+                           "bindings:\n  ~/a:\n    docs: {kbs: [api], tools: {allow: [search]}}\n")
+    note = "  a client declaring roots gets their bindings' KBs, and a tool any of their rules offers (projector tools --root)"
+    assert note in sandbox.run("explain", "--verbose", str(sandbox.home), config=config).stdout.splitlines()
+    assert note not in sandbox.run("explain", "--verbose", str(sandbox.home / "a"), config=config).stdout.splitlines()
+    summary = sandbox.run("explain", str(sandbox.home), config=config).stdout.splitlines()
+    assert "provider docs: handbook — no binding: the provider's default; tools: {deny: [big]}; a client's roots: their KBs and tools" in summary
+    assert json.loads(sandbox.run("explain", str(sandbox.home), "--json", config=config).stdout)["providers"][0]["follows_roots"] is True

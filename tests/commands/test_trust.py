@@ -91,3 +91,20 @@ def test_trust_of_a_layer_shows_the_roots_and_repositories_it_moves_a_server_to(
         "  binding api: the clones of github.com/acme/api (what it runs, runs there once you trust each clone)",
         "  local server lint (binding api): turns it on",
     ]
+
+
+def test_an_untrusted_layer_turning_on_my_token_provider_needs_trust(sandbox):
+    """Issue 25, item 1: my provider is off (enabled: false); a team binding's enabled: true would
+    start sending $AWS_TOKEN to its URL, so it waits for `projector trust` like a moved url."""
+    sandbox.install_projector()
+    team = sandbox.model("version: 1\nbindings:\n  ~/src:\n    aws: {enabled: true}\n", "team.yaml")
+    config = sandbox.model("version: 1\nclients: [codex]\ninclude: [team.yaml]\nproviders:\n  aws:\n"
+                           "    url: https://aws.example.com/mcp\n    token_env: AWS_TOKEN\n    enabled: false\n")
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    assert "aws" not in _codex(sandbox)
+    assert (f"{team} is not trusted, so the providers it sends a token to are left out (aws: $AWS_TOKEN to "
+            f"https://aws.example.com/mcp): review it, then run `projector trust {team}`") in synced.stderr
+    assert _summary(sandbox, team, config) == ["  provider aws (binding ~/src): turns it on; sends $AWS_TOKEN to https://aws.example.com/mcp"]
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "aws" in _codex(sandbox)

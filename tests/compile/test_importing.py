@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from projector.compile.clients import registry
-from projector.compile.importing import Found, gather, secret_argument, server_of
+from projector.compile.importing import Found, gather, same_server, secret_argument, server_of
 
 
 def _found(client: str, name: str, value, folder: str | None = None) -> Found:
@@ -85,3 +85,27 @@ def test_a_reference_in_a_codex_header_is_text_and_said_so():
             "(the next sync writes bearer_token_env_var: set $SENTRY_TOKEN)") in gather([codex], {}).report
     claude = server_of(_found("claude-code", "sentry", {"type": "http", "url": "https://s.dev/mcp", "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}}))
     assert claude.spec == server.spec and claude.notes == (), "a client that expands ${X} reads it as the variable"
+    assert not same_server(registry()["codex"], "sentry", codex.value, {"url": "https://s.dev/mcp", "bearer_token_env_var": "SENTRY_TOKEN"}), \
+        "the sync that writes bearer_token_env_var changes what Codex sends: a change, not a restyle"
+
+
+def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_secret():
+    """What a restyle is: the client reads the same server from both spellings. A written-out
+    token read from a variable, an SSE entry written as streamable HTTP, an entry the client skips
+    for want of its type, another URL, the bridge for a command: real changes."""
+    def same(client, before, after):
+        return same_server(registry()[client], "s", before, after)
+
+    assert same("cursor", {"type": "http", "url": "https://t.dev/mcp", "headers": {}}, {"url": "https://t.dev/mcp"})
+    assert not same("qwen", {"type": "http", "url": "https://t.dev/mcp"}, {"httpUrl": "https://t.dev/mcp"}), "url: SSE, whatever type says"
+    assert same("copilot", {"type": "http", "url": "https://t.dev/mcp", "headers": {}, "tools": ["*"], "source": "user"},
+                {"type": "http", "url": "https://t.dev/mcp", "tools": ["*"]})
+    assert not same("claude-code", {"type": "http", "url": "https://s.dev/mcp", "headers": {"Authorization": "Bearer sntrys_0123456789abcdef0123456789"}},
+                    {"type": "http", "url": "https://s.dev/mcp", "headers": {"Authorization": "Bearer ${S_TOKEN}"}})
+    assert not same("windsurf", {"type": "sse", "url": "http://127.0.0.1:5001/mcp/sse"}, {"serverUrl": "http://127.0.0.1:5001/mcp/sse"})
+    assert not same("amp", {"url": "http://localhost:6/sse", "transport": "sse"}, {"url": "http://localhost:6/sse"})
+    assert not same("claude-code", {"url": "https://c.dev/mcp"}, {"type": "http", "url": "https://c.dev/mcp"})
+    assert not same("cursor", {"url": "https://t.dev/mcp?"}, {"url": "https://t.dev/mcp"})
+    assert not same("claude-code", {"type": "stdio", "command": "npx", "args": ["-y", "fs"]},
+                    {"type": "stdio", "command": "/bin/projector", "args": ["mcp", "--provider", "s"]})
+    assert not same("cursor", {"url": "https://t.dev/mcp", "timeout": 5}, {"url": "https://t.dev/mcp"}), "what the model cannot say"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from projector.compile.plan import HttpServer, StdioServer, for_client, plan, with_kbs
-from projector.core.modeltypes import Binding, Model, Provider, Settings
+from projector.core.modeltypes import Binding, Model, OAuth, Provider, Settings
 
 
 def provider(name="docs", url="https://kb.example.com/mcp", token="DOCS_TOKEN", kbs=None, default=None):
@@ -136,8 +136,8 @@ def test_providers_only_project_files_declare_get_the_bridge_and_bindings_there_
 # --------------------------------------------------------------------------- per client
 
 
-def oauth(name="signin"):
-    return Provider(name=name, url="https://sso.example.com/mcp", token_env=None, kbs=None, default=None, oauth=True)
+def oauth(name="signin", by_client=False):
+    return Provider(name=name, url="https://sso.example.com/mcp", token_env=None, kbs=None, default=None, oauth=OAuth(by_client=by_client))
 
 
 def test_a_client_that_takes_no_remote_entries_gets_the_bridge_for_every_provider():
@@ -157,20 +157,37 @@ def test_a_client_that_cannot_reference_a_variable_gets_the_bridge_only_where_a_
 
 
 def test_no_bridge_to_stand_in_means_no_entry_and_a_warning_that_says_why():
-    compiled = plan(model(provider(), oauth()), None)
+    compiled = plan(model(provider(), oauth(by_client=True)), None)
     servers, warnings = for_client(compiled, "none", "Desk")
     assert servers == ()
     assert warnings == (
         'Desk gets no entry for provider "docs": it cannot take its HTTP entry, and the bridge cannot stand in: projector is not on PATH',
         'Desk gets no entry for provider "signin": it cannot take its HTTP entry, and the bridge cannot stand in: '
-        "it signs in with OAuth, which the bridge does not speak yet",
+        "each client signs itself in (oauth: client)",
     )
-    on_path, _ = for_client(plan(model(oauth()), "/bin/projector"), "none", "Desk")
+    on_path, _ = for_client(plan(model(oauth(by_client=True)), "/bin/projector"), "none", "Desk")
     assert on_path == ()
 
 
-def test_a_bound_oauth_provider_keeps_its_http_entry_with_a_warning():
+def test_an_oauth_provider_gets_the_bridge_in_every_client_bound_or_not():
+    """One sign-in (projector login) serves every client: the bridge holds the token."""
+    bridge = StdioServer("/bin/projector", ("mcp", "--provider", "signin"), ())
+    for bindings in ([], [Binding("/w/a", (("signin", Settings(kbs=("a",))),))]):
+        compiled = plan(model(oauth(), bindings=bindings), "/bin/projector")
+        assert (compiled.servers, compiled.warnings) == ((("signin", bridge),), ())
+        assert for_client(compiled, "none", "Desk") == ((("signin", bridge),), ())
+
+
+def test_an_oauth_provider_without_projector_on_path_keeps_its_http_entry_with_a_warning():
+    compiled = plan(model(oauth()), None)
+    assert compiled.servers == (("signin", HttpServer("https://sso.example.com/mcp", None)),)
+    assert compiled.warnings == ('provider "signin" signs in through projector, which is not on PATH: its plain HTTP entry was '
+                                 "written (each client signs itself in) until a sync finds projector on PATH",)
+
+
+def test_a_bound_oauth_client_provider_keeps_its_http_entry_with_a_warning():
     bound = Binding("/w/a", (("signin", Settings(kbs=("a",))),))
-    result = plan(model(oauth(), bindings=[bound]), "/bin/projector")
+    result = plan(model(oauth(by_client=True), bindings=[bound]), "/bin/projector")
     assert result.servers == (("signin", HttpServer("https://sso.example.com/mcp", None)),)
-    assert "OAuth" in result.warnings[0] and "bindings will not narrow the tools" in result.warnings[0]
+    assert result.warnings == ('provider "signin" has bindings but each client signs itself in (oauth: client): its plain HTTP entry '
+                               "was written, so its bindings will not narrow the tools",)

@@ -97,3 +97,20 @@ def test_keys_the_client_adds_by_itself_are_not_drift():
 def test_a_bridge_entry_with_a_config_path_is_recognised():
     shape = {"command": "/x/projector", "args": ["mcp", "--provider", "docs", "--config", "/m.yaml"]}
     assert reconcile("f", {"docs": shape}, {"docs": NEW}, {}, PROVIDERS).edits == {"docs": NEW}
+
+
+def test_an_imported_entry_respelled_is_a_restyle_while_it_is_as_the_user_had_it():
+    """Only an update of the user's own text that the client reads as the same server is a
+    restyle; projector's earlier spelling rewritten, or another server, is an update."""
+    mine = {"url": "https://kb.example.com/mcp", "headers": {}}
+    ours = {"type": "http", "url": "https://kb.example.com/mcp"}
+    taken = {"docs": {"value": mine, "text": "..."}}
+
+    def states(present, desired, same=True):
+        decision = reconcile_as("f", {"docs": present}, {"docs": desired}, {"docs": entry_hash(present)}, lambda n, v: False, READING,
+                                taken=taken, same_server=lambda name, before, after: same)
+        return dict(decision.states)["docs"]
+
+    assert states(mine, ours) == "restyle"
+    assert states(mine, ours, same=False) == "update"
+    assert states({"url": "https://kb.example.com/mcp"}, ours) == "update", "no longer the user's text: projector's own"

@@ -262,6 +262,32 @@ def test_an_untrusted_layer_cannot_send_my_token_anywhere(files):
         assert loaded.provider("docs") is None and "later.yaml is not trusted" in loaded.left_out("docs"), moved
 
 
+def test_an_untrusted_layer_cannot_turn_on_a_token_carrying_provider_i_turned_off(files):
+    """Issue 25, item 1: ``enabled: true`` on a provider I turned off starts sending its token,
+    so it needs the layer that says it trusted, in the provider or in a binding, as a moved url
+    does; turning one off, or on where nobody turned it off, needs none."""
+    mine = "version: 1\ninclude: [team.yaml]\nproviders:\n  aws:\n    url: https://aws.example.com/mcp\n    token_env: AWS_TOKEN\n"
+    files.write("me.yaml", mine + "    enabled: false\n")
+    team = files.write("team.yaml", "version: 1\nbindings:\n  ~/src:\n    aws: {enabled: true}\n")
+    loaded = files.load()
+    assert loaded.provider("aws") is None and [p.name for p in loaded.withheld] == ["aws"]
+    assert loaded.left_out("aws").startswith(f"{team} is not trusted, so the providers it sends a token to are left out (aws: "
+                                             f"$AWS_TOKEN to https://aws.example.com/mcp): review it, then run `projector trust {team}`")
+    projects.trust_layer(str(team), team.read_bytes(), files.environ)
+    assert files.load().provider("aws") is not None
+
+    files.write("base.yaml", mine.replace("include: [team.yaml]\n", "") + "    enabled: false\n", trusted=True)
+    files.write("me.yaml", "version: 1\ninclude: [base.yaml, later.yaml]\n")
+    files.write("later.yaml", "version: 1\nproviders:\n  aws:\n    enabled: true\n")
+    loaded = files.load()
+    assert loaded.provider("aws") is None and "later.yaml is not trusted" in loaded.left_out("aws")
+    files.write("later.yaml", "version: 1\nbindings:\n  ~/src:\n    aws: {enabled: false}\n")
+    assert files.load().provider("aws") is not None, "turning it off needs no trust"
+    files.write("me.yaml", mine.replace("include: [team.yaml]", "include: [later.yaml]"))
+    files.write("later.yaml", "version: 1\nproviders:\n  aws:\n    enabled: true\n")
+    assert files.load().provider("aws") is not None, "on where nobody turned it off: nothing changes"
+
+
 def test_the_cache_sees_an_edit_of_an_included_layer_and_a_new_glob_match(files, tmp_path):
     files.write("conf.d/10-team.yaml", TEAM, trusted=True)
     files.write("me.yaml", "version: 1\ninclude: [conf.d/*.yaml]\n")

@@ -153,6 +153,10 @@ BAD = [
                    "or expand on their own terms (a variable would decide where the token goes): write the URL out, and give a "
                    "token as token_env", id=f"variable-in-url-{ref}")
       for url, ref in [("https://${HOST}/mcp", "${H"), ("https://kb.example.com/$TEAM/mcp", "$T"), ("https://{env:HOST}/mcp", "{env:")]),
+    pytest.param("version: 1\nproviders:\n  docs:\n    url: https://kb.example.com/{file:~/.ssh/id_ed25519}\n",
+                 'projector.yaml:4:10: providers.docs.url: "https://kb.example.com/{file:~/.ssh/id_ed25519}" refers to a file '
+                 "({file:...), whose text one client puts in its place, and so sends to that URL: write the URL out",
+                 id="file-in-url"),
     *(pytest.param(f"version: 1\nproviders:\n  docs:\n    url: http://{host}/mcp\n    {token}\n",
                    f"projector.yaml:4:10: providers.docs.url: plain http:// would send {said} in clear to {name} (the MCP "
                    "authorization spec allows http:// only to this machine): use https://, or say insecure: true if you accept that",
@@ -322,6 +326,96 @@ def test_a_client_the_model_names_that_is_gone_is_reported_though_the_model_is_u
     assert model.cached(path, environ, lambda: CLIENTS + ("mine",), cache).clients == ("codex", "mine")
     with pytest.raises(ModelError, match='unknown client "mine"'):
         model.cached(path, environ, lambda: CLIENTS, cache)
+
+
+OAUTH = """\
+version: 1
+providers:
+  figma:
+    url: https://mcp.figma.com/mcp
+    oauth:
+      client_id: projector-figma
+      client_secret_env: FIGMA_CLIENT_SECRET
+      scopes: [files:read, offline_access]
+      redirect_port: 8765
+  linear:
+    url: https://mcp.linear.app/mcp
+    oauth: true
+  notion:
+    url: https://mcp.notion.com/mcp
+    oauth: {client_metadata_url: https://tools.example.com/projector/client.json}
+  slack:
+    url: https://mcp.slack.com/mcp
+    oauth: client
+  ci:
+    url: https://ci.example.com/mcp
+    oauth:
+      client_id: ci-bot
+      client_credentials: {private_key_file: ~/keys/ci.pem, algorithm: ES256}
+  corp:
+    url: https://corp.example.com/mcp
+    oauth:
+      client_id: mcp-client
+      client_secret_env: CORP_SECRET
+      enterprise: {issuer: https://auth.example.com, idp_token_endpoint: https://idp.example.com/token, idp_client_id: projector,
+                   id_token_env: CORP_ID_TOKEN}
+"""
+
+
+def test_oauth_settings_become_a_record_per_provider(tmp_path):
+    ci, corp, figma, linear, notion, slack = load(tmp_path, OAUTH).providers
+    assert (notion.oauth.client_metadata_url, notion.oauth.client_id) == ("https://tools.example.com/projector/client.json", None)
+    assert (figma.oauth.client_id, figma.oauth.client_secret_env, figma.oauth.scopes, figma.oauth.redirect_port, figma.oauth.grant) == (
+        "projector-figma", "FIGMA_CLIENT_SECRET", ("files:read", "offline_access"), 8765, "authorization_code")
+    assert (linear.oauth.by_client, linear.oauth.client_id) == (False, None)  # projector signs in, with discovery
+    assert slack.oauth.by_client  # each client signs itself in
+    assert (ci.oauth.grant, ci.oauth.private_key_file, ci.oauth.algorithm) == ("client_credentials", "~/keys/ci.pem", "ES256")
+    assert corp.oauth.issuer == "https://auth.example.com"
+    assert (corp.oauth.grant, corp.oauth.idp_token_endpoint, corp.oauth.idp_client_id, corp.oauth.id_token_env) == (
+        "enterprise", "https://idp.example.com/token", "projector", "CORP_ID_TOKEN")
+    assert load(tmp_path, "version: 1\nproviders:\n  docs:\n    url: https://x\n    oauth: false\n").providers[0].oauth is None
+
+
+OAUTH_BAD = [
+    pytest.param("    oauth: clinet\n", 'projector.yaml:5:12: providers.docs.oauth: "clinet" is not a way to sign in (did you mean "client"?): '
+                 'give true (projector signs in once, for every client), "client" (each client signs in itself) or a mapping of settings',
+                 id="oauth-word"),
+    pytest.param("    oauth: {client_ib: x}\n", 'projector.yaml:5:13: providers.docs.oauth.client_ib: unknown key (did you mean "client_id"?) '
+                 "(allowed: client_credentials, client_id, client_metadata_url, client_secret_env, enterprise, redirect_port, scopes); remove it or fix its spelling",
+                 id="oauth-unknown-key"),
+    pytest.param("    oauth: {redirect_port: 80}\n", "projector.yaml:5:28: providers.docs.oauth.redirect_port: 80 is less than the minimum of 1024",
+                 id="privileged-port"),
+    pytest.param("    oauth: {client_credentials: true}\n",
+                 "projector.yaml:5:13: providers.docs.oauth.client_credentials: client_credentials needs the client registered with the "
+                 "server beforehand: give client_id (and client_secret_env for its secret)", id="credentials-without-client-id"),
+    pytest.param("    oauth: {client_id: c, client_credentials: true}\n",
+                 "projector.yaml:5:27: providers.docs.oauth.client_credentials: client_credentials: true signs in with the client's secret: "
+                 "give client_secret_env (the NAME of its variable), or a private key: {private_key_file: ~/key.pem, algorithm: ES256}",
+                 id="credentials-without-secret"),
+    pytest.param("    oauth: {client_id: c, client_credentials: {private_key_file: /k.pem, algorithm: ES265}}\n",
+                 'projector.yaml:5:85: providers.docs.oauth.client_credentials.algorithm: "ES265" is not one of RS256, RS384, RS512, '
+                 'PS256, PS384, PS512, ES256, ES384, ES512 (did you mean "ES256"?)', id="algorithm"),
+    pytest.param("    oauth: {client_id: c, client_credentials: {private_key_file: keys/k.pem}}\n",
+                 "projector.yaml:5:66: providers.docs.oauth.client_credentials.private_key_file: the key file is given as an absolute "
+                 "path or one under ~", id="relative-key-file"),
+    pytest.param("    oauth: {client_id: c, client_secret_env: S, client_credentials: true, redirect_port: 8000}\n",
+                 "projector.yaml:5:75: providers.docs.oauth.redirect_port: client_credentials opens no browser, so there is no redirect; "
+                 "remove redirect_port", id="port-without-browser"),
+    pytest.param("    oauth: {client_id: c, enterprise: {idp_token_endpoint: https://idp/token}}\n",
+                 'projector.yaml:5:39: providers.docs.oauth.enterprise: missing "id_token_env"', id="enterprise-without-token"),
+    pytest.param("    oauth: {client_id: c, client_secret_env: ghp_abcdefghijklmnopqrstuvwxyz0123}\n",
+                 "projector.yaml:5:46: providers.docs.oauth.client_secret_env: this looks like a token itself, not the NAME of a variable: "
+                 "keep the token out of this file (export DOCS_CLIENT_SECRET=... in your shell's profile, or your secret manager) and "
+                 "write client_secret_env: DOCS_CLIENT_SECRET; if it is a real token, treat it as exposed and replace it",
+                 id="pasted-secret"),
+]
+
+
+@pytest.mark.parametrize(("oauth", "message"), OAUTH_BAD)
+def test_bad_oauth_settings_are_named_at_their_place(tmp_path, oauth, message):
+    with pytest.raises(ModelError) as error:
+        load(tmp_path, "version: 1\nproviders:\n  docs:\n    url: https://x\n" + oauth)
+    assert message in str(error.value).replace(str(tmp_path) + "/", "").splitlines()
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8080/mcp", "http://localhost/mcp", "http://[::1]:9/mcp", "http://127.8.0.1/mcp"])

@@ -153,3 +153,14 @@ def test_the_dispatcher_reads_project_files_as_far_as_trust_does():
     from projector.runtime import dispatch
 
     assert dispatch.PROJECT_FILE_LIMIT == projects.MAX_BYTES
+
+
+def test_a_clone_trusted_as_two_repositories_stays_trusted_as_both(sandbox):
+    """A fork's clone names both repositories (origin and upstream) and two repository bindings
+    find it: `projector trust DIR` trusts it for each, and the second did not undo the first."""
+    folder = str(sandbox.home / "src" / "api")
+    projects.trust_clone(folder, "github.com/acme/api", sandbox.env)
+    projects.trust_clone(folder, "github.com/me/api", sandbox.env)
+    assert projects.clone_standing([(folder, "github.com/acme/api"), (folder, "github.com/me/api")], sandbox.env) == {}
+    assert projects.clone_standing([(folder, "github.com/acme/web")], sandbox.env) == {
+        folder: "was trusted as a clone of github.com/acme/api, github.com/me/api, not of github.com/acme/web"}

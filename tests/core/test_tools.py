@@ -8,7 +8,7 @@ import pytest
 
 from projector.core import model, projects, scope
 from projector.core.errors import ModelError
-from projector.core.tools import ToolRule, rule
+from projector.core.tools import AnyRule, ToolRule, any_of, rule
 
 CLIENTS = ("claude-code", "codex")
 
@@ -106,3 +106,14 @@ def test_rule_reads_the_models_mapping():
     assert rule(None) is None
     assert rule({"allow": ["a"], "deny": ["b"]}) == ToolRule(("a",), ("b",))
     assert rule({"deny": ["b"]}) == ToolRule(None, ("b",))
+
+
+def test_several_folders_rules_offer_a_tool_any_of_them_offers():
+    reads, no_admin = ToolRule(allow=("read_*",), deny=("read_secret",)), ToolRule(deny=("admin_*", "read_secret"))
+    both = any_of([reads, no_admin, reads])
+    assert both == AnyRule((reads, no_admin))
+    assert [name for name in ("read_1", "write_1", "admin_1", "read_secret") if both.offers(name)] == ["read_1", "write_1"]
+    assert both.shown() == "any of {allow: [read_*], deny: [read_secret]}, {deny: [admin_*, read_secret]}"
+    assert any_of([reads, reads]) is reads, "one rule stays itself: a session pays what it did"
+    assert any_of([reads, None]) is None, "a folder offering every tool offers them to the session"
+    assert not any_of([]).offers("read_1")

@@ -22,3 +22,14 @@ def test_a_folder_with_an_unset_variable_is_unknown():
     assert expand_folder("~/a/../b/", {"HOME": "/home/me"}) == "/home/me/b"
     assert folder_or_none("$NOPE/x", {"NOPE": ""}) is None
     assert folder_or_none("${W}/x", {"W": "/srv"}) == "/srv/x"
+
+
+def test_a_package_index_or_git_setting_changes_what_runs():
+    """Most servers run as `npx -y PKG` or `uvx PKG`: a variable that moves the registry or the
+    index they install from chooses the code that runs (npm reads its settings in any case)."""
+    from projector.core.variables import changes_what_runs
+
+    for name in ("NPM_CONFIG_REGISTRY", "npm_config_registry", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL",
+                 "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0"):
+        assert changes_what_runs(name), name
+    assert not changes_what_runs("MODE") and not changes_what_runs("UV_CACHE_DIR")

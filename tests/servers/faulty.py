@@ -25,6 +25,9 @@ Hostile ones (issue 25), each bounded in time (``STALL_LIMIT``) and in what it s
 - ``sse-long-line``: a ``tools/call``'s stream sends ``data: xxxx…`` and never a line end;
 - ``sse-long-event``: a ``tools/call``'s stream sends ``data: xxxx`` lines and never a blank line;
 - ``listen-long-line``: the standalone GET stream sends ``data: xxxx…`` and never a line end;
+- ``sse-long-retry``: a ``tools/call``'s stream sends a ``retry`` of 5,000 digits, then its answer;
+- ``sse-odd-id``: a ``tools/call``'s stream sends an event id outside Latin-1 and ends before the
+  answer (its resumption sends that id back in ``Last-Event-ID``);
 - ``sse-chatter``: a ``tools/call``'s stream sends comment lines (``:``) as fast as it can, forever;
 - ``bad-chunked``: a ``tools/call`` is answered chunked, with a chunk size that is not hexadecimal;
 - ``endless-body``: a ``tools/call``'s answer promises 1,000 bytes, sends ten and stalls.
@@ -246,6 +249,17 @@ class Faulty:
         except OSError:
             pass  # the bridge hung up: what it should do
 
+    def _long_retry(self, handler: Any) -> None:
+        handler.close_connection = True
+        answer = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}).encode()
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                            b"retry: " + b"9" * 5000 + b"\n\ndata: " + answer + b"\n\n")
+
+    def _odd_id(self, handler: Any) -> None:
+        handler.close_connection = True
+        handler.wfile.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                            "id: \u20ac-1\nretry: 10\ndata: \n\n".encode())
+
     def _bad_chunked(self, handler: Any) -> None:
         handler.close_connection = True
         handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -262,6 +276,8 @@ _HOSTILE = {
     "sse-long-line": lambda owner, handler: owner._flood(handler, b"data: ", b"x" * (1 << 20)),
     "sse-long-event": lambda owner, handler: owner._flood(handler, b"", b"data: " + b"x" * 1000 + b"\n"),
     "sse-chatter": lambda owner, handler: owner._flood(handler, b"", b":\n" * 2048),
+    "sse-long-retry": Faulty._long_retry,
+    "sse-odd-id": Faulty._odd_id,
     "bad-chunked": Faulty._bad_chunked,
     "endless-body": Faulty._endless_body,
 }

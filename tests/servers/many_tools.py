@@ -5,6 +5,8 @@ Tools: ``read_<n>``, ``write_<n>`` and ``admin_<n>`` for n in 0..count/3 (``--co
 60), each answering ``called <name>``; ``grow`` adds ``read_new`` and ``write_new`` and sends
 ``notifications/tools/list_changed``. ``--page N`` pages ``tools/list`` N tools at a time (the
 cursor is the next index). Every message received is appended, as JSON, to ``$MANY_TOOLS_RECORD``.
+A key written twice in one object counts with its first value (as parsers that stop at the first
+match do), so a test can see that what the bridge let through is what the server reads.
 
     python many_tools.py --count 60 --page 25
 """
@@ -22,6 +24,13 @@ def tool_names(count: int) -> list[str]:
     return [f"{kind}_{n}" for kind in ("read", "write", "admin") for n in range(third)][:count]
 
 
+def first_of_each_key(pairs: list[tuple[str, object]]) -> dict:
+    found: dict = {}
+    for key, value in pairs:
+        found.setdefault(key, value)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=60)
@@ -37,7 +46,7 @@ def main() -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        message = json.loads(line)
+        message = json.loads(line, object_pairs_hook=first_of_each_key)
         if record:
             with open(record, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(message) + "\n")

@@ -21,6 +21,7 @@ from projector.core.record import replace
 
 ADOPTABLE = ("drift", "foreign")
 STATES = {"in-sync": "as projector writes it", "adopted": "adopted already", "add": "not there yet", "update": "projector's, to be updated",
+          "restyle": "projector's (imported), to be written in its spelling",
           "remove": "projector's, to be removed"}
 
 

@@ -19,7 +19,7 @@ from projector.core.record import replace
 
 def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None,
         as_json: bool = False) -> int:
-    from projector.compile.report import diff_stat, unified_diff
+    from projector.compile.report import diff_stat, restyle_lines, restyled, unified_diff
 
     try:
         outcome, written = dry_sync(config, client, force)
@@ -35,14 +35,15 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
         import json
 
         files = [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
-                  "drift": [n for n, s in r.states if s == "drift"], "diff": unified_diff(r, False)} for r in changed + drifted]
+                  "drift": [n for n, s in r.states if s == "drift"], "restyles": restyled(r), "diff": unified_diff(r, False)}
+                 for r in changed + drifted]
         print(json.dumps({"schema": 1, "changes": bool(changed or drifted), "files": files, "warnings": list(outcome.warnings),
                           "errors": [str(p) for p in outcome.problems]}, indent=2))
         return code
     if stat:
-        text = diff_stat(changed + drifted)
-    else:
-        text = "".join(unified_diff(result, colour) for result in changed)
+        text = diff_stat(changed + drifted) + "".join(line + "\n" for line in restyle_lines(changed))
+    else:  # a restyle is said above its file's diff, as drift is (a patch reader skips the lines)
+        text = "".join("".join(f"# {line}\n" for line in restyle_lines([result])) + unified_diff(result, colour) for result in changed)
         text += "".join(f"# {r.shown}: drift {_drift_names(r)} (changed by hand, kept by sync); `projector sync --force` would write:\n"
                         + unified_diff(r, colour) for r in drifted)
     show(text, terminal if pager is None else pager, os.environ)

@@ -17,7 +17,7 @@ from projector.core.errors import ProjectorError, display_path
 from projector.core.locations import home
 from projector.core.invocation import bridge_options
 from projector.core.layers import Provenance
-from projector.core.modeltypes import Binding, Model
+from projector.core.modeltypes import Binding, Model, Provider, token_words
 from projector.core.projects import around, recorded
 
 SCHEMA = 1
@@ -57,7 +57,8 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     )[::-1]
     every = recorded(environ)
     nearby = around(canonical, environ)
-    compiled = plan(model, engine.projector_on_path(environ), bridge_options(model.source, environ), every)
+    projector_path = engine.projector_on_path(environ)
+    compiled = plan(model, projector_path, bridge_options(model.source, environ), every)
     servers = dict(compiled.servers)
     origin = Provenance(model, environ)
     providers = []
@@ -67,19 +68,25 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
             continue
         here = scope.resolve(model, provider, canonical, nearby.trusted)
         server = servers.get(provider.name)
+        kbs = None if here.kbs is None else list(here.kbs)
+        no_entry = None if server else _no_entry(provider, here.bound or model.bound(provider.name), projector_path)
         providers.append(
             {
                 "name": provider.name,
                 "kind": "remote",
-                "kbs": None if here.kbs is None else list(here.kbs),
-                "why": _why(here),
+                "kbs": kbs,
+                "why": f"bound here ({_kbs_words(kbs)}), but {no_entry}" if no_entry and here.bound else _why(here),
+                "no_entry": no_entry,
                 "binding": shown(here.binding.path) if here.binding else None,
                 "project_file": shown(here.project.file) if here.project else None,
                 "dropped": list(here.dropped),
                 "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
+                "auth": _auth(provider, environ),
                 "url": server.url if isinstance(server, HttpServer) else None,
                 "from": _origins(origin, provider.name, here.binding),
                 "tools": _tools(model, provider.name, canonical, nearby.trusted, shown),
+                # the bridge in an unbound folder asks a client that declares roots for them: the roots' KBs and tool rules apply
+                "follows_roots": isinstance(server, StdioServer) and not here.bound,
             }
         )
     entries = {c.id: c.entries(compiled) for c in clients}
@@ -94,11 +101,21 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "project_files": [shown(p.file) for p in nearby.trusted],
         "notices": list(nearby.notices),
         "providers": providers,
+        "left_out": [_left_out(model, p, shown) for p in model.withheld],
         **_hooks(model, nearby.trusted, canonical, shown, origin),
         "clients": {c.id: entries[c.id][0] for c in clients},
         "files": _as_found(results, {c.id: entries[c.id][0] for c in clients}),
         "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
     }
+
+
+def _auth(provider: Any, environ: Mapping[str, str]) -> str:
+    """How a session of ``provider`` authenticates (never the token)."""
+    if provider.oauth is not None:
+        from projector.commands.login import sign_in_state
+
+        return "OAuth: " + sign_in_state(provider, environ)[1].split(": ", 1)[1]
+    return f"the token in ${provider.token_env}" if provider.token_env else "none"
 
 
 def _as_found(results: tuple[engine.FileResult, ...], wanted: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -274,6 +291,31 @@ def _why_local(plan_here: Any) -> str:
     if not plan_here.enabled:
         return "turned off here: no tools, nothing is started"
     return "started in its workspace" if plan_here.root else "no workspace here: started with its own settings"
+
+
+def _kbs_words(kbs: list[str] | None) -> str:
+    return "every KB" if kbs is None else (", ".join(kbs) or "no KB")
+
+
+def _no_entry(provider: Provider, bound: bool, projector_path: str | None) -> str:
+    """Why remote ``provider`` has no entry in any client (compile.plan): it is off, or its
+    bridge cannot be written and its plain HTTP entry would show no KB."""
+    by_client = provider.oauth is not None and provider.oauth.by_client
+    bridge = ("each client signs itself in (oauth: client)" if by_client
+              else "projector is not on PATH" if projector_path is None else None)
+    plain = "its default shows no KB" if provider.default == () else "it is turned off" if not provider.enabled else "it has none"
+    if bound and bridge is not None:
+        until = "" if by_client else " until a sync finds projector on PATH"
+        return f"{bridge}, so no bridge narrows it per folder, and {plain}, so no plain HTTP entry stands in: no tools here{until}"
+    return "it is turned off, and no binding turns it on" if not provider.enabled else plain
+
+
+def _left_out(model: Model, provider: Provider, shown: Any) -> dict[str, Any]:
+    """A token-carrying provider left out because a layer that decides where its token goes is
+    not trusted: that layer, and what to run."""
+    layer = next(layer for layer in model.layers if layer.distrust and provider.name in layer.remote)
+    return {"name": provider.name, "url": provider.url, "token": token_words(provider), "layer": shown(layer.path),
+            "run": f"projector trust {shown(layer.path)}", "why": layer.distrust}
 
 
 def _why(here: scope.Scope) -> str:

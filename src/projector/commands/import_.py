@@ -74,8 +74,8 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
     except files.Busy:
         return busy("nothing was imported")
     if imported.providers:
-        print(f"updated {shown}: `projector diff` shows what sync writes (projector's own shape of each entry; what a client "
-              "reads stays the same), `projector remove` gives every entry back as it is now")
+        print(f"updated {shown}: `projector diff` shows what sync writes (projector's own shape of each entry: where a client "
+              "reads the same server, it says `restyles`), `projector remove` gives every entry back as it is now")
     return 1 if problems else 0
 
 

@@ -30,14 +30,27 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
     report = status_report(outcome)
     report["withdrawn"] = [{"file": display_path(file), "why": why} for file, why in projects.withdrawn(os.environ)]
     report["in_sync"] = report["in_sync"] and not report["withdrawn"]
+    report["sign_in"] = _sign_ins(loaded)
     if as_json:
         report["layers"] = layer_report(loaded, _provenance(loaded))
         print(json.dumps(report, indent=2))
     else:
         for line in status_lines(report):
             print(line)
+        for entry in report["sign_in"]:
+            print(f"sign-in: {entry['state']}")
         report_warnings(outcome)
     return 2 if outcome.problems else (0 if report["in_sync"] else 1)
+
+
+def _sign_ins(loaded: Model) -> list[dict[str, object]]:
+    """Each OAuth provider's sign-in: signed in (until when), expiring, or needing `projector login`."""
+    signing_in = [p for p in loaded.providers if p.oauth is not None]
+    if not signing_in:
+        return []  # commands.login is not imported: status is on the speed guard's budget
+    from projector.commands.login import sign_in_state
+
+    return [{"provider": p.name, "ok": ok, "state": state} for p in signing_in for ok, state in [sign_in_state(p, os.environ)]]
 
 
 def _provenance(loaded: Model) -> Provenance | None:

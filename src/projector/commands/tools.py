@@ -4,7 +4,9 @@ there sees them.
 Each provider is asked the way a client in DIR asks it: through the bridge, started as
 ``projector mcp --provider P`` with DIR as its folder, over stdio (initialize, then every page
 of tools/list). So what it lists is what the folder's rule lets through, whatever the client's
-own filter would add. ``--all`` asks the bridge to keep the hidden tools, marked.
+own filter would add. ``--all`` asks the bridge to keep the hidden tools, marked. ``--root`` (any
+number) makes it a client that declares those roots, as an editor with several folders does: in
+an unbound folder a remote provider follows the roots (core.scope.over_roots).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import select
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from projector.commands.common import err, load_model
@@ -32,7 +35,8 @@ class Unanswered(Exception):
     """The bridge ended, or did not answer in time."""
 
 
-def run(folder: str | None, provider: str | None, config: str | None, show_all: bool, as_json: bool) -> int:
+def run(folder: str | None, provider: str | None, config: str | None, show_all: bool, as_json: bool,
+        roots: tuple[str, ...] = ()) -> int:
     try:
         loaded = load_model(config)
     except ProjectorError as error:
@@ -47,13 +51,17 @@ def run(folder: str | None, provider: str | None, config: str | None, show_all: 
     if provider is not None and provider not in names:
         err(f'error: no provider "{provider}" in {display_path(loaded.source)} (providers: {", ".join(names) or "none"})')
         return 2
+    roots = tuple(os.path.abspath(root) for root in roots)
+    if missing := [root for root in roots if not os.path.isdir(root)]:
+        err(f"error: a root is not a folder: {', '.join(missing)}")
+        return 2
     options = bridge_options(loaded.source, os.environ)
     report = []
     for name in [provider] if provider else names:
-        here = scope.tools(loaded, name, scope.canonical(folder), trusted)
-        entry: dict[str, Any] = {"provider": name, "rule": here.rule.shown() if here.rule else None, "from": _shown(here.source)}
+        rule, source = _rule(loaded, name, scope.canonical(folder), trusted, roots)
+        entry: dict[str, Any] = {"provider": name, "rule": rule.shown() if rule else None, "from": _shown(source)}
         try:
-            entry["tools"] = listed([*_projector(), *bridge_args(name, options), *(["--show-hidden"] if show_all else [])], folder)
+            entry["tools"] = listed([*_projector(), *bridge_args(name, options), *(["--show-hidden"] if show_all else [])], folder, roots)
         except Unanswered as why:
             entry["error"] = str(why)
         report.append(entry)
@@ -62,6 +70,18 @@ def run(folder: str | None, provider: str | None, config: str | None, show_all: 
     else:
         print("\n".join(lines(report, show_all)))
     return 1 if any("error" in entry for entry in report) else 0
+
+
+def _rule(loaded: Any, name: str, folder: str, trusted: tuple[Any, ...], roots: tuple[str, ...]) -> tuple[Any, str]:
+    """The rule the bridge applies for provider ``name`` in ``folder`` to a client declaring
+    ``roots``, and where it came from: the roots' (a remote provider in an unbound folder), else
+    the folder's."""
+    here = scope.tools(loaded, name, folder, trusted)
+    provider = loaded.provider(name)
+    if not roots or provider is None or provider.local or scope.resolve(loaded, provider, folder, trusted).bound:
+        return here.rule, here.source
+    found = scope.over_roots(loaded, provider, [(root, around(root, os.environ).trusted) for root in map(scope.canonical, roots)], here.rule)
+    return found.tools, "roots " + ", ".join(roots)
 
 
 def lines(report: list[dict[str, Any]], show_all: bool) -> list[str]:
@@ -86,12 +106,14 @@ def _projector() -> list[str]:
     return [sys.executable, "-m", "projector"]
 
 
-def listed(command: list[str], folder: str) -> list[dict[str, Any]]:
-    """Every tool the bridge started with ``command`` in ``folder`` lists, each ``{name, hidden}``."""
+def listed(command: list[str], folder: str, roots: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Every tool the bridge started with ``command`` in ``folder`` lists, each ``{name, hidden}``;
+    ``roots``: the client declares them and answers ``roots/list`` with them."""
     process = subprocess.Popen(command, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    talk = _Talk(process)
+    talk = _Talk(process, roots)
     try:
-        talk.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "projector-tools", "version": "1"}})
+        capabilities = {"roots": {}} if roots else {}
+        talk.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": {"name": "projector-tools", "version": "1"}})
         talk.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         tools: list[dict[str, Any]] = []
         after = None  # the page marker the last page gave
@@ -107,8 +129,9 @@ def listed(command: list[str], folder: str) -> list[dict[str, Any]]:
 
 
 class _Talk:
-    def __init__(self, process: subprocess.Popen[bytes]):
+    def __init__(self, process: subprocess.Popen[bytes], roots: tuple[str, ...] = ()):
         self.process = process
+        self.roots = [{"uri": Path(root).as_uri()} for root in roots]
         self.ids = 0
         self.buffer = b""
 
@@ -126,6 +149,9 @@ class _Talk:
         deadline = time.monotonic() + WAIT
         while True:
             message = self._next(deadline)
+            if message.get("method") == "roots/list" and "id" in message:
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": {"roots": self.roots}})
+                continue
             if message.get("id") != self.ids or "method" in message:
                 continue  # a notification, or the server's own request: not the answer
             if "error" in message:

@@ -128,11 +128,15 @@ def layer_summary(data: Mapping[str, Any], loaded: Model, layer: Layer) -> list[
     """One line for each thing a model layer says that runs or sends a token: its local servers,
     hooks and token-carrying providers, at the top level and in its bindings."""
     lines = []
+
+    def sends(name: str) -> str | None:
+        provider = loaded.provider(name) or next((p for p in loaded.withheld if p.name == name), None)
+        return None if provider is None else f"sends {token_words(provider)} to {provider.url}"
+
     for name, spec in (data.get("providers") or {}).items():
         if name in layer.remote:
-            provider = loaded.provider(name) or next((p for p in loaded.withheld if p.name == name), None)
-            if provider is not None:
-                lines.append(f"provider {name}: sends {token_words(provider)} to {provider.url}")
+            if said := sends(name):
+                lines.append(f"provider {name}: " + ("turns it on; " if spec.get("enabled") is True else "") + said)
         elif said := runs_words(spec):
             lines.append(f"local server {name}: {'; '.join(said)}")
     lines += [f"hook {name}: {_hook_words(spec)}" for name, spec in (data.get("hooks") or {}).items()]
@@ -145,6 +149,8 @@ def layer_summary(data: Mapping[str, Any], loaded: Model, layer: Layer) -> list[
         for name, value in (binding or {}).items():
             if name == "hooks":
                 lines += [f"hook {hook} (binding {raw}): {_hook_words(spec)}" for hook, spec in (value or {}).items()]
+            elif name in layer.remote and isinstance(value, Mapping) and value.get("enabled") is True and (said := sends(name)):
+                lines.append(f"provider {name} (binding {raw}): turns it on; {said}")
             elif name not in RESERVED and (said := _settings_words(value)):
                 lines.append(f"local server {name} (binding {raw}): {said}")
     return lines

@@ -210,7 +210,8 @@ def _decide(
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
                      "trust": lambda name, value: False}[target.kind]
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
-                             record.taken if record else None, keeps_originals=target.kind == "servers")
+                             record.taken if record else None, keeps_originals=target.kind == "servers",
+                             same_server=_reads_the_same(target.client))
         decision = _with_original_text(decision, document, target.key)
     why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
     if why is not None:
@@ -243,6 +244,18 @@ def _decide(
         after = None
     gone = folders if after is None and not target.is_project else ()
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
+
+
+def _reads_the_same(client: Client) -> Callable[[str, Any, Any], bool]:
+    """Whether ``client`` reads the same server from two entries (compile.importing's read side;
+    imported only when an update asks: a sync of projector's own entries never does)."""
+
+    def same(name: str, before: Any, after: Any) -> bool:
+        from projector.compile.importing import same_server
+
+        return same_server(client, name, before, after)
+
+    return same
 
 
 def _missing_folders(path: Path) -> tuple[str, ...]:

@@ -112,6 +112,8 @@ def server_of(entry: Found) -> Server | str:
     known |= {reading.env_key} if reading.env_key else set()
     usual = dict(reading.default_values) | _written(client) | {"disabled": False}
     unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])]
+    if url is not None and _transport(value):  # projector's entries speak streamable HTTP: written so, it would stop working
+        unsaid.append("transport SSE (projector's entry would speak streamable HTTP)")
     if url is not None:
         return _remote(entry, url, unsaid)
     command = reading.command_of(value)
@@ -123,6 +125,27 @@ def server_of(entry: Found) -> Server | str:
         return (f"argument {secret + 1} looks like a secret, and the model's args name no variables; left as it is "
                 "(put the secret in a variable the server reads, then import again)")
     return _local(entry, command[0], args, unsaid)
+
+
+def same_server(client: Client, name: str, before: Any, after: Any) -> bool:
+    """Whether entry ``after`` is ``before`` in another spelling: the client reads the same server
+    from both (what ``server_of`` gives back is equal: the same URL or command, args, cwd, env and
+    token variable, with nothing the model cannot say), over the same transport: an SSE entry
+    written as streamable HTTP is a real change, and so is a URL under another of the client's
+    URL keys (some clients tell the transport by the key: "url" is SSE, "httpUrl" streamable
+    HTTP); and not one its client may skip for lack of a ``type`` the other spells out (one
+    client skips an untyped HTTP entry). Anything else, and anything read from a secret written
+    out, is a real change."""
+    read = [server_of(Found(client, Path(), "", name, value)) for value in (before, after)]
+    if not isinstance(read[0], Server) or read[0] != read[1]:
+        return False
+    keys = [next((key for key in client.reading.url_keys if key in value), None) for value in (before, after)]
+    return keys[0] == keys[1] and _transport(before) == _transport(after) and ("type" in before or "type" not in after)
+
+
+def _transport(value: Mapping[str, Any]) -> bool:
+    """Whether the entry speaks SSE, the older HTTP transport (``type`` or ``transport``)."""
+    return any("sse" in str(value.get(key, "")).lower() for key in ("type", "transport"))
 
 
 def secret_argument(args: list[str], index: int) -> bool:

@@ -93,16 +93,21 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
             warnings.append(insecure_warning(provider, host))
         pass_env = (provider.token_env,) if provider.token_env else ()
         bridge: StdioServer | str = StdioServer(projector_path, args_for(provider.name), pass_env) if projector_path else "projector is not on PATH"
-        if provider.oauth:
-            bridge = "it signs in with OAuth, which the bridge does not speak yet"
-        if bound and isinstance(bridge, StdioServer):
+        by_client = provider.oauth is not None and provider.oauth.by_client
+        signs_in = provider.oauth is not None and not by_client  # one sign-in (projector login) for every client: the bridge
+        if by_client:
+            bridge = "each client signs itself in (oauth: client)"
+        if (bound or signs_in) and isinstance(bridge, StdioServer):
             servers.append((provider.name, bridge))
             continue
         if bound:
             warnings.append(
                 f'provider "{provider.name}" has bindings but {bridge}: its plain HTTP entry was written, so its '
-                "bindings will not narrow the tools" + ("" if provider.oauth else " until a sync finds projector on PATH")
+                "bindings will not narrow the tools" + ("" if by_client else " until a sync finds projector on PATH")
             )
+        elif signs_in:
+            warnings.append(f'provider "{provider.name}" signs in through projector, which is not on PATH: its plain HTTP entry '
+                            "was written (each client signs itself in) until a sync finds projector on PATH")
         server = _direct(provider)
         if server is not None:
             servers.append((provider.name, server))

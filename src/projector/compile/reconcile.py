@@ -35,7 +35,8 @@ class Decision(Record):
     edits: dict[str, Any | None]  # name -> new value, or None to remove
     owned: dict[str, str]  # name -> hash of what the file holds for us afterwards
     notes: tuple[str, ...]
-    states: tuple[tuple[str, str], ...] = ()  # name -> in-sync | add | update | remove | give-back | drift | foreign | adopted
+    # name -> in-sync | add | update | restyle | remove | give-back | drift | foreign | adopted
+    states: tuple[tuple[str, str], ...] = ()
     adopted: dict[str, str] = Factory(dict)  # name -> hash of the entry projector would write, when adopted
     # name -> the user's original of an entry projector manages: {"value": ..., "text": ...}
     # (an entry taken over at this sync has no "text" yet: the engine reads it from the file)
@@ -60,6 +61,7 @@ def reconcile(
     client: str = "CLIENT",
     taken: Mapping[str, Mapping[str, Any]] | None = None,
     keeps_originals: bool = True,
+    same_server: Callable[[str, Any, Any], bool] | None = None,
 ) -> Decision:
     """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
     its predecessor) writes; ``reading``: how the file's client reads an entry back.
@@ -67,7 +69,9 @@ def reconcile(
     hash of the entry projector wanted then: kept as they are while it wants the same.
     ``taken``: the originals of entries projector took over (the ledger's); ``keeps_originals``:
     whether an entry taken over now keeps its original (server entries; a hook group that runs
-    projector's dispatcher is projector's whoever wrote it)."""
+    projector's dispatcher is projector's whoever wrote it). ``same_server(name, before, after)``:
+    whether the client reads the same server from both entries: an update of an entry still as
+    the user had it (its original taken over) that only respells it is a ``restyle``."""
     current = current or {}
     adopted = adopted or {}
     taken = taken or {}
@@ -98,7 +102,9 @@ def reconcile(
             kept[name], still_adopted[name], states[name] = owned[name], adopted[name], "adopted"
             continue
         elif unchanged or (name in owned and force):
-            edits[name], states[name] = value, "update"
+            restyle = (name in taken and same_server is not None and reading.normal(present) == reading.normal(taken[name]["value"])
+                       and same_server(name, present, value))
+            edits[name], states[name] = value, "restyle" if restyle else "update"
         elif name in owned:
             notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept '
                          f"(`projector adopt {client} {name}` keeps it for good, --force overwrites)")

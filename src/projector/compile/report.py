@@ -70,9 +70,24 @@ def action(result: FileResult) -> str:
 WOULD = {"created": "would create", "removed": "would remove", "updated": "would update"}
 
 
+RESTYLED = "the same server, in projector's spelling; `projector remove` gives back your text"
+
+
+def restyled(result: FileResult) -> list[str]:
+    """The entries whose change only respells what the user had (the client reads the same server)."""
+    return [name for name, state in result.states if state == "restyle"]
+
+
+def restyle_lines(results: list[FileResult]) -> list[str]:
+    """One line per entry a sync would only restyle (for diff, before each file's diff)."""
+    return [f"restyles {name} in {result.shown} ({RESTYLED})" for result in results for name in restyled(result)]
+
+
 def change_line(result: FileResult, dry_run: bool = False) -> str:
     verb = action(result)
     line = f"{WOULD[verb] if dry_run else verb} {result.shown} ({result.target.shadows})"
+    if restyled(result):
+        line += f": {'restyles' if dry_run else 'restyled'} {', '.join(restyled(result))} ({RESTYLED})"
     pruned = [name for name, state in result.states if state == "remove"]
     back = [name for name, state in result.states if state == "give-back"]
     if result.target.is_project and pruned:
@@ -188,6 +203,7 @@ STATE_WORDS = {
     "foreign": "your own (projector did not write it): sync leaves it",
     "add": "not written yet: sync writes it",
     "update": "differs: sync rewrites it",
+    "restyle": "yours as you wrote it: sync writes the same server in projector's spelling",
     "remove": "removed from the model: sync takes it out",
     "give-back": "yours, taken over before: sync gives it back as it was",
 }
@@ -210,6 +226,8 @@ def explain_lines(report: dict[str, Any], verbose: bool = False) -> list[str]:
     lines += [f"notice: {b['repo']['distrust']}" for b in bindings if (b.get("repo") or {}).get("distrust")]
     for provider in report["providers"]:
         lines += _local_lines(provider, layered) if provider.get("kind") == "local" else _remote_lines(provider, layered)
+    for left in report.get("left_out", []):
+        lines += [_left_out_line(left), f"  why: {left['why']}"]
     lines += _hook_lines(report, layered)
     files = report.get("files") or {}
     for client, entries in report["clients"].items():
@@ -240,9 +258,9 @@ def _explain_summary(report: dict[str, Any]) -> list[str]:
             runs = f": runs {' '.join([provider['command'], *provider['args']])} in {provider['cwd']}" if provider["runs"] else ""
             lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}" + _tools_words(provider))
         else:
-            kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
-            source = provider["binding"] or provider.get("project_file")
-            lines.append(f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "") + _tools_words(provider))
+            signs_in = f"; authenticates with {provider['auth']}" if str(provider.get("auth", "")).startswith("OAuth") else ""
+            lines.append(_remote_head(provider) + _tools_words(provider) + signs_in)
+    lines += [_left_out_line(left) for left in report.get("left_out", [])]
     for hook in report["hooks"]:
         state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
         lines.append(f"hook {hook['name']}: on {hook['event']} {state}")
@@ -302,10 +320,21 @@ def _hook_lines(report: dict[str, Any], layered: bool = False) -> list[str]:
     return lines
 
 
-def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
+def _remote_head(provider: dict[str, Any]) -> str:
+    """A remote provider's first line: the KBs this folder gets and why, or that it gets no entry."""
     kbs = "every KB" if provider["kbs"] is None else (", ".join(provider["kbs"]) or "no KB")
     source = provider["binding"] or provider.get("project_file")
-    lines = [f"provider {provider['name']}: {kbs} — {provider['why']}" + (f" ({source})" if source else "")]
+    gets = "no entry" if provider.get("no_entry") and source else kbs
+    return f"provider {provider['name']}: {gets} — {provider['why']}" + (f" ({source})" if source else "")
+
+
+def _left_out_line(left: dict[str, Any]) -> str:
+    return (f"provider {left['name']}: left out — {left['layer']} decides where {left['token']} goes ({left['url']}) "
+            f"and is not trusted: review it, then run `{left['run']}`")
+
+
+def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
+    lines = [_remote_head(provider)]
     lines += _from_lines(provider) if layered else []
     if provider["dropped"]:
         lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
@@ -313,16 +342,23 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     if provider["entry"] == "http":
         lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
     elif provider["entry"] == "none":
-        lines.append("  entry: none (its default shows no KB)")
+        lines.append(f"  entry: none ({provider.get('no_entry') or 'its default shows no KB'})")
     else:
         lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+    if provider.get("auth") and provider["auth"] != "none":
+        lines.append(f"  authenticates with {provider['auth']}")
+    if provider.get("follows_roots"):
+        lines.append("  a client declaring roots gets their bindings' KBs, and a tool any of their rules offers"
+                     " (projector tools --root)")
     return lines
 
 
 def _tools_words(provider: dict[str, Any]) -> str:
-    """The provider's tool rule here, on its summary line (none: every tool, nothing said)."""
+    """The provider's tool rule here, on its summary line (none: every tool, nothing said; a
+    bridge that follows a client's roots says so)."""
     tools = provider.get("tools")
-    return f"; tools: {tools['shown']}" if tools else ""
+    roots = "; a client's roots: their KBs and tools" if provider.get("follows_roots") else ""
+    return (f"; tools: {tools['shown']}" if tools else "") + roots
 
 
 def _tool_lines(provider: dict[str, Any]) -> list[str]:

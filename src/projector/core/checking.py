@@ -171,6 +171,12 @@ def _schema_problem(data: Any, shown: str, error: Any) -> Problem:
         return problem(data, shown, path, f"expected {words}, got {_kind(instance)}")
     if validator == "const" and path == ("version",):
         return problem(data, shown, path, f"unsupported version {instance!r}: this projector reads version 1")
+    if validator == "const" and path and path[-1] == "oauth":
+        return problem(data, shown, path, f"{quoted(instance)} is not a way to sign in{did_you_mean(instance, ['client'])}: give true "
+                       '(projector signs in once, for every client), "client" (each client signs in itself) or a mapping of settings')
+    if validator == "enum":
+        options = [str(option) for option in error.validator_value]
+        return problem(data, shown, path, f"{quoted(instance)} is not one of {', '.join(options)}{did_you_mean(instance, options)}")
     if validator == "uniqueItems":
         return problem(data, shown, path, "an item is listed twice; list each once")
     if validator == "pattern":
@@ -219,7 +225,7 @@ _TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-",
                    "glpat-", "AKIA", "eyJ", "Bearer ")
 
 
-def pasted_token(value: str, provider: str) -> str | None:
+def pasted_token(value: str, provider: str, key: str = "token_env", suffix: str = "_TOKEN") -> str | None:
     """What to say when ``token_env`` holds what looks like a token itself (a known token prefix,
     or a long mixed-case string of letters and digits no one names a variable by); None when it
     reads as a variable's name. The message never repeats the value: it may be a secret."""
@@ -233,9 +239,9 @@ def pasted_token(value: str, provider: str) -> str | None:
     )
     if not (value.startswith(_TOKEN_PREFIXES) or long_and_random):
         return None
-    name = re.sub(r"\W", "_", provider).upper() + "_TOKEN"
+    name = re.sub(r"\W", "_", provider).upper() + suffix
     return (f"this looks like a token itself, not the NAME of a variable: keep the token out of this file (export "
-            f"{name}=... in your shell's profile, or your secret manager) and write token_env: {name}; if it is a real "
+            f"{name}=... in your shell's profile, or your secret manager) and write {key}: {name}; if it is a real "
             "token, treat it as exposed and replace it")
 
 

@@ -459,12 +459,13 @@ def hook_layers(merged: Merged) -> dict[int, list[str]]:
 TOKEN_KEYS = ("url", "token_env", "oauth", "insecure")  # what decides where a provider's token goes, and how
 
 
-def remote_layers(merged: Merged) -> dict[int, list[str]]:
+def remote_layers(merged: Merged, reads: list[Read]) -> dict[int, list[str]]:
     """For each layer, the remote providers that carry a token (a ``token_env``, an OAuth
-    sign-in) whose url, token_env, oauth or insecure it gives (adding the provider gives them):
-    it decides where one of the user's secrets goes, so they are left out while that layer is
-    not trusted (the model's own file needs no trust). Narrowing (kbs, default, enabled: false)
-    needs none."""
+    sign-in) whose url, token_env, oauth or insecure it gives (adding the provider gives them),
+    or that it turns on (``enabled: true``, in the provider or a binding) where another layer
+    turned them off: it decides where one of the user's secrets goes, so they are left out while
+    that layer is not trusted (the model's own file needs no trust). Narrowing (kbs, default,
+    enabled: false) needs none."""
     found: dict[int, set[str]] = {}
     for name, spec in (merged.data.get("providers") or {}).items():
         if "url" not in spec or not (spec.get("token_env") or spec.get("oauth")):
@@ -473,7 +474,30 @@ def remote_layers(merged: Merged) -> dict[int, list[str]]:
             found_at = merged.origins.find(("providers", name, key)) if key in spec else None
             if found_at is not None:
                 found.setdefault(found_at[0], set()).add(name)
+        turned_off = _turning_off(reads, name)
+        for index in _turning_on(merged, name):
+            if turned_off - {index}:
+                found.setdefault(index, set()).add(name)
     return {index: sorted(names) for index, names in found.items()}
+
+
+def _turning_off(reads: list[Read], name: str) -> set[int]:
+    """The layers that say ``enabled: false`` of provider ``name``, in the provider or in a binding."""
+    off = set()
+    for index, read in enumerate(reads):
+        spec = (read.data.get("providers") or {}).get(name)
+        settings = [spec, *((binding or {}).get(name) for binding in (read.data.get("bindings") or {}).values())]
+        if any(isinstance(said, Mapping) and said.get("enabled") is False for said in settings):
+            off.add(index)
+    return off
+
+
+def _turning_on(merged: Merged, name: str) -> set[int]:
+    """The layers whose ``enabled: true`` of provider ``name`` stands in the merged model, in the provider or in a binding."""
+    paths = [("providers", name, "enabled")] if (merged.data["providers"].get(name) or {}).get("enabled") is True else []
+    paths += [("bindings", folder, name, "enabled") for folder, binding in merged.data["bindings"].items()
+              if isinstance(binding.get(name), Mapping) and binding[name].get("enabled") is True]
+    return {found[0] for found in map(merged.origins.find, paths) if found is not None}
 
 
 def _touching(merged: Merged, names: list[str], top: tuple[str, ...], within: tuple[str, ...]) -> dict[int, list[str]]:
@@ -559,7 +583,7 @@ def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, .
         order = {read.shown: index for index, read in enumerate(gathered.reads)}
         raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
     index_of = {id(read): index for index, read in enumerate(gathered.reads)}
-    local, hooks, remote = local_layers(merged), hook_layers(merged), remote_layers(merged)
+    local, hooks, remote = local_layers(merged), hook_layers(merged), remote_layers(merged, gathered.reads)
     return {
         "root": str(path),
         "files": [[file, text, stats.get(file)] for file, text in gathered.files],

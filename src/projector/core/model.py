@@ -53,7 +53,7 @@ def checked_text(text: str, path: Path, environ: Mapping[str, str], known_client
 
 
 
-CACHE_SCHEMA = 4  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks, 4 its token-carrying providers
+CACHE_SCHEMA = 5  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks, 4 its token-carrying providers, 5 those it turns on
 
 
 def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path,

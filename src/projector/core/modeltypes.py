@@ -53,6 +53,25 @@ class Settings(Record):
         return replace(base, **merged)
 
 
+class OAuth(Record):
+    """How a provider signs in with OAuth (``oauth:`` in the model)."""
+
+    by_client: bool = False  # "client": each client signs itself in (today's plain entry); else projector does, once
+    client_id: str | None = None  # pre-registered; None: a Client ID Metadata Document or Dynamic Client Registration
+    client_secret_env: str | None = None  # NAME of the variable holding that client's secret
+    client_metadata_url: str | None = None  # a Client ID Metadata Document's https URL, used as the client id where supported
+    scopes: tuple[str, ...] | None = None  # None: those the challenge or the server's metadata names
+    redirect_port: int | None = None  # a fixed loopback port for the redirect; None: any free one
+    grant: str = "authorization_code"  # or "client_credentials" (no person), or "enterprise" (an IdP's token exchanged)
+    private_key_file: str | None = None  # client_credentials with a signed JWT (RFC 7523) instead of a secret
+    algorithm: str | None = None  # that JWT's algorithm
+    issuer: str | None = None  # enterprise: the server's authorization server, configured (never discovered)
+    idp_token_endpoint: str | None = None  # enterprise: the identity provider's token endpoint
+    idp_client_id: str | None = None
+    idp_client_secret_env: str | None = None
+    id_token_env: str | None = None  # enterprise: NAME of the variable holding the IdP's ID token
+
+
 class Provider(Record):
     """A named MCP server: remote (url) or local (command)."""
 
@@ -66,7 +85,7 @@ class Provider(Record):
     cwd: str | None = None
     env: Env = ()
     enabled: bool = True
-    oauth: bool = False  # remote: it signs users in with OAuth (the client does), not with a token variable
+    oauth: OAuth | None = None  # remote: it signs users in with OAuth (core.modeltypes.OAuth), not with a token variable
     shared: bool | None = None
     linger: float | None = None
     listen: bool = False  # remote: the bridge opens the GET stream for the server's own requests
@@ -286,13 +305,38 @@ def provider(name: str, spec: Mapping[str, Any]) -> Provider:
         cwd=spec.get("cwd"),
         env=_env(spec.get("env")) or (),
         enabled=spec.get("enabled", True),
-        oauth=bool(spec.get("oauth", False)),
+        oauth=oauth(spec.get("oauth")),
         shared=spec.get("shared"),
         linger=spec.get("linger"),
         listen=bool(spec.get("listen", False)),
         timeout=float(spec.get("timeout", Provider.timeout)),
         tools=rule(spec.get("tools")),
         insecure=bool(spec.get("insecure", False)),
+    )
+
+
+def oauth(value: Any) -> OAuth | None:
+    """A provider's ``oauth``: false/absent (None), true, "client", or a mapping of settings."""
+    if not value:
+        return None
+    if not isinstance(value, Mapping):
+        return OAuth(by_client=value == "client")
+    credentials, enterprise = value.get("client_credentials"), value.get("enterprise") or {}
+    key = credentials if isinstance(credentials, Mapping) else {}
+    return OAuth(
+        client_id=value.get("client_id"),
+        client_secret_env=value.get("client_secret_env"),
+        client_metadata_url=value.get("client_metadata_url"),
+        scopes=_strings(value.get("scopes")),
+        redirect_port=value.get("redirect_port"),
+        grant="client_credentials" if credentials else "enterprise" if enterprise else "authorization_code",
+        private_key_file=key.get("private_key_file"),
+        algorithm=key.get("algorithm", "RS256") if key else None,
+        issuer=enterprise.get("issuer"),
+        idp_token_endpoint=enterprise.get("idp_token_endpoint"),
+        idp_client_id=enterprise.get("idp_client_id"),
+        idp_client_secret_env=enterprise.get("idp_client_secret_env"),
+        id_token_env=enterprise.get("id_token_env"),
     )
 
 

@@ -115,8 +115,19 @@ def layer_standing(layers: list[tuple[str, str]], environ: Mapping[str, str]) ->
 
 def trust_clone(folder: str, repo: str, environ: Mapping[str, str]) -> None:
     """Record canonical ``folder`` as trusted as a clone of ``repo`` (normalised, core.repos): what
-    a repository binding runs (local servers, hooks, env files, direnv) may run there."""
-    _update(environ, lambda records: records.__setitem__(folder, {"kind": CLONE, "repo": repo}))
+    a repository binding runs (local servers, hooks, env files, direnv) may run there. A clone may
+    be trusted as several (a fork's names its own repository and the one it came from)."""
+    def add(records: dict[str, Any]) -> None:
+        before = records.get(folder) or {}
+        repos = _clone_repos(before) if before.get("kind") == CLONE else []
+        records[folder] = {"kind": CLONE, "repos": sorted({*repos, repo})}
+
+    _update(environ, add)
+
+
+def _clone_repos(record: Mapping[str, Any]) -> list[str]:
+    """The repositories a clone's record trusts it as (a record written before holds one, "repo")."""
+    return list(record.get("repos") or ([record["repo"]] if "repo" in record else []))
 
 
 def clone_standing(clones: Iterable[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
@@ -128,8 +139,8 @@ def clone_standing(clones: Iterable[tuple[str, str]], environ: Mapping[str, str]
         record = records.get(folder) or {}
         if record.get("kind") != CLONE:
             states[folder] = "is not trusted"
-        elif record.get("repo") != repo:
-            states[folder] = f"was trusted as a clone of {record.get('repo')}, not of {repo}"
+        elif repo not in (repos := _clone_repos(record)):
+            states[folder] = f"was trusted as a clone of {', '.join(repos)}, not of {repo}"
     return states
 
 

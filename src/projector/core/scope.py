@@ -16,7 +16,7 @@ import os
 from projector.core.folders import Worktree, canonical, contains, seen_from, worktree
 from projector.core.modeltypes import Binding, KbSet, Model, Project, Provider, Settings
 from projector.core.record import Record
-from projector.core.tools import ToolRule
+from projector.core.tools import AnyRule, ToolRule, any_of
 
 
 class Placement(Record):
@@ -174,6 +174,28 @@ def union(scopes: list[Scope]) -> KbSet:
     for scope in scopes:
         merged += [kb for kb in scope.kbs or () if kb not in merged]
     return tuple(merged)
+
+
+class Roots(Record):
+    """What a session over a client's roots shows: the KB set and the tool rule."""
+
+    kbs: KbSet
+    tools: ToolRule | AnyRule | None  # None: every tool
+
+
+def over_roots(model: Model, provider: Provider, roots: list[tuple[str, tuple[Project, ...]]], unbound_rule: ToolRule | None) -> Roots:
+    """The KB set and tool rule of a session over ``roots`` (canonical folders, each with the
+    project files trusted around it). The roots bound for the provider decide both: the union of
+    their KB sets, and a tool offered when any of their rules offers it (a root whose workspace
+    says no rule counts with the provider's; a root that shows no KB offers no tool, as it adds
+    no KB). A root outside every workspace adds neither KBs nor tools when another root is bound;
+    none bound: the provider's default set and ``unbound_rule``, as in the bridge's own folder."""
+    placed = [(resolve(model, provider, root, trusted), root, trusted) for root, trusted in roots]
+    bound = [(here, root, trusted) for here, root, trusted in placed if here.bound]
+    if not bound:
+        return Roots(unbound(provider), unbound_rule)
+    rules = (tools(model, provider.name, root, trusted).rule for here, root, trusted in bound if not here.empty)
+    return Roots(union([here for here, _, _ in bound]), any_of(rules))
 
 
 def root_path(uri: object) -> str | None:

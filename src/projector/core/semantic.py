@@ -123,6 +123,8 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
             problems.append(places.problem(at + (key,), f'"{key}" is not a setting of a {kind} provider; remove it', key=True))
         if provider.get("oauth") and "token_env" in provider:
             problems.append(places.problem(at + ("oauth",), 'give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both', key=True))
+        if isinstance(provider.get("oauth"), Mapping):
+            problems += _oauth_problems(places, at + ("oauth",), provider["oauth"], str(name))
         mounted = provider.get("kbs")
         for index, kb in enumerate(provider.get("default") or []):
             if mounted is not None and kb not in mounted:
@@ -130,13 +132,50 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
     return problems
 
 
-URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:")  # ${VAR}, $VAR, {env:VAR} (one client's spelling)
+_SECRET_KEYS = (("client_secret_env", "_CLIENT_SECRET"), ("enterprise", "idp_client_secret_env", "_IDP_SECRET"),
+                ("enterprise", "id_token_env", "_ID_TOKEN"))
+
+
+def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any], provider: str) -> list[Problem]:
+    """What the schema cannot say of a provider's OAuth settings: which grant needs which
+    setting, and a secret pasted where its variable's name belongs."""
+    problems: list[Problem] = []
+    credentials, enterprise = oauth.get("client_credentials"), oauth.get("enterprise")
+    for *path, suffix in _SECRET_KEYS:
+        value = oauth.get(path[0]) if len(path) == 1 else (oauth.get(path[0]) or {}).get(path[1])
+        if isinstance(value, str) and (message := pasted_token(value, provider, path[-1], suffix)):
+            problems.append(places.problem(at + tuple(path), message))
+    grant = "client_credentials" if credentials else "enterprise" if enterprise else None
+    if credentials and enterprise:
+        problems.append(places.problem(at + ("enterprise",), 'give either "client_credentials" (the client signs in as itself) or '
+                                       '"enterprise" (an identity provider\'s token is exchanged), not both', key=True))
+    if grant and "client_id" not in oauth:
+        problems.append(places.problem(at + (grant,), f'{grant} needs the client registered with the server beforehand: '
+                                       "give client_id (and client_secret_env for its secret)", key=True))
+    if credentials is True and "client_secret_env" not in oauth:
+        problems.append(places.problem(at + ("client_credentials",), "client_credentials: true signs in with the client's secret: give "
+                                       "client_secret_env (the NAME of its variable), or a private key: "
+                                       "{private_key_file: ~/key.pem, algorithm: ES256}", key=True))
+    if grant and "redirect_port" in oauth:
+        problems.append(places.problem(at + ("redirect_port",), f"{grant} opens no browser, so there is no redirect; remove "
+                                       "redirect_port", key=True))
+    key_file = credentials.get("private_key_file") if isinstance(credentials, Mapping) else None
+    if isinstance(key_file, str) and not key_file.startswith(("/", "~")):
+        problems.append(places.problem(at + ("client_credentials", "private_key_file"),
+                                       "the key file is given as an absolute path or one under ~"))
+    return problems
+
+
+URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:|\{file:")  # ${VAR}, $VAR; one client's {env:VAR} and {file:PATH}
 
 
 def _url_problems(places: Places, at: tuple[Any, ...], url: Any) -> list[Problem]:
     if not isinstance(url, str):
         return []
     reference = URL_VARIABLE.search(url)
+    if reference is not None and reference.group(0) == "{file:":  # a client that reads the file into its config's text
+        return [places.problem(at + ("url",), f"{quoted(url)} refers to a file ({{file:...), whose text one client puts in its "
+                               "place, and so sends to that URL: write the URL out")]
     if reference is not None:
         return [places.problem(at + ("url",), f"{quoted(url)} refers to a variable ({reference.group(0)}...), which clients "
                                "copy as written or expand on their own terms (a variable would decide where the token goes): "

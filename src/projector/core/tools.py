@@ -7,6 +7,10 @@ there is an ``allow`` list, matches one of it: deny wins, no ``allow`` allows al
 rule that applies replaces the others whole (a folder's rule replaces the provider's), as a KB
 set does.
 
+A session over several folders (a client's ``roots``, in an unbound folder) is offered a tool when
+any of its folders' rules offers it: an ``AnyRule``. ``any_of`` gives the one rule itself where
+there is one (or None where one folder allows every tool), so one rule costs what it did.
+
 The bridge asks ``offers`` once per listed tool and once per ``tools/call``: the patterns are
 compiled into one regular expression per list, so 500 names cost 500 matches.
 """
@@ -20,7 +24,7 @@ from projector.core.record import Record
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 GLOB_CHARACTERS = "*?["
@@ -50,18 +54,49 @@ class ToolRule(Record):
         return "{" + ", ".join(parts) + "}" if parts else "{} (every tool)"
 
 
-_judges: dict[ToolRule, Callable[[object], bool]] = {}
+class AnyRule(Record):
+    """Several folders' rules together: a tool is offered when any of them offers it (made by
+    ``any_of``, which never makes one of fewer than two rules)."""
+
+    rules: tuple[ToolRule, ...]
+
+    def offers(self, name: object) -> bool:
+        return judge(self)(name)
+
+    @property
+    def exact(self) -> bool:
+        return all(rule.exact for rule in self.rules)
+
+    def shown(self) -> str:
+        return "any of " + ", ".join(rule.shown() for rule in self.rules)
 
 
-def judge(rule: ToolRule) -> Callable[[object], bool]:
+def any_of(rules: Iterable[ToolRule | None]) -> ToolRule | AnyRule | None:
+    """The rule of a session over several folders, from each folder's rule (None: every tool):
+    None when one of them allows every tool, the rule itself when they all say the same, else an
+    ``AnyRule``. No rule at all offers nothing."""
+    distinct: list[ToolRule] = []
+    for rule in rules:
+        if rule is None:
+            return None
+        if rule not in distinct:
+            distinct.append(rule)
+    if not distinct:
+        return ToolRule(allow=())
+    return distinct[0] if len(distinct) == 1 else AnyRule(tuple(distinct))
+
+
+_judges: dict[ToolRule | AnyRule, Callable[[object], bool]] = {}
+
+
+def judge(rule: ToolRule | AnyRule) -> Callable[[object], bool]:
     """``rule.offers`` as one function, made once per rule: the patterns compiled into one
     expression per list, and each name's verdict kept (a session lists the same names again
     after every list_changed; a filtered list asks it once per tool)."""
     found = _judges.get(rule)
     if found is not None:
         return found
-    allowed = _one(rule.allow) if rule.allow is not None else None
-    denied = _one(rule.deny) if rule.deny else None
+    decide = _any(rule) if isinstance(rule, AnyRule) else _decide(rule)
     verdicts: dict[str, bool] = {}
 
     def offers(name: object) -> bool:
@@ -69,13 +104,26 @@ def judge(rule: ToolRule) -> Callable[[object], bool]:
             return isinstance(name, str) and offers(str(name))
         verdict = verdicts.get(name)
         if verdict is None:
-            verdict = (allowed is None or allowed.match(name) is not None) and (denied is None or denied.match(name) is None)
+            verdict = decide(name)
             if len(verdicts) < VERDICTS_KEPT:
                 verdicts[name] = verdict
         return verdict
 
     _judges[rule] = offers
     return offers
+
+
+def _decide(rule: ToolRule) -> Callable[[str], bool]:
+    """One rule's verdict on a name, uncached."""
+    allowed = _one(rule.allow) if rule.allow is not None else None
+    denied = _one(rule.deny) if rule.deny else None
+    return lambda name: (allowed is None or allowed.match(name) is not None) and (denied is None or denied.match(name) is None)
+
+
+def _any(rules: AnyRule) -> Callable[[str], bool]:
+    """Several rules' verdict on a name: offered when one of them offers it."""
+    each = tuple(_decide(rule) for rule in rules.rules)
+    return lambda name: any(decide(name) for decide in each)
 
 
 def _one(patterns: tuple[str, ...]) -> re.Pattern[str]:

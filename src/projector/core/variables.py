@@ -78,11 +78,16 @@ CHANGES_WHAT_RUNS = frozenset({
     "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE",
     "NODE_OPTIONS", "NODE_PATH", "PERL5LIB", "PERL5OPT", "PERLLIB", "RUBYOPT", "RUBYLIB", "GEM_PATH", "GEM_HOME",
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "BASH_ENV", "ENV", "ZDOTDIR", "SHELLOPTS",
-    "GIT_EXEC_PATH", "GIT_SSH_COMMAND", "GIT_CONFIG_GLOBAL", "LUA_PATH", "LUA_CPATH", "GOFLAGS", "NPM_CONFIG_PREFIX",
+    "GIT_EXEC_PATH", "GIT_SSH_COMMAND", "GIT_CONFIG_GLOBAL", "LUA_PATH", "LUA_CPATH", "GOFLAGS",
+    # where `npx PKG`, `uvx PKG` and pip find the package they run
+    "UV_INDEX", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS",
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS",
 })
-CHANGES_WHAT_RUNS_PREFIXES = ("DYLD_", "LD_")  # macOS's dynamic loader, and the rest of glibc's
+# macOS's dynamic loader, the rest of glibc's, any npm setting (its registry), git's settings by number
+CHANGES_WHAT_RUNS_PREFIXES = ("DYLD_", "LD_", "NPM_CONFIG_", "GIT_CONFIG_")
 
 
 def changes_what_runs(name: str) -> bool:
-    """Whether setting variable ``name`` can change what a command runs (``CHANGES_WHAT_RUNS``)."""
-    return name in CHANGES_WHAT_RUNS or name.startswith(CHANGES_WHAT_RUNS_PREFIXES)
+    """Whether setting variable ``name`` can change what a command runs (``CHANGES_WHAT_RUNS``;
+    npm reads its settings whatever their case)."""
+    return name in CHANGES_WHAT_RUNS or name.startswith(CHANGES_WHAT_RUNS_PREFIXES) or name.upper().startswith("NPM_CONFIG_")

@@ -4,7 +4,9 @@ server's host for each of its sessions.
 - ``tools/list``: the tools the rule hides are taken out of each page; a page keeps its
   ``nextCursor`` even when nothing of it is left (the client asks for the next one).
 - ``tools/call`` of a hidden tool: answered here with the MCP spec's error for an unknown tool
-  (-32602, "Unknown tool: NAME"); the server never sees it.
+  (-32602, "Unknown tool: NAME"); the server never sees it, nor a call sent as a notification.
+  An offered call goes on re-encoded, as it was judged: a name written twice in the client's
+  bytes (``{"name": "hidden", "name": "offered"}``) would be read as the first by some parsers.
 - ``notifications/tools/list_changed`` passes untouched: the client lists again, filtered again.
 
 Only a session with a rule pays for any of this: the bridge picks its filtering path once, when
@@ -17,21 +19,28 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
-    from projector.core.tools import ToolRule
+    from projector.core.tools import AnyRule, ToolRule
 
 INVALID_PARAMS = -32602  # the MCP spec's code for an unknown tool
 
 
-def hidden_call(message: dict[str, Any], rule: ToolRule) -> dict[str, Any] | None:
+def hidden_call(message: dict[str, Any], rule: ToolRule | AnyRule) -> dict[str, Any] | None:
     """The error that answers request ``message`` when it calls a tool ``rule`` hides; None
     when it may go on (any other request, or a tool the rule offers)."""
-    if message.get("method") != "tools/call" or "id" not in message:
+    if "id" not in message or not calls_hidden(message, rule):
         return None
+    return unknown_tool(message["id"], message["params"].get("name") if isinstance(message.get("params"), dict) else None)
+
+
+def calls_hidden(message: dict[str, Any], rule: ToolRule) -> bool:
+    """Whether ``message`` calls a tool ``rule`` hides: a request, or a notification (no answer
+    is due, but a server may run it all the same: it is dropped)."""
+    if message.get("method") != "tools/call":
+        return False
     params = message.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
     from projector.core.tools import judge
 
-    return None if judge(rule)(name) else unknown_tool(message["id"], name)
+    return not judge(rule)(params.get("name") if isinstance(params, dict) else None)
 
 
 def unknown_tool(id_: Any, name: Any) -> dict[str, Any]:
@@ -43,7 +52,7 @@ def unknown_tool(id_: Any, name: Any) -> dict[str, Any]:
 HIDDEN = "projector/hidden"  # in a hidden tool's _meta, when the session shows them (`projector tools --all`)
 
 
-def filtered_list(response: dict[str, Any], rule: ToolRule, show_hidden: bool = False) -> dict[str, Any]:
+def filtered_list(response: dict[str, Any], rule: ToolRule | AnyRule, show_hidden: bool = False) -> dict[str, Any]:
     """A ``tools/list`` response with only the tools ``rule`` offers (the rest of it, the
     page marker included, as it was); an error or an odd result passes as it is. ``show_hidden``:
     the hidden ones stay, marked ``_meta: {"projector/hidden": true}`` (their calls are still

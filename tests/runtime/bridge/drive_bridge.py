@@ -5,10 +5,17 @@ provider is that URL (unbound: every KB, so the URL is used as it is; ``--listen
 ``listen`` setting on), starts the bridge with the official MCP client, initializes, lists the
 tools and calls each of them, then ends the session. An elicitation is accepted with the
 defaults its schema gives (what SEP-1034 asks of a client). A failure prints one line and exits 1.
+
+With ``--oauth`` the provider signs in with OAuth: the scenario's context (MCP_CONFORMANCE_CONTEXT:
+a pre-registered client, client credentials with a secret or a private key) becomes the
+provider's ``oauth:`` settings, and `projector login` runs first with a browser played by
+follow_redirects.py ($BROWSER), so that the session goes through the bridge with the stored token.
 """
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitResult
 
 ARGUMENTS = {"add_numbers": {"a": 1, "b": 2}}
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's Client ID Metadata Document
 
 
 async def accept_defaults(_context, params) -> ElicitResult:
@@ -25,14 +33,92 @@ async def accept_defaults(_context, params) -> ElicitResult:
     return ElicitResult(action="accept", content={name: spec["default"] for name, spec in properties.items() if "default" in spec})
 
 
-async def main(url: str, listen: bool) -> None:
+def authorization_server(url: str) -> str:
+    """The first authorization server the MCP server's Protected Resource Metadata names."""
+    from urllib.parse import urlsplit
+    from urllib.request import urlopen
+
+    parts = urlsplit(url)
+    with urlopen(f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}", timeout=10) as answer:
+        return json.load(answer)["authorization_servers"][0]
+
+
+def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
+    """The provider's ``oauth:`` (a YAML flow mapping) for a scenario's context, and the variables it names."""
+    settings, env = {}, {}
+    if "client_id" in context:
+        settings["client_id"] = context["client_id"]
+    if "client_secret" in context:
+        settings["client_secret_env"], env["SCENARIO_CLIENT_SECRET"] = "SCENARIO_CLIENT_SECRET", context["client_secret"]
+    if "private_key_pem" in context:
+        key = home / "client-key.pem"
+        key.write_text(context["private_key_pem"])
+        settings["client_credentials"] = {"private_key_file": str(key), "algorithm": context.get("signing_algorithm", "RS256")}
+    elif context.get("name", "").startswith("auth/client-credentials"):
+        settings["client_credentials"] = True
+    if "idp_token_endpoint" in context:  # an administrator configures the issuer: here, read where the server says
+        env["SCENARIO_ID_TOKEN"] = context["idp_id_token"]
+        settings["enterprise"] = {"issuer": authorization_server(context["server_url"]), "idp_token_endpoint": context["idp_token_endpoint"],
+                                  "idp_client_id": context["idp_client_id"], "id_token_env": "SCENARIO_ID_TOKEN"}
+    if os.environ.get("MCP_CONFORMANCE_SCENARIO") == "auth/basic-cimd":
+        settings["client_metadata_url"] = CLIENT_METADATA_URL
+    return (json.dumps(settings) if settings else "true"), env
+
+
+def login(home: str, model: Path, env: dict[str, str], paste: bool) -> None:
+    command = [sys.executable, "-m", "projector", "login", "scenario", "--config", str(model)]
+    if paste:
+        return login_pasting(home, command + ["--paste"], env)
+    browser = Path(__file__).resolve().parent / "follow_redirects.py"
+    done = subprocess.run(command, env=dict(env, BROWSER=str(browser)), cwd=home, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        print(f"drive_bridge: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
+        sys.exit(1)
+
+
+def login_pasting(home: str, command: list[str], env: dict[str, str]) -> None:
+    """`projector login --paste` as a person on a machine without a browser: open the printed
+    address elsewhere (follow its redirects, short of the loopback one) and paste that back."""
+    import urllib.error
+    import urllib.request
+
+    class Stop(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            if newurl.startswith("http://127.0.0.1"):
+                raise urllib.error.HTTPError(newurl, code, "the loopback redirect", headers, fp)
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    login = subprocess.Popen(command, env=env, cwd=home, stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for line in login.stderr:
+        if line.startswith("  http"):
+            try:
+                urllib.request.build_opener(Stop).open(line.strip(), timeout=20)
+            except urllib.error.HTTPError as back:
+                login.stdin.write(back.url + "\n")
+                login.stdin.flush()
+            break
+    out, err = login.communicate(timeout=60)
+    if login.returncode != 0:
+        print(f"drive_bridge: {err.strip().splitlines()[-1] if err.strip() else 'login failed'}", file=sys.stderr)
+        sys.exit(1)
+
+
+async def main(url: str, listen: bool, oauth: bool, paste: bool = False) -> None:
     with tempfile.TemporaryDirectory() as home:
         model = Path(home) / "projector.yaml"
-        model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n")
+        env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        signing_in = ""
+        if oauth:
+            context = dict(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), server_url=url)
+            settings, variables = oauth_settings(context, Path(home))
+            signing_in, env = f"    oauth: {settings}\n", dict(env, **variables)
+        model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
+        if oauth:
+            login(home, model, env, paste)
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "projector", "mcp", "--provider", "scenario", "--config", str(model)],
-            env={"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            env=env,
             cwd=home,
         )
         async with Client(params, mode="legacy", elicitation_callback=accept_defaults) as client:
@@ -43,7 +129,8 @@ async def main(url: str, listen: bool) -> None:
 
 if __name__ == "__main__":
     try:
-        asyncio.run(main(sys.argv[-1], "--listen" in sys.argv[1:-1]))
+        options = sys.argv[1:-1]
+        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options))
     except BaseException as failure:  # noqa: BLE001 - one line for the harness's log
         while isinstance(failure, BaseExceptionGroup):  # anyio wraps what a task raised
             failure = failure.exceptions[0]

@@ -1,7 +1,7 @@
 """A client whose file takes no remote entries (its descriptor says `remote: none`) gets the bridge
 for every provider: the entry `projector sync` writes, started as the client starts it, proxies
 an unbound provider to its URL with the provider's default set and token. A provider that signs
-in with OAuth cannot go through the bridge: no entry, and a warning that says why."""
+in with OAuth goes through the bridge too (one `projector login` serves it)."""
 
 from __future__ import annotations
 
@@ -32,10 +32,11 @@ def test_an_unbound_provider_reaches_its_url_with_its_default_set_through_the_br
     env = {"HOME": str(home), "PATH": f"{bin_folder}:/usr/bin:/bin", "DOCS_TOKEN": TOKEN}
     done = subprocess.run([sys.executable, "-m", "projector", "sync"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert 'Claude Desktop gets no entry for provider "signin"' in done.stderr and "OAuth" in done.stderr
+    assert "signin" not in done.stderr
 
     entries = json.loads((home / ".config" / "Claude" / "claude_desktop_config.json").read_text())["mcpServers"]
-    assert list(entries) == ["docs"]
+    assert list(entries) == ["docs", "signin"]
+    assert entries["signin"] == {"command": str(launcher), "args": ["mcp", "--provider", "signin"]}
     entry = entries["docs"]
     assert entry == {"command": str(launcher), "args": ["mcp", "--provider", "docs"]}
 

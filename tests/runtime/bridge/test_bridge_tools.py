@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 from conftest import TOKEN
-from test_bridge import INIT, INITIALIZED, Raw
+from mcp import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp.types import ListRootsResult, Root
+from test_bridge import INIT, INITIALIZED, Raw, kbs_sent, with_client
 
 MANY_TOOLS = Path(__file__).parents[2] / "servers" / "many_tools.py"
 
@@ -92,6 +95,22 @@ def test_a_hidden_call_is_answered_by_the_bridge_and_never_reaches_the_server(tm
     assert call(raw, 8, "read_3")["result"]["content"][0]["text"] == "called read_3"
     raw.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": ["read_1"]}})  # not a name at all
     assert raw.receive()["error"]["code"] == -32602
+    assert raw.close() == 0
+    assert folders.calls() == ["read_3"]
+
+
+def test_a_hidden_call_in_disguise_never_reaches_the_server(tmp_path):
+    """The call the bridge judged is the call the server reads: a name written twice (a parser
+    that keeps the first would run it), a notification (no id: nothing to answer, nothing to
+    send), a batch."""
+    folders = Folders(tmp_path)
+    raw = session(folders, "a")
+    raw.send('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "write_3", "name": "read_3", "arguments": {}}}')
+    assert raw.receive()["result"]["content"][0]["text"] == "called read_3"  # the name the bridge judged, and only it
+    raw.send({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "admin_1", "arguments": {}}})
+    raw.send([{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "write_4"}},
+              {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "write_5"}}])
+    assert raw.receive()["error"]["message"] == "Unknown tool: write_4"
     assert raw.close() == 0
     assert folders.calls() == ["read_3"]
 
@@ -196,3 +215,64 @@ def test_a_remote_providers_tools_are_filtered_and_a_hidden_call_never_posted(re
     assert raw.close() == 0
     bodies = [json.dumps(r) for r in server.requests()]
     assert any('"tools/list"' in b for b in bodies) and not any('"big"' in b for b in bodies)
+
+
+# --------------------------------------------------------------------------- roots: a session over several folders
+
+
+@pytest.fixture
+def over_roots(kb_server, tmp_path):
+    """An unbound folder whose client declares roots. The provider hides first_root; /a allows
+    only first_root, /b only search, /c says no rule (the provider's), /off shows no KB."""
+    server = kb_server()
+    for folder in ("a", "b", "c", "off", "scratch"):
+        (tmp_path / folder).mkdir()
+    config = tmp_path / "projector.yaml"
+    config.write_text(
+        f"version: 1\nproviders:\n  docs:\n    url: {server.url}\n    token_env: DOCS_TOKEN\n"
+        "    kbs: [handbook, api-a, api-b]\n    default: [handbook]\n    tools: {deny: [first_root]}\n"
+        f"bindings:\n  {tmp_path}/a:\n    docs: {{kbs: [api-a], tools: {{allow: [first_root]}}}}\n"
+        f"  {tmp_path}/b:\n    docs: {{kbs: [api-b], tools: {{allow: [search]}}}}\n"
+        f"  {tmp_path}/c:\n    docs: [handbook]\n  {tmp_path}/off:\n    docs: []\n")
+    command = [sys.executable, "-m", "projector", "mcp", "--provider", "docs", "--config", str(config)]
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(tmp_path / "scratch"),
+                                   env={"DOCS_TOKEN": TOKEN, "HOME": str(tmp_path), "PATH": os.environ["PATH"]})
+
+    def offered(*roots: str, work=None):
+        async def listing(_context):
+            return ListRootsResult(roots=[Root(uri=f"file://{tmp_path}/{root}") for root in roots])
+
+        async def names(client):
+            return sorted(t.name for t in (await client.list_tools()).tools)
+
+        return with_client(params, work or names, list_roots_callback=listing)
+
+    return server, offered
+
+
+@pytest.mark.parametrize(("roots", "offered"), [
+    (("a", "b"), ["first_root", "search"]),  # each root's rule offers its own
+    (("a", "c"), ["big", "first_root", "search"]),  # /c counts with the provider's rule
+    (("a", "scratch"), ["first_root"]),  # an unbound root adds no KB, and no tool
+    (("a", "off"), ["first_root"]),  # a root showing no KB offers no tool
+])
+def test_a_session_over_several_roots_is_offered_a_tool_any_roots_rule_offers(over_roots, roots, offered):
+    _server, offered_over = over_roots
+    assert offered_over(*roots) == offered
+
+
+def test_over_roots_a_tool_no_roots_rule_offers_is_refused_and_never_posted(over_roots, tmp_path):
+    server, offered_over = over_roots
+
+    async def work(client):
+        try:
+            await client.call_tool("big", {})
+        except MCPError as refused:
+            said = (refused.error.code, refused.error.message)
+        return said, (await client.call_tool("first_root", {})).content[0].text
+
+    said, first = offered_over("a", "b", work=work)
+    assert said == (-32602, "Unknown tool: big")
+    assert first == f"file://{tmp_path}/a"
+    assert [r["rpc"] for r in server.requests()].count("tools/call") == 1, "only first_root's call was posted"
+    assert kbs_sent(server) == {"kbs=api-a,api-b"}

@@ -87,6 +87,30 @@ def test_an_sse_event_without_end_is_bounded(faulty, tmp_path, fault, what):
     assert bridge.close() == 0
 
 
+def test_a_retry_too_long_to_be_a_number_is_ignored(faulty, tmp_path):
+    """`retry:` of 5,000 digits (past Python's int-from-text limit, 4,300): a field the SSE spec
+    says to ignore when it is no number, not a crash of the bridge; the answer after it arrives."""
+    _, bridge = opened(faulty, tmp_path, "sse-long-retry")
+    bridge.send(CALL)
+    assert bridge.receive() == {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}
+    assert bridge.close() == 0
+    assert "Traceback" not in stderr_text(bridge)
+
+
+def test_an_event_id_outside_latin_1_is_sent_back_as_its_utf_8_bytes(faulty, tmp_path):
+    """`id: €-1` on a stream that ends before the answer: the resumption's Last-Event-ID carries
+    the id's UTF-8 bytes, and the call gets the provider's answer to it (http.client refused the
+    text: no resumption left the bridge, and the call was told the stream ended three times)."""
+    server, bridge = opened(faulty, tmp_path, "sse-odd-id")
+    bridge.send(CALL)
+    answer = bridge.receive()
+    assert answer["id"] == 1 and "could not be resumed (HTTP 405)" in answer["error"]["message"], answer  # the provider's word
+    assert bridge.close() == 0
+    assert "Traceback" not in stderr_text(bridge)
+    resumed = [r["last_event_id"] for r in server.requests if r["method"] == "GET"]
+    assert len(resumed) == 1 and resumed[0].encode("latin-1").decode() == "\u20ac-1", resumed
+
+
 def test_a_listening_stream_without_line_ends_is_closed_with_a_log_line(faulty, tmp_path):
     log = tmp_path / "bridge.log"
     server, bridge = opened(faulty, tmp_path, "listen-long-line", "    listen: true\n", "--log-file", str(log))

@@ -84,8 +84,7 @@ def test_conformance_client_scenarios(node22, tmp_path, scenario, options):
 AUTH_SCENARIOS = [
     "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
     "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
-    "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
-    "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none", "auth/pre-registration",
     "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
     "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
     "auth/cross-app-access-complete-flow",
@@ -93,9 +92,25 @@ AUTH_SCENARIOS = [
 
 
 @pytest.mark.parametrize("scenario", AUTH_SCENARIOS)
-def test_auth_scenarios_end_with_a_clear_error(node22, tmp_path, scenario):
-    """The bridge does not sign in with OAuth: every auth scenario must end (never hang) with an
-    error that says what to do."""
+def test_auth_scenarios_pass_through_one_sign_in(node22, tmp_path, scenario):
+    """`projector login` signs in (the scenario's context mapped into the provider's oauth
+    settings, the browser played by follow_redirects.py), then the session goes through the
+    bridge with the stored token."""
+    output = conformance(node22, tmp_path, scenario, "--oauth")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+
+
+def test_a_sign_in_without_a_browser_takes_the_redirect_pasted_back(node22, tmp_path):
+    """`projector login --paste` prints the address; the one the browser was sent back to
+    (http://127.0.0.1:PORT/callback?code=...&state=...) is pasted on its stdin."""
+    output = conformance(node22, tmp_path, "auth/metadata-default", "--oauth", "--paste")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+
+
+@pytest.mark.parametrize("scenario", ["auth/metadata-default", "auth/client-credentials-basic"])
+def test_a_provider_without_oauth_or_token_ends_with_a_clear_error(node22, tmp_path, scenario):
+    """A provider the model gives neither a token variable nor oauth: the session ends (never
+    hangs) with an error that says what to do."""
     output = conformance(node22, tmp_path, scenario)
     assert "drive_bridge: projector: the provider asks for authorization (HTTP 401)" in output, output[-3000:]
     assert "give it the name of the variable that holds its token" in output

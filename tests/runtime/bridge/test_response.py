@@ -192,6 +192,8 @@ def test_interim_answers_are_skipped_to_the_final_one():
     (b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\n", False),
     (b"HTTP/1.1 101 Switching Protocols\r\n\r\n", True),
     (b"garbage\r\n\r\n", True),  # whole enough for http.client to refuse
+    (b"HTTP/1.1 " + b"1" * 5000 + b" OK\r\n\r\n", True),  # no status (three digits) for int() to choke on: refused
+    (b"HTTP/1.1 0103 Early Hints\r\n\r\n", True),  # http.client refuses it, so it is no interim head either
 ])
 def test_a_whole_final_head_is_recognised_before_it_is_parsed(data, whole):
     """In one read (the usual, recognised at once, or through Heads), or a byte at a time."""

@@ -96,3 +96,17 @@ def test_an_event_of_many_lines_is_joined_whole():
     stream = "".join(f"data: {line}\n" for line in lines).encode() + b"\n"
     assert decoded(stream, [stream]) == ([("message", "\n".join(lines))], "", None)
     assert decoded(stream, [stream[at : at + 777] for at in range(0, len(stream), 777)])[0] == [("message", "\n".join(lines))]
+
+
+def test_an_event_id_too_long_to_send_back_as_a_header_line_is_ignored():
+    """The last id goes back in a resumption's Last-Event-ID header: one longer than a header
+    line may be (64 KiB, http.client's) would be a request no server reads, held and copied
+    at up to the 256 MiB line limit; it is ignored as an id holding NUL is."""
+    decoder = Decoder()
+    decoder.feed(b"id: first\ndata: a\n\n")
+    decoder.feed(b"id: " + b"x" * (1 << 17) + b"\ndata: b\n\n")
+    assert decoder.last_id == "first"
+    decoder.feed(b"id: " + b"y" * 60000 + b"\ndata: c\n\n")
+    assert decoder.last_id == "y" * 60000
+    decoder.feed(("id: " + "\u20ac" * 30000 + "\ndata: d\n\n").encode())  # 90,000 bytes in UTF-8
+    assert decoder.last_id == "y" * 60000

@@ -41,3 +41,37 @@ def test_a_start_after_a_model_edit_checks_it_without_jsonschema(kb_server, tmp_
     names, reply = imported(layout, "work/a", env)
     assert '"result"' in reply
     assert "ruamel.yaml" in names and not names & (HEAVY - {"ruamel.yaml", "typing"}), sorted(names & HEAVY)  # ruamel imports typing
+
+
+def oauth_layout(tmp_path, url: str) -> tuple[Layout, dict]:
+    layout = Layout(tmp_path, url)
+    layout.config.write_text(layout.config.read_text().replace("token_env: DOCS_TOKEN", "oauth: true"))
+    env = dict(layout.env, XDG_STATE_HOME=str(tmp_path / "state"))
+    del env["DOCS_TOKEN"]
+    return layout, env
+
+
+def test_an_oauth_provider_starts_with_the_stored_token_and_without_the_sdk(kb_server, tmp_path):
+    """The token `projector login` stored is read from the state folder's file; neither the MCP
+    SDK, pydantic nor an HTTP library beyond http.client is imported for it."""
+    from servers import TOKEN
+
+    from projector.core import tokenstore
+
+    server = kb_server()
+    layout, env = oauth_layout(tmp_path, server.url)
+    tokenstore.write(str(tmp_path / "state" / "projector"), "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))
+    imported(layout, "work/a", env)
+    names, reply = imported(layout, "work/a", env)
+    assert '"result"' in reply and '"error"' not in reply
+    assert not names & (HEAVY | {"mcp", "pydantic", "httpx2", "anyio"}), sorted(names & (HEAVY | {"mcp", "pydantic", "httpx2", "anyio"}))
+    assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+
+
+def test_an_oauth_provider_not_signed_in_says_to_run_projector_login(kb_server, tmp_path):
+    server = kb_server()
+    layout, env = oauth_layout(tmp_path, server.url)
+    done = subprocess.run(layout.command(), cwd=layout.root / "work/a", env=env, capture_output=True, timeout=60,
+                          input=(__import__("json").dumps(INIT) + "\n").encode())
+    assert "not signed in to docs: run `projector login docs`" in done.stderr.decode()
+    assert "projector: not signed in to docs: run `projector login docs`" in done.stdout.decode()  # the initialize's error

@@ -225,6 +225,21 @@ def test_each_session_is_filtered_by_its_own_tool_rule_and_a_hidden_call_never_r
     assert to == SERVER and sent["params"]["name"] == "write_b"
 
 
+def test_a_hidden_tool_sent_as_a_notification_never_reaches_the_server():
+    """A tools/call without an id has no answer to give, but a server that runs it anyway must
+    not see it: the rule holds for every message that names a hidden tool."""
+    from projector.core.tools import ToolRule
+
+    mux = Mux()
+    mux.attach(1, ToolRule(allow=("read_*",)))
+    [(_, first)] = mux.from_session(1, request(0, "initialize", protocolVersion="2025-06-18"))
+    mux.from_server(reply(first["id"], AGREED))
+    assert mux.from_session(1, note("tools/call", name="write_b")) == []
+    assert mux.from_session(1, [note("tools/call", name="write_b")]) == []  # in a batch too
+    [(to, sent)] = mux.from_session(1, note("tools/call", name="read_a"))  # an offered one goes on as it was
+    assert to == SERVER and sent["params"]["name"] == "read_a"
+
+
 def test_a_server_serves_the_version_it_agreed_or_a_newer_ask_never_an_older_one():
     fresh = Mux()
     assert fresh.serves("2024-11-05") and fresh.version() is None  # nobody asked yet: anything goes

@@ -298,19 +298,28 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         """The provider's session, opened when the client's session first needs it."""
         from projector.runtime.bridge.upstream import Settings, Upstream
 
-        token, problem = _token(provider.token_env, environ)
+        renewer = None
+        if provider.oauth is not None and not provider.oauth.by_client:  # projector signs in: `projector login`
+            from projector.runtime.bridge.renew import Renewer
+
+            renewer = Renewer(provider.name, environ, log)
+            token, problem = renewer.current()
+        else:
+            token, problem = _token(provider.token_env, environ)
         if problem:
             log(problem)
         refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
-        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal)
-        return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver)
+        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=renewer is not None)
+        return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
+                        renew=renewer.renewed if renewer else None)
+
+    rule = scope.tools(loaded, provider.name, folder, where.projects).rule
 
     def roots_scope(paths: list[str]) -> Any:
         from projector.core import projects
 
-        resolved = (scope.resolve(loaded, provider, p, projects.around(scope.canonical(p), environ).trusted) for p in paths)
-        bound = [s for s in resolved if s.bound]
-        return scope.union(bound) if bound else scope.unbound(provider)
+        roots = [(root, projects.around(root, environ).trusted) for root in map(scope.canonical, paths)]
+        return scope.over_roots(loaded, provider, roots, rule)
 
     shown = display_path(Path(folder))
     if kbs == ():
@@ -322,5 +331,4 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
     else:
         instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
     unbound = not here.bound and not options.no_kb
-    rule = scope.tools(loaded, provider.name, folder, where.projects).rule
     return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log, rule, options.show_hidden)

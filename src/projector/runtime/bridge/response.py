@@ -271,7 +271,7 @@ class Heads:
                 self._searched = max(0, len(data) - 2)  # a blank line may begin in the last two bytes
                 return len(data) > HEAD_LIMIT
             status = bytes(data[: data.find(b"\n")]).split(None, 2)[1:2]
-            if not (status and status[0].isdigit() and _interim(int(status[0]))):
+            if not (status and len(status[0]) == 3 and status[0].isdigit() and _interim(int(status[0]))):  # as http.client
                 return True
             self._interim += 1
             if self._interim > INTERIM_LIMIT:

@@ -6,8 +6,9 @@ Modes:
 - proxy: every message passes through to the provider, from ``initialize`` on.
 - roots: the folder is unbound and the client declared ``roots``. ``initialize`` is answered
   here; after ``notifications/initialized`` one ``roots/list`` goes to the client; its requests
-  wait in order (``ping`` is answered at once); the roots' bindings decide the set; then the
-  provider's session is opened with the version already promised, and the queue replayed.
+  wait in order (``ping`` is answered at once); the roots' bindings decide the set and the tool
+  rule (core.scope.over_roots); then the provider's session is opened with the version already
+  promised, and the queue replayed.
 
 ``server/discover`` (the 2026-07-28 probe) is answered -32601 in every mode, so clients fall back
 to ``initialize``. Requests are answered concurrently; the server's own requests get ids of their
@@ -27,7 +28,8 @@ TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts w
 if TYPE_CHECKING:
     from typing import Any
 
-    from projector.core.tools import ToolRule
+    from projector.core.scope import Roots
+    from projector.core.tools import AnyRule, ToolRule
 
 from projector import __version__
 from projector.core.modeltypes import KbSet
@@ -58,10 +60,10 @@ class Session:
         loop: Loop,
         kbs: KbSet,
         upstream_for: Callable[[KbSet, Loop, Callable[[dict[str, Any]], None]], Any] | None,  # -> Upstream
-        roots_scope: Callable[[list[str]], KbSet] | None,  # root paths -> KB set; None: no roots step
+        roots_scope: Callable[[list[str]], Roots] | None,  # root paths -> KB set and tool rule; None: no roots step
         instructions: str,
         log: Callable[[str], None],
-        tools: ToolRule | None = None,  # the folder's tool rule (core.tools); None: every tool
+        tools: ToolRule | AnyRule | None = None,  # the folder's tool rule (core.tools); None: every tool
         show_hidden: bool = False,  # tools/list keeps the hidden tools, marked (`projector tools --all`)
     ):
         self.writer = writer
@@ -84,15 +86,22 @@ class Session:
         self._roots_timer: Any = None
         self._server_ids = itertools.count(1)
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
-        self.tools = tools
         self.show_hidden = show_hidden
-        if tools is not None:  # chosen once: a session without a rule forwards as if there were no filter
-            from projector.core.tools import judge
-            from projector.runtime import toolfilter
+        self._use_rule(tools)
 
-            self._offers = judge(tools)
-            self._toolfilter = toolfilter
-            self._forward = self._forward_filtered  # type: ignore[method-assign]
+    def _use_rule(self, tools: ToolRule | AnyRule | None) -> None:
+        """The session's tool rule, chosen before anything is forwarded (when the session is
+        made, or once the roots are known): without one it forwards as if there were no filter."""
+        self.tools = tools
+        if tools is None:
+            self.__dict__.pop("_forward", None)
+            return
+        from projector.core.tools import judge
+        from projector.runtime import toolfilter
+
+        self._offers = judge(tools)
+        self._toolfilter = toolfilter
+        self._forward = self._forward_filtered  # type: ignore[method-assign]
 
     @property
     def busy(self) -> bool:
@@ -216,7 +225,9 @@ class Session:
         assert self.roots_scope is not None
         if self._roots_timer is not None:
             self._roots_timer.cancel()
-        kbs = self.roots_scope(paths)
+        found = self.roots_scope(paths)
+        kbs = found.kbs
+        self._use_rule(found.tools)
         if kbs == ():
             self.mode = "local"
             waiting, self.waiting = self.waiting, []
@@ -263,12 +274,14 @@ class Session:
         """``_forward`` under a tool rule: a hidden tool's call is answered here, a tool list is
         filtered on its way back (runtime.toolfilter). The call path adds one dict lookup."""
         method = message["method"]
-        if method == "tools/call" and "id" in message:
+        if method == "tools/call":
             params = message.get("params")
             name = params.get("name") if isinstance(params, dict) else None
             if not self._offers(name):
-                self.send(self._toolfilter.unknown_tool(message["id"], name))
+                if "id" in message:  # a notification is dropped: nothing to answer
+                    self.send(self._toolfilter.unknown_tool(message["id"], name))
                 return
+            raw = None  # re-encoded as judged: the client's bytes may say "name" twice
         elif method == "tools/list" and "id" in message:
             rule, show, toolfilter = self.tools, self.show_hidden, self._toolfilter
 

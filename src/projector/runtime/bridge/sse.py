@@ -3,9 +3,9 @@
 Push-style, so the bridge's one loop can feed whatever a socket had and move on: lines end in
 CRLF, LF or CR (a CR at the end of a chunk waits for the next one to know); one leading BOM is
 dropped; ``:`` lines are comments; ``field: value`` loses one leading space; ``data`` lines join
-with LF; ``id`` moves the last event id (ignored when it holds NUL) and persists; ``retry`` counts
-only when all ASCII digits; a blank line dispatches, unless the data buffer is empty; an event
-cut off at the end of the stream is dropped.
+with LF; ``id`` moves the last event id (ignored when it holds NUL, or is longer than a header
+line may be) and persists; ``retry`` counts only when all ASCII digits; a blank line dispatches,
+unless the data buffer is empty; an event cut off at the end of the stream is dropped.
 
 A line, and an event's data, are bounded (``MESSAGE_LIMIT``): a stream that goes past it raises
 ``TooLarge``, which says which.
@@ -21,6 +21,8 @@ MESSAGE_LIMIT = 256 << 20
 
 
 _BLOCK = 1024
+_ID_LIMIT = 65536 - len("Last-Event-ID: \r\n")  # an id goes back as a header line (http.client's longest)
+_RETRY_DIGITS = 15  # a reconnection time of more digits (ms) is kept as 10**15: thirty thousand years
 _FIELD = len(b"data: ")  # a line may hold a whole event's data after its field name
 
 
@@ -108,11 +110,12 @@ class Decoder:
         elif name == "event":
             self._type = value
         elif name == "id":
-            if "\0" not in value:
+            if "\0" not in value and (len(value) <= _ID_LIMIT // 4 or len(value.encode()) <= _ID_LIMIT):
                 self.last_id = value
         elif name == "retry":
             if value.isascii() and value.isdigit():
-                self.retry = int(value)
+                digits = value.lstrip("0") or "0"  # past 4,300 digits int() refuses: any reader caps it far below
+                self.retry = int(digits) if len(digits) <= _RETRY_DIGITS else 10**_RETRY_DIGITS
         return None
 
     def _dispatch(self) -> Event | None:

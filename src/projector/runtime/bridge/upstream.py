@@ -48,11 +48,13 @@ TIMEOUT, SERVER_ERROR, INTERNAL_ERROR = -32001, -32000, -32603
 class Settings:
     """The provider's settings the session needs."""
 
-    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal")
+    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal", "oauth")
 
-    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None):
+    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None,
+                 oauth: bool = False):
         self.provider = provider
         self.token_env = token_env
+        self.oauth = oauth  # projector signs in to the provider (projector login)
         self.listen = listen  # open the GET stream for the server's own messages
         self.timeout = timeout  # seconds a request may take
         self.refusal = refusal  # why no request can go up (a malformed token): each gets this as its error
@@ -102,6 +104,7 @@ class Call:
         self.done = False
         self.barrier = False  # later messages wait for its answer (initialize)
         self.retried = False  # sent again in a new session after a 404
+        self.renewed = False  # sent again with a renewed token after a 401
         self.resumes = 0
         self.sent_session: str | None = None
         self.exchange: transport.Exchange | None = None
@@ -114,8 +117,10 @@ class Call:
 
 class Upstream:
     def __init__(self, loop: Loop, url: str, token: str | None, settings: Settings, environ: Mapping[str, str],
-                 log: Callable[[str], None], deliver: Callable[[dict[str, Any]], None]):
+                 log: Callable[[str], None], deliver: Callable[[dict[str, Any]], None],
+                 renew: Callable[[str | None], tuple[str | None, str | None]] | None = None):
         self.loop = loop
+        self.renew = renew  # an OAuth provider's: a token other than the refused one (runtime.bridge.renew)
         self.settings = settings
         self.log = log
         self.deliver = deliver  # the server's own requests and notifications, on to the client
@@ -250,6 +255,20 @@ class Upstream:
             self._unblock()
         call.reply(response, raw)
 
+    def _renew_and_resend(self, call: Call) -> None:
+        """A 401 on an OAuth provider's token: renewed once (another bridge's fresh token, or a
+        refresh), and the request sent again with it; the refusal's reason otherwise."""
+        assert self.renew is not None
+        call.renewed = True
+        refused = self._base.get("Authorization", "")[len("Bearer "):] or None
+        token, problem = self.renew(refused)
+        if token is None:
+            self.log(problem or "")
+            self._fail(call, problem or _refused(self.settings, 401), TIMEOUT)
+            return
+        self._base["Authorization"] = f"Bearer {token}"
+        self._post(call)
+
     def _fail(self, call: Call, message: str, code: int = SERVER_ERROR) -> None:
         self._answer(call, error(call.message.get("id"), code, f"projector: {message}"))
 
@@ -369,7 +388,7 @@ class Upstream:
         headers = dict(self._headers(None), Accept="text/event-stream")
         headers.pop("Content-Type", None)
         if last_id:
-            headers["Last-Event-ID"] = last_id
+            headers["Last-Event-ID"] = last_id.encode()  # UTF-8 (see _resume)
         self._listening = self._exchange("GET", None, headers, _Listen(self, last_id, retry, failures))
 
     # ------------------------------------------------------------------ the end
@@ -420,6 +439,11 @@ class _Reply:
             self.kind = "sse" if kind == "text/event-stream" else "json"
         elif status == 404 and call.sent_session and not self.resuming:
             self.kind = "gone"
+        elif status == 401 and up.renew is not None and not call.renewed and not self.resuming:
+            self.kind = "late"
+            exchange.cancel()
+            up._exchanges.discard(exchange)
+            up._renew_and_resend(call)
         elif status in (401, 403):
             self.kind = "late"
             up._fail(call, _refused(up.settings, status), TIMEOUT)
@@ -510,7 +534,7 @@ class _Reply:
             return
         headers = dict(up._headers(None), Accept="text/event-stream")
         headers.pop("Content-Type", None)
-        headers["Last-Event-ID"] = decoder.last_id
+        headers["Last-Event-ID"] = decoder.last_id.encode()  # UTF-8, as the SSE spec sends it (http.client: Latin-1 or nothing)
         carried = Decoder()
         carried.last_id, carried.retry = decoder.last_id, decoder.retry
         call.exchange = up._exchange("GET", None, headers, _Reply(up, call, resume=carried))
@@ -628,6 +652,8 @@ class _Listen:
 
 
 def _refused(settings: Settings, status: int) -> str:
+    if settings.oauth:
+        return f"the provider refused the sign-in (HTTP {status}): sign in again with `projector login {settings.provider}`"
     if settings.token_env:
         return f"the provider refused the token (HTTP {status}); check ${settings.token_env}"
     return (f"the provider asks for authorization (HTTP {status}) and provider {settings.provider} has no token_env; "

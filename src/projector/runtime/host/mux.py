@@ -265,6 +265,12 @@ class Mux:
 
     def _session_notification(self, session: int, message: dict[str, Any]) -> list[Out]:
         method = message["method"]
+        tools = self.sessions[session].tools
+        if method == "tools/call" and tools is not None:
+            from projector.runtime.toolfilter import calls_hidden
+
+            if calls_hidden(message, tools):
+                return []
         if method in ("notifications/initialized", "notifications/roots/list_changed"):
             return []  # the host sent the server its own; the roots are the workspace's
         if method == "notifications/cancelled":

@@ -1,0 +1,377 @@
+"""`projector login PROVIDER`: sign in to an OAuth provider once, for every client and folder.
+
+The flow is the official MCP SDK's OAuth client (mcp.client.auth), not code of projector's own:
+discovery from the 401's WWW-Authenticate or the well-known Protected Resource Metadata, the
+authorization server's metadata (RFC 8414, OpenID, the 2025-03-26 fallbacks), the client's
+identity (pre-registered, a Client ID Metadata Document, Dynamic Client Registration), the
+authorization code with PKCE S256 and ``state``, the ``resource`` parameter, step-up. This
+module gives it what it leaves to its caller: a browser (``$BROWSER`` when set, as git and
+Python's webbrowser take it; without a display, or over SSH, the URL is printed and the address
+the browser was sent back to is pasted), the redirect's listener on 127.0.0.1, and where the
+tokens go (core.tokenstore). A machine without a person signs in with ``client_credentials``.
+The SDK (with pydantic and httpx) is imported here only: a bridge's start never pays for it.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from urllib.parse import parse_qs, urlsplit
+
+from projector.commands.common import err, load_model
+from projector.core import locations, tokenstore
+from projector.core.errors import ProjectorError, did_you_mean
+from projector.core.modeltypes import OAuth, Provider
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+WAIT_FOR_BROWSER = 300.0  # seconds a sign-in waits for the browser to come back
+CALLBACK = "/callback"
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "projector", "version": "1"}}}
+
+
+class SignInFailed(ProjectorError):
+    """The sign-in did not end with a token (the message says why, never a token)."""
+
+
+def run(name: str, config: str | None, paste: bool = False) -> int:
+    try:
+        provider = oauth_provider(load_model(config).providers, name)
+        state = locations.state_folder(os.environ)
+        keyring = tokenstore.Keyring.found(os.environ)
+        with tokenstore.locked(state, name, timeout=WAIT_FOR_BROWSER + 60):  # one sign-in at a time, bridges included
+            tokens = sign_in(provider, os.environ, paste or headless(os.environ))
+            kept = tokenstore.write(state, name, tokens, keyring)
+    except ProjectorError as error:
+        err(f"error: {error}")
+        return 1
+    where = "the keyring" if kept.in_keyring else tokenstore.token_file(state, name)
+    print(f"signed in to {name}{until(kept)}; tokens kept in {where}")
+    return 0
+
+
+def oauth_provider(providers: tuple[Provider, ...], name: str) -> Provider:
+    """The provider called ``name``, if projector signs in to it."""
+    found = next((p for p in providers if p.name == name), None)
+    if found is None:
+        names = [p.name for p in providers if p.oauth]
+        raise ProjectorError(f'no provider named "{name}"{did_you_mean(name, names)} (OAuth providers: {", ".join(names) or "none"})')
+    if found.oauth is None:
+        raise ProjectorError(f'provider "{name}" does not sign in with OAuth (give it oauth: true in the model)')
+    if found.oauth.by_client:
+        raise ProjectorError(f'provider "{name}" has oauth: client: each client signs itself in, projector does not')
+    return found
+
+
+def until(tokens: tokenstore.Tokens, word: str = "until") -> str:
+    if tokens.expires_at is None:
+        return ""
+    return f" {word} " + time.strftime("%Y-%m-%d %H:%M", time.localtime(tokens.expires_at))
+
+
+def sign_in_state(provider: Provider, environ: Mapping[str, str], now: float | None = None) -> tuple[bool, str]:
+    """How an OAuth provider's sessions authenticate, for doctor, status and explain: whether
+    that is usable, and a line that says it (never a token)."""
+    assert provider.oauth is not None
+    name = provider.name
+    if provider.oauth.by_client:
+        return True, f"{name}: each client signs itself in (oauth: client); bindings do not narrow it"
+    try:
+        tokens = tokenstore.read(locations.state_folder(environ), name)
+    except tokenstore.Unsafe as unsafe:
+        return False, f"{name}: {unsafe}"
+    if tokens is None:
+        return False, f"{name}: needs a sign-in: run `projector login {name}`"
+    now = time.time() if now is None else now
+    renewable = tokens.in_keyring or bool(tokens.secrets.refresh_token)
+    where = "the keyring" if tokens.in_keyring else "the state folder"
+    if tokens.usable(now):
+        return True, f"{name}: signed in through projector{until(tokens)} (tokens in {where})"
+    if renewable:
+        return True, f"{name}: signed in through projector; the token expire{'s' if tokens.expires_at > now else 'd'}{until(tokens, 'at')}" \
+                     f" and is renewed at the next session (tokens in {where})"
+    return False, f"{name}: the sign-in expire{'s' if tokens.expires_at > now else 'd'}{until(tokens, 'at')} and cannot be renewed: " \
+                  f"run `projector login {name}`"
+
+
+def headless(environ: Mapping[str, str]) -> bool:
+    """No browser can open here: no $BROWSER, and an SSH session or (off macOS) no display."""
+    if environ.get("BROWSER"):
+        return False
+    if environ.get("SSH_CONNECTION") or environ.get("SSH_TTY"):
+        return True
+    return sys.platform != "darwin" and not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+
+
+def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool) -> tokenstore.Tokens:
+    import asyncio
+    import logging
+
+    logging.getLogger("mcp").addHandler(logging.NullHandler())  # the SDK logs its failures; the error below says them once
+    logging.getLogger("mcp").propagate = False
+    assert provider.url is not None and provider.oauth is not None
+    try:
+        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste))
+    except ProjectorError:
+        raise
+    except Exception as failure:  # the SDK's OAuthFlowError, OAuthTokenError, httpx's errors
+        raise SignInFailed(f"signing in to {provider.name} failed: {_said(failure)}") from None
+
+
+def _said(failure: BaseException) -> str:
+    while isinstance(failure, BaseExceptionGroup):
+        failure = failure.exceptions[0]
+    return f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
+
+
+async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool) -> tokenstore.Tokens:
+    import httpx2
+
+    storage = _Memory()
+    listener = None
+    if oauth.grant == "client_credentials":
+        auth = _machine_auth(url, oauth, environ, storage)
+    elif oauth.grant == "enterprise":
+        auth = _enterprise_auth(url, oauth, environ, storage)
+    else:
+        listener = _Listener(oauth.redirect_port)
+        auth = _person_auth(url, oauth, environ, storage, listener, paste)
+    try:
+        async with httpx2.AsyncClient(auth=auth, timeout=30.0, follow_redirects=False) as client:
+            answer = await client.post(url, json=INITIALIZE, headers={"Accept": "application/json, text/event-stream",
+                                                                      "MCP-Protocol-Version": "2025-11-25"})
+            if answer.status_code in (401, 403):
+                raise SignInFailed(f"the server still refuses the token (HTTP {answer.status_code}) after signing in")
+            session = answer.headers.get("mcp-session-id")
+            if session:  # end the session this opened: the bridge opens its own
+                await client.delete(url, headers={"mcp-session-id": session, "MCP-Protocol-Version": "2025-11-25"})
+    finally:
+        if listener is not None:
+            listener.close()
+    if storage.tokens is None:
+        raise SignInFailed("the server answered without asking to sign in: it may not need OAuth (remove oauth: from the model)")
+    if oauth.grant == "enterprise":  # the SDK's identity-assertion flow keeps what it learnt to itself
+        return _kept(storage, auth._client, auth._token_endpoint, auth._resource)
+    context = auth.context
+    metadata = context.oauth_metadata
+    resource = context.get_resource_url() if context.should_include_resource_param(context.protocol_version) else None
+    return _kept(storage, context.client_info, str(metadata.token_endpoint) if metadata is not None else None, resource)
+
+
+def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None) -> tokenstore.Tokens:
+    tokens = storage.tokens
+    return tokenstore.Tokens(
+        access_token=tokens.access_token,
+        expires_at=None if tokens.expires_in is None else time.time() + tokens.expires_in,
+        token_endpoint=endpoint,
+        client_id=client.client_id if client else None,
+        auth_method=(client.token_endpoint_auth_method or "none") if client else "none",
+        resource=resource,
+        scope=tokens.scope,
+        secrets=tokenstore.Secrets(refresh_token=tokens.refresh_token, client_secret=client.client_secret if client else None),
+    )
+
+
+class _Memory:
+    """The SDK's TokenStorage for one sign-in: what it ends with is written by core.tokenstore."""
+
+    def __init__(self, client_info: Any = None) -> None:
+        self.tokens: Any = None
+        self.client_info = client_info
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
+
+
+def _secret(environ: Mapping[str, str], name: str | None, what: str) -> str | None:
+    if name is None:
+        return None
+    value = environ.get(name, "").strip()
+    if not value:
+        raise SignInFailed(f"${name} is not set: export {what} in it and sign in again")
+    return value
+
+
+def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory, listener: _Listener, paste: bool) -> Any:
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+
+    secret = _secret(environ, oauth.client_secret_env, "the client's secret")
+    method = "client_secret_basic" if secret else "none"
+    metadata = OAuthClientMetadata(client_name="projector", redirect_uris=[listener.redirect_uri],
+                                   grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+                                   token_endpoint_auth_method=method)
+    if oauth.client_id:  # pre-registered: no registration
+        storage.client_info = OAuthClientInformationFull(client_id=oauth.client_id, client_secret=secret,
+                                                         redirect_uris=[listener.redirect_uri], token_endpoint_auth_method=method,
+                                                         grant_types=["authorization_code", "refresh_token"])
+    scopes = " ".join(oauth.scopes) if oauth.scopes is not None else None
+
+    class Provider(OAuthClientProvider):
+        async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+            if scopes is not None:  # the model's scopes win over those the server suggests
+                self.context.client_metadata.scope = scopes or None
+            return await super()._perform_authorization_code_grant()
+
+    async def redirect(authorization_url: str) -> None:
+        listener.expect(paste)
+        _open(authorization_url, paste)
+
+    async def callback() -> AuthorizationCodeResult:
+        import anyio
+
+        query = await anyio.to_thread.run_sync(listener.wait)
+        if "error" in query:
+            raise SignInFailed(f"the server refused the sign-in: {query['error']}"
+                               + (f" ({query['error_description']})" if query.get("error_description") else ""))
+        if "code" not in query:
+            raise SignInFailed("the browser came back without an authorization code")
+        return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+    return Provider(url, metadata, storage, redirect_handler=redirect, callback_handler=callback,
+                    client_metadata_url=oauth.client_metadata_url)
+
+
+def _machine_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    assert oauth.client_id is not None
+    scope = " ".join(oauth.scopes) if oauth.scopes else None
+    if oauth.private_key_file:
+        path = os.path.expanduser(oauth.private_key_file)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                key = handle.read()
+        except OSError as exc:
+            raise SignInFailed(f"cannot read the private key {path}: {exc.strerror}") from None
+        signed = SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id, signing_key=key,
+                                     signing_algorithm=oauth.algorithm or "RS256")
+        return PrivateKeyJWTOAuthProvider(url, storage, oauth.client_id, signed.create_assertion_provider(), scope=scope)
+    secret = _secret(environ, oauth.client_secret_env, "the client's secret")
+    assert secret is not None
+    return ClientCredentialsOAuthProvider(url, storage, oauth.client_id, secret, scope=scope)
+
+
+def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:
+    """Enterprise-managed authorization (SEP-990): the identity provider's ID token exchanged
+    there (RFC 8693) for an identity assertion grant, which the SDK takes to the configured
+    issuer's token endpoint (RFC 7523)."""
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    assert oauth.client_id and oauth.issuer and oauth.idp_token_endpoint and oauth.id_token_env
+    secret = _secret(environ, oauth.client_secret_env, "the client's secret")
+    if secret is None:
+        raise SignInFailed("enterprise sign-in needs the client's secret: give client_secret_env")
+    id_token = _secret(environ, oauth.id_token_env, "the ID token your identity provider issued")
+    idp_secret = _secret(environ, oauth.idp_client_secret_env, "the identity provider client's secret")
+
+    async def assertion(audience: str, resource: str) -> str:
+        import httpx2
+
+        form = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "subject_token": id_token or "",
+                "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+                "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag", "audience": audience, "resource": resource}
+        if oauth.idp_client_id:
+            form["client_id"] = oauth.idp_client_id
+        if idp_secret:
+            form["client_secret"] = idp_secret
+        async with httpx2.AsyncClient(timeout=30.0) as client:
+            answer = await client.post(oauth.idp_token_endpoint or "", data=form)
+        if answer.status_code != 200:
+            code = answer.json().get("error", "") if "json" in answer.headers.get("content-type", "") else ""
+            raise SignInFailed(f"the identity provider refused the token exchange (HTTP {answer.status_code}{': ' + code if code else ''})")
+        return str(answer.json()["access_token"])
+
+    return IdentityAssertionOAuthProvider(url, storage, oauth.client_id, secret, oauth.issuer, assertion,
+                                          scope=" ".join(oauth.scopes) if oauth.scopes else None,
+                                          token_endpoint_auth_method="client_secret_basic")
+
+
+def _open(url: str, paste: bool) -> None:
+    """Send the person to ``url``: the browser, or (``paste``) the URL printed to open elsewhere."""
+    if not paste:
+        import webbrowser
+
+        if webbrowser.open(url):
+            err("opened the browser to sign in; waiting for it to come back…")
+            return
+    err(f"open this address in a browser and sign in:\n\n  {url}\n\n"
+        "then paste here the address the browser was sent back to (it starts with http://127.0.0.1):")
+
+
+class _Listener:
+    """The redirect's end: an HTTP server on 127.0.0.1 (``port``, else a free one) that takes one
+    ``/callback`` and hands its query over; or, when pasting, the address read from stdin."""
+
+    def __init__(self, port: int | None) -> None:
+        import http.server
+
+        answers: queue.Queue[dict[str, str]] = queue.Queue()
+        self.answers = answers
+
+        class Callback(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                parts = urlsplit(self.path)
+                if parts.path != CALLBACK:
+                    self.send_error(404)
+                    return
+                answers.put({k: v[0] for k, v in parse_qs(parts.query).items()})
+                body = b"<!doctype html><title>projector</title><p>Signed in: you can close this tab.</p>\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: Any) -> None:  # the query holds the code: never logged
+                pass
+
+        try:
+            self.server = http.server.HTTPServer(("127.0.0.1", port or 0), Callback)
+        except OSError as exc:
+            raise SignInFailed(f"cannot listen on 127.0.0.1:{port} for the sign-in's redirect ({exc.strerror}): "
+                               "free the port, or change redirect_port with the server's registration") from None
+        self.redirect_uri = f"http://127.0.0.1:{self.server.server_address[1]}{CALLBACK}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def expect(self, paste: bool) -> None:
+        if paste:
+            threading.Thread(target=self._read_pasted, daemon=True).start()
+
+    def _read_pasted(self) -> None:
+        for line in sys.stdin:
+            parts = urlsplit(line.strip())
+            if parts.query:
+                self.answers.put({k: v[0] for k, v in parse_qs(parts.query).items()})
+                return
+            err("that is not the address the browser was sent back to (it has ?code=...&state=...); paste it again:")
+
+    def wait(self) -> dict[str, str]:
+        try:
+            return self.answers.get(timeout=WAIT_FOR_BROWSER)
+        except queue.Empty:
+            raise SignInFailed(f"the browser did not come back within {WAIT_FOR_BROWSER:.0f} seconds; sign in again") from None
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,241 @@
+"""Where an OAuth provider's tokens live, once for every client and folder.
+
+Two places, chosen from what a bridge's start can afford (bench/tokenstore_bench.py): a start
+reads the provider's token file, ``<state>/oauth/<provider>.json`` (mode 0600, in a 0700
+folder), which holds the short-lived access token, its expiry and what a refresh needs but
+its secrets. The long-lived secrets (the refresh token, a registered client's secret) go to
+the OS keyring when a Secret Service runs (read through ``secret-tool``, only when a token is
+refreshed, about once an hour); else they stay in the same file. Asking the keyring at every
+start would cost 20 ms of CPU through ``secret-tool``, 50 through ``secretstorage`` and 175
+through ``keyring``, against a 40 ms start.
+
+A token file is read only when it is the user's own and no one else may read it: one that
+another user owns, or that a group or others can read, is refused with what to do. No token is
+ever part of an error message, a log line or a repr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from projector.core.record import Factory, Record, replace
+
+TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Any
+
+KEYRING = "keyring"  # a token file's "secrets" when they are in the keyring
+FOLDER = "oauth"
+EXPIRES_SOON = 300.0  # seconds before expiry a token is renewed rather than used
+
+
+class Unsafe(Exception):
+    """A token file others could have read or written: it is not used (the message says what to do)."""
+
+
+class Secrets(Record):
+    """What a token file keeps out of itself when there is a keyring."""
+
+    refresh_token: str | None = None
+    client_secret: str | None = None  # a client registered at sign-in (Dynamic Client Registration)
+
+    def __repr__(self) -> str:
+        return "Secrets(...)"
+
+
+class Tokens(Record):
+    """One provider's sign-in, as the bridge uses it."""
+
+    access_token: str
+    expires_at: float | None  # seconds since the epoch; None: the server did not say
+    token_endpoint: str | None = None  # where a refresh goes
+    client_id: str | None = None
+    auth_method: str = "none"  # how the client authenticates there: none, client_secret_basic, client_secret_post
+    resource: str | None = None  # the resource indicator (RFC 8707) of every token request
+    scope: str | None = None
+    account: str | None = None  # who signed in, when the server said ("signed in as ...")
+    secrets: Secrets = Factory(Secrets, compare=False)
+    in_keyring: bool = False  # the secrets live in the keyring (read them with keyring_secrets)
+
+    def __repr__(self) -> str:
+        return f"Tokens(expires_at={self.expires_at!r}, client_id={self.client_id!r}, in_keyring={self.in_keyring})"
+
+    def usable(self, now: float, margin: float = EXPIRES_SOON) -> bool:
+        return self.expires_at is None or self.expires_at - margin > now
+
+
+def token_file(state: str, provider: str) -> str:
+    return os.path.join(state, FOLDER, provider + ".json")
+
+
+def lock_file(state: str, provider: str) -> str:
+    """The lock a refresh or a sign-in of ``provider`` is taken under, by every process alike."""
+    return os.path.join(state, FOLDER, provider + ".lock")
+
+
+def read(state: str, provider: str) -> Tokens | None:
+    """The provider's tokens; None: not signed in. ``Unsafe`` for a file that is not private."""
+    path = token_file(state, provider)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a symlink (ELOOP) or an unreadable file
+        raise Unsafe(f"{path}: cannot be read safely ({exc.strerror}); remove it and sign in again: "
+                     f"projector login {provider}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        _refuse_unless_private(os.fstat(descriptor), path, provider)
+        try:
+            data = json.loads(handle.read())
+            return _tokens(data)
+        except (ValueError, KeyError, TypeError):
+            raise Unsafe(f"{path}: not a token file projector wrote; remove it and sign in again: "
+                         f"projector login {provider}") from None
+
+
+def _refuse_unless_private(status: os.stat_result, path: str, provider: str) -> None:
+    if status.st_uid != os.getuid():
+        raise Unsafe(f"{path}: owned by user {status.st_uid}, not by you ({os.getuid()}): another user could have written "
+                     f"it; remove it (rm {path}) and sign in again: projector login {provider}")
+    if not stat.S_ISREG(status.st_mode):
+        raise Unsafe(f"{path}: not a regular file; remove it and sign in again: projector login {provider}")
+    if status.st_mode & 0o077:
+        raise Unsafe(f"{path}: mode {stat.S_IMODE(status.st_mode):04o} lets others read it, so its token may have been read: "
+                     f"sign out and in again (projector logout {provider}; projector login {provider}), "
+                     f"which writes it 0600")
+
+
+def _tokens(data: Mapping[str, Any]) -> Tokens:
+    secrets = data.get("secrets")
+    in_keyring = secrets == KEYRING
+    kept = secrets if isinstance(secrets, dict) else {}
+    return Tokens(
+        access_token=str(data["access_token"]),
+        expires_at=None if data.get("expires_at") is None else float(data["expires_at"]),
+        token_endpoint=data.get("token_endpoint"),
+        client_id=data.get("client_id"),
+        auth_method=data.get("auth_method", "none"),
+        resource=data.get("resource"),
+        scope=data.get("scope"),
+        account=data.get("account"),
+        secrets=Secrets(refresh_token=kept.get("refresh_token"), client_secret=kept.get("client_secret")),
+        in_keyring=in_keyring,
+    )
+
+
+def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = None) -> Tokens:
+    """Keep ``tokens``: the secrets in ``keyring`` when one is given and takes them, else in the
+    file; the file replaced whole (a reader sees the old one or the new one), mode 0600. Returns
+    the tokens as kept (``in_keyring`` says where the secrets went)."""
+    folder = os.path.join(state, FOLDER)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    secrets = {k: v for k, v in (("refresh_token", tokens.secrets.refresh_token),
+                                 ("client_secret", tokens.secrets.client_secret)) if v}
+    in_keyring = bool(secrets) and keyring is not None and keyring.store(state, provider, json.dumps(secrets))
+    if keyring is not None and not in_keyring:
+        keyring.clear(state, provider)  # no stale refresh token left behind where the file no longer points
+    data = {name: getattr(tokens, name) for name in ("access_token", "expires_at", "token_endpoint", "client_id", "auth_method",
+                                                     "resource", "scope", "account") if getattr(tokens, name) is not None}
+    data["secrets"] = KEYRING if in_keyring else secrets
+    _replace(token_file(state, provider), json.dumps(data, indent=1).encode())
+    return replace(tokens, in_keyring=in_keyring)
+
+
+def _replace(path: str, data: bytes) -> None:
+    temporary = f"{path}.{os.getpid()}.tmp"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(descriptor, 0o600)  # whatever the umask
+        os.write(descriptor, data)
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    os.replace(temporary, path)
+
+
+def remove(state: str, provider: str, keyring: Keyring | None = None) -> bool:
+    """Forget the provider's sign-in (file and keyring); whether there was one."""
+    if keyring is not None:
+        keyring.clear(state, provider)
+    try:
+        os.unlink(token_file(state, provider))
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def secrets_of(state: str, provider: str, tokens: Tokens, keyring: Keyring | None) -> Secrets:
+    """The refresh token and client secret, from the keyring when the file says they are there."""
+    if not tokens.in_keyring:
+        return tokens.secrets
+    text = keyring.lookup(state, provider) if keyring is not None else None
+    if not text:
+        return Secrets()
+    try:
+        kept = json.loads(text)
+    except ValueError:
+        return Secrets()
+    return Secrets(refresh_token=kept.get("refresh_token"), client_secret=kept.get("client_secret"))
+
+
+class Keyring:
+    """The Secret Service (GNOME Keyring, KWallet's, KeePassXC's), through ``secret-tool``: a
+    secret goes on its standard input, never on a command line; its items are named by service
+    ``projector``, the state folder and the provider."""
+
+    def __init__(self, environ: Mapping[str, str], tool: str) -> None:
+        self.environ = dict(environ)
+        self.tool = tool
+
+    @classmethod
+    def found(cls, environ: Mapping[str, str]) -> Keyring | None:
+        """The keyring when a session bus is there to reach one and ``secret-tool`` is installed.
+        A client that starts the bridge with a few variables only leaves the bus's
+        address out: systemd's /run/user/UID/bus is the user's session bus then."""
+        from projector.core.locations import on_path
+
+        if not environ.get("DBUS_SESSION_BUS_ADDRESS"):
+            bus = f"/run/user/{os.getuid()}/bus"
+            if not os.path.exists(bus):
+                return None
+            environ = dict(environ, DBUS_SESSION_BUS_ADDRESS=f"unix:path={bus}")
+        tool = on_path("secret-tool", environ)
+        return cls(environ, tool) if tool else None
+
+    def _attributes(self, state: str, provider: str) -> list[str]:
+        return ["service", "projector", "state", os.path.abspath(state), "provider", provider]
+
+    def _run(self, args: list[str], secret: str | None = None) -> tuple[int, str]:
+        import subprocess
+
+        try:
+            done = subprocess.run([self.tool, *args], input=secret or "", capture_output=True, text=True, env=self.environ,
+                                  timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return 1, ""
+        return done.returncode, done.stdout
+
+    def store(self, state: str, provider: str, secret: str) -> bool:
+        label = f"projector: {provider} (OAuth)"
+        return self._run(["store", "--label", label, *self._attributes(state, provider)], secret)[0] == 0
+
+    def lookup(self, state: str, provider: str) -> str | None:
+        code, out = self._run(["lookup", *self._attributes(state, provider)])
+        return out if code == 0 and out else None
+
+    def clear(self, state: str, provider: str) -> None:
+        self._run(["clear", *self._attributes(state, provider)])
+
+
+def locked(state: str, provider: str, timeout: float) -> Iterator[None]:
+    """The provider's sign-in lock (core.files.exclusive on ``lock_file``): one refresh or one
+    sign-in at a time across every process; ``files.Busy`` after ``timeout`` seconds."""
+    from pathlib import Path
+
+    from projector.core.files import exclusive
+
+    os.makedirs(os.path.join(state, FOLDER), mode=0o700, exist_ok=True)
+    return exclusive(Path(lock_file(state, provider)), timeout)

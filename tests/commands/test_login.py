@@ -1,0 +1,78 @@
+"""`projector login` and `projector logout`: what they refuse, and what logout forgets. The
+sign-in itself runs against the MCP conformance suite's authorization servers
+(tests/runtime/bridge/test_peers.py)."""
+
+from __future__ import annotations
+
+from projector.commands.login import headless
+from projector.core import tokenstore
+
+MODEL = """\
+version: 1
+providers:
+  linear:
+    url: https://mcp.linear.app/mcp
+    oauth: true
+  slack:
+    url: https://mcp.slack.com/mcp
+    oauth: client
+  docs:
+    url: https://kb.example.com/mcp
+    token_env: DOCS_TOKEN
+"""
+
+
+def test_login_names_what_it_cannot_sign_in_to(sandbox):
+    model = sandbox.model(MODEL)
+    cases = {
+        "lineer": 'error: no provider named "lineer" (did you mean "linear"?) (OAuth providers: linear, slack)',
+        "slack": 'error: provider "slack" has oauth: client: each client signs itself in, projector does not',
+        "docs": 'error: provider "docs" does not sign in with OAuth (give it oauth: true in the model)',
+    }
+    for name, message in cases.items():
+        done = sandbox.run("login", name, config=model)
+        assert (done.returncode, done.stderr.strip()) == (1, message)
+
+
+def test_logout_forgets_the_stored_tokens(sandbox):
+    model = sandbox.model(MODEL)
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None,
+                                                        secrets=tokenstore.Secrets(refresh_token="canary-refresh")))
+    done = sandbox.run("logout", "linear", config=model)
+    assert (done.returncode, done.stdout) == (0, "signed out of linear\n")
+    assert tokenstore.read(state, "linear") is None
+    assert sandbox.run("logout", "linear", config=model).stdout == "not signed in to linear\n"
+
+
+def test_a_browser_is_used_unless_none_can_open():
+    assert not headless({"BROWSER": "firefox", "SSH_CONNECTION": "1 2 3 4"})  # $BROWSER is asked for: use it
+    assert headless({"DISPLAY": ":0", "SSH_TTY": "/dev/pts/1"})  # over SSH the display is the remote machine's
+    assert not headless({"DISPLAY": ":0"}) and not headless({"WAYLAND_DISPLAY": "wayland-0"})
+
+
+def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_the_token(sandbox):
+    import time
+
+    model = sandbox.model(MODEL)
+    sandbox.install_projector()
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    assert "sign-in: linear: needs a sign-in: run `projector login linear`" in sandbox.run("status", config=model).stdout
+    canary = "canary-access-0af1"
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token=canary, expires_at=time.time() + 7200,
+                                                        secrets=tokenstore.Secrets(refresh_token="canary-refresh-0af1")))
+    outputs = {args: sandbox.run(*args, config=model) for args in [("status",), ("status", "--json"), ("doctor",), ("explain", str(sandbox.root)),
+                                                                   ("explain", str(sandbox.root), "--json")]}
+    status = outputs[("status",)].stdout
+    assert "sign-in: linear: signed in through projector until " in status and "(tokens in the state folder)" in status
+    assert "sign-in: slack: each client signs itself in (oauth: client); bindings do not narrow it" in status
+    assert "linear: signed in through projector until" in outputs[("doctor",)].stdout
+    assert "authenticates with OAuth: signed in through projector until" in outputs[("explain", str(sandbox.root))].stdout
+    outputs["sync"] = sandbox.run("sync", config=model)
+    for done in outputs.values():
+        assert "canary" not in done.stdout + done.stderr
+    holding = [str(path) for path in sandbox.home.rglob("*") if path.is_file() and b"canary" in path.read_bytes()]
+    assert holding == [state + "/oauth/linear.json"]  # no client file, cache or log under HOME holds the token
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token=canary, expires_at=time.time() - 60))
+    doctor = sandbox.run("doctor", config=model).stdout
+    assert "PROBLEM  linear: the sign-in expired at " in doctor and "and cannot be renewed: run `projector login linear`" in doctor

@@ -1,0 +1,133 @@
+"""The OAuth token store: a private file under the state folder, the long-lived secrets in a real
+Secret Service (gnome-keyring in its own D-Bus session) when one runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import time
+
+import pytest
+
+from projector.core import tokenstore
+from projector.core.tokenstore import Keyring, Secrets, Tokens, Unsafe
+
+ACCESS, REFRESH = "canary-access-7f3a", "canary-refresh-91bc"
+SIGNED_IN = Tokens(access_token=ACCESS, expires_at=2_000_000_000.0, token_endpoint="https://as.example/token",
+                   client_id="projector-1", resource="https://mcp.example/mcp", scope="read",
+                   secrets=Secrets(refresh_token=REFRESH, client_secret="dcr-secret"))
+
+
+def test_without_a_keyring_everything_is_one_private_file(tmp_path):
+    kept = tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+    path = tmp_path / "oauth" / "linear.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    read = tokenstore.read(str(tmp_path), "linear")
+    assert read == kept and not read.in_keyring
+    assert tokenstore.secrets_of(str(tmp_path), "linear", read, None) == Secrets(refresh_token=REFRESH, client_secret="dcr-secret")
+    assert ACCESS not in repr(read) and REFRESH not in repr(read.secrets)
+    assert tokenstore.remove(str(tmp_path), "linear") and tokenstore.read(str(tmp_path), "linear") is None
+
+
+def test_a_file_written_under_a_lax_umask_is_still_private(tmp_path):
+    old = os.umask(0)
+    try:
+        tokenstore.write(str(tmp_path), "linear", SIGNED_IN)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "oauth" / "linear.json").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o660])
+def test_a_file_others_can_read_is_refused_with_what_to_do(tmp_path, mode):
+    tokenstore.write(str(tmp_path), "linear", SIGNED_IN)
+    path = tmp_path / "oauth" / "linear.json"
+    path.chmod(mode)
+    with pytest.raises(Unsafe) as refused:
+        tokenstore.read(str(tmp_path), "linear")
+    message = str(refused.value)
+    assert f"mode {mode:04o} lets others read it" in message and "projector logout linear; projector login linear" in message
+    assert ACCESS not in message and REFRESH not in message
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_a_file_another_user_owns_is_refused(tmp_path):
+    """As root: the file is chowned to nobody, as a file another user planted would be."""
+    import pwd
+
+    tokenstore.write(str(tmp_path), "linear", SIGNED_IN)
+    path = tmp_path / "oauth" / "linear.json"
+    nobody = pwd.getpwnam("nobody").pw_uid
+    os.chown(path, nobody, -1)
+    with pytest.raises(Unsafe) as refused:
+        tokenstore.read(str(tmp_path), "linear")
+    assert f"owned by user {nobody}, not by you (0)" in str(refused.value) and f"rm {path}" in str(refused.value)
+
+
+def test_a_symlinked_token_file_is_refused(tmp_path):
+    tokenstore.write(str(tmp_path), "elsewhere", SIGNED_IN)
+    (tmp_path / "oauth" / "linear.json").symlink_to(tmp_path / "oauth" / "elsewhere.json")
+    with pytest.raises(Unsafe, match="cannot be read safely"):
+        tokenstore.read(str(tmp_path), "linear")
+
+
+def test_no_session_bus_means_no_keyring():
+    assert Keyring.found({"PATH": os.environ.get("PATH", "")}) is None
+
+
+@pytest.fixture
+def secret_service(tmp_path):
+    """A real Secret Service: gnome-keyring-daemon, unlocked, on a D-Bus session of its own
+    (HOME is the test's: the keyring file is made there). Both end with the bus."""
+    if not (shutil.which("dbus-daemon") and shutil.which("gnome-keyring-daemon") and shutil.which("secret-tool")):
+        pytest.skip("no dbus-daemon, gnome-keyring-daemon or secret-tool (.ci/run installs them)")
+    home = tmp_path / "keyring-home"
+    home.mkdir()
+    runtime = home / "run"  # gnome-keyring's control socket: its own, or a second daemon would join the first
+    runtime.mkdir(mode=0o700)
+    environ = {**os.environ, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime), "DBUS_SESSION_BUS_ADDRESS": f"unix:path={home}/bus"}
+    started = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-pid=1", f"--address=unix:path={home}/bus"],
+                             capture_output=True, text=True, check=True, env=environ)
+    bus = int(started.stdout.split()[0])
+    try:
+        subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input="test-password", env=environ,
+                       capture_output=True, text=True, check=True, timeout=20)
+        for _ in range(100):  # the daemon answers before its Secret Service is on the bus: wait until a store works
+            if subprocess.run(["secret-tool", "store", "--label", "probe", "probe", "1"], input="x", env=environ, capture_output=True,
+                              text=True, timeout=10).returncode == 0:
+                break
+            time.sleep(0.1)
+        yield environ
+    finally:
+        os.kill(bus, signal.SIGTERM)
+
+
+def test_with_a_secret_service_the_refresh_token_is_in_the_keyring_only(tmp_path, secret_service):
+    keyring = Keyring.found(secret_service)
+    assert keyring is not None
+    state = str(tmp_path / "state")
+    kept = tokenstore.write(state, "linear", SIGNED_IN, keyring)
+    assert kept.in_keyring
+    text = (tmp_path / "state" / "oauth" / "linear.json").read_text()
+    assert ACCESS in text and REFRESH not in text and "dcr-secret" not in text
+    read = tokenstore.read(state, "linear")
+    assert read.in_keyring and read.secrets == Secrets()
+    assert tokenstore.secrets_of(state, "linear", read, keyring) == Secrets(refresh_token=REFRESH, client_secret="dcr-secret")
+    assert tokenstore.remove(state, "linear", keyring)
+    assert keyring.lookup(state, "linear") is None
+
+
+def test_two_state_folders_keep_apart_in_one_keyring(tmp_path, secret_service):
+    keyring = Keyring.found(secret_service)
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    tokenstore.write(one, "linear", SIGNED_IN, keyring)
+    tokenstore.write(two, "linear", Tokens(access_token="b", expires_at=None, secrets=Secrets(refresh_token="other")), keyring)
+    assert tokenstore.secrets_of(one, "linear", tokenstore.read(one, "linear"), keyring).refresh_token == REFRESH
+
+
+def test_usable_until_a_margin_before_expiry():
+    assert SIGNED_IN.usable(now=2_000_000_000.0 - 301) and not SIGNED_IN.usable(now=2_000_000_000.0 - 299)
+    assert Tokens(access_token="x", expires_at=None).usable(now=1e12)

@@ -1,0 +1,149 @@
+"""An OAuth provider's token through the bridge: renewed before expiry and on a 401, once across
+every bridge process (the sign-in lock), with a rotating refresh token never sent twice, and a
+refused refresh that ends in a clear error instead of a wait.
+
+The authorization server's token endpoint is a small stdlib server here (tests can count its
+requests and reject a reused refresh token, as a rotating server does); the provider is the
+routed KB server on the official SDK, which accepts only the token that endpoint issues."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
+
+import pytest
+from servers import TOKEN
+from test_bridge import INIT, Layout
+
+from projector.core import tokenstore
+
+
+class TokenEndpoint:
+    """RFC 6749's refresh grant with rotation: each refresh token works once; a reused one is
+    refused (invalid_grant), as is every one after ``revoke()``. Issues ``TOKEN``."""
+
+    def __init__(self) -> None:
+        self.refreshes: list[dict[str, str]] = []
+        self.valid = {"refresh-1"}
+        self.issued = 1
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                form = {k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode()).items()}
+                endpoint.refreshes.append(form)
+                time.sleep(0.2)  # a real server's latency: racing bridges pile up behind the lock meanwhile
+                if form.get("grant_type") != "refresh_token" or form.get("refresh_token") not in endpoint.valid:
+                    return self.answer(400, {"error": "invalid_grant", "error_description": "refresh token reused or revoked"})
+                endpoint.valid.discard(form["refresh_token"])
+                endpoint.issued += 1
+                fresh = f"refresh-{endpoint.issued}"
+                endpoint.valid.add(fresh)
+                return self.answer(200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fresh})
+
+            def answer(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/token"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def revoke(self) -> None:
+        self.valid.clear()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def token_endpoint():
+    endpoint = TokenEndpoint()
+    yield endpoint
+    endpoint.close()
+
+
+def signed_in(tmp_path, kb_url: str, endpoint: TokenEndpoint, access: str, expires_at: float) -> tuple[Layout, dict, str]:
+    layout = Layout(tmp_path, kb_url)
+    layout.config.write_text(layout.config.read_text().replace("token_env: DOCS_TOKEN", "oauth: true"))
+    env = {k: v for k, v in layout.env.items() if k != "DOCS_TOKEN"}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    state = str(tmp_path / "state" / "projector")
+    tokenstore.write(state, "docs", tokenstore.Tokens(access_token=access, expires_at=expires_at, token_endpoint=endpoint.url,
+                                                      client_id="projector-test", resource=kb_url,
+                                                      secrets=tokenstore.Secrets(refresh_token="refresh-1")))
+    return layout, env, state
+
+
+def start(layout: Layout, env: dict) -> subprocess.Popen:
+    bridge = subprocess.Popen(layout.command(), cwd=layout.root / "work/a", env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    assert bridge.stdin is not None
+    bridge.stdin.write((json.dumps(INIT) + "\n").encode())
+    bridge.stdin.close()  # the session ends once initialize is answered
+    bridge.stdin = None
+    return bridge
+
+
+def answer(bridge: subprocess.Popen) -> tuple[dict, str]:
+    out, err = bridge.communicate(timeout=90)
+    return json.loads(out.decode().splitlines()[0]), err.decode()
+
+
+def test_an_expired_token_is_refreshed_before_the_session_starts(kb_server, tmp_path, token_endpoint):
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
+    reply, log = answer(start(layout, env))
+    assert "result" in reply, reply
+    assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}  # the expired one never went up
+    assert token_endpoint.refreshes == [{"grant_type": "refresh_token", "refresh_token": "refresh-1", "resource": server.url,
+                                         "client_id": "projector-test"}]
+    kept = tokenstore.read(state, "docs")
+    assert kept.access_token == TOKEN and kept.secrets.refresh_token == "refresh-2" and kept.expires_at > time.time() + 3000
+    assert "renewed the sign-in to docs" in log and TOKEN not in log and "refresh-" not in log
+
+
+def test_a_401_renews_the_token_once_and_sends_the_request_again(kb_server, tmp_path, token_endpoint):
+    server = kb_server()
+    layout, env, _ = signed_in(tmp_path, server.url, token_endpoint, "revoked-access", time.time() + 3000)
+    reply, _ = answer(start(layout, env))
+    assert "result" in reply, reply
+    first, *then = [r["auth"] for r in server.requests()]
+    assert first == "Bearer revoked-access" and set(then) == {f"Bearer {TOKEN}"}
+    assert len(token_endpoint.refreshes) == 1
+
+
+def test_a_refused_refresh_says_to_sign_in_again_without_waiting(kb_server, tmp_path, token_endpoint):
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
+    token_endpoint.revoke()
+    began = time.monotonic()
+    reply, log = answer(start(layout, env))
+    assert time.monotonic() - began < 30
+    message = reply["error"]["message"]
+    assert "renewing the sign-in to docs failed (HTTP 400: invalid_grant): sign in again with `projector login docs`" in message
+    assert "refresh-1" not in message + log
+    assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-1"  # the store is left as it was
+
+
+def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path, token_endpoint):
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
+    bridges = [start(layout, env) for _ in range(20)]
+    replies = [answer(bridge)[0] for bridge in bridges]
+    assert all("result" in reply for reply in replies), [r for r in replies if "result" not in r][:1]
+    assert [form["refresh_token"] for form in token_endpoint.refreshes] == ["refresh-1"]  # one refresh; refresh-1 never sent twice
+    assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-2"
+    assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
