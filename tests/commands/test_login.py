@@ -76,3 +76,22 @@ def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_th
     tokenstore.write(state, "linear", tokenstore.Tokens(access_token=canary, expires_at=time.time() - 60))
     doctor = sandbox.run("doctor", config=model).stdout
     assert "PROBLEM  linear: the sign-in expired at " in doctor and "and cannot be renewed: run `projector login linear`" in doctor
+
+
+def test_sync_says_once_that_an_oauth_provider_needs_a_sign_in(sandbox):
+    """Every client gets the bridge for an OAuth provider; until `projector login` its sessions
+    offer no tools, and nothing in a client would tell the user why."""
+    sandbox.install_projector()
+    model = sandbox.model(MODEL)
+    first = sandbox.run("sync", config=model)
+    assert first.returncode == 0, first.stderr
+    said = [line for line in first.stderr.splitlines() if "signs in through projector" in line]
+    assert said == ['warning: provider "linear" signs in through projector, once for every client: needs a sign-in: run '
+                    "`projector login linear` (until then its sessions offer no tools; `oauth: client` lets each client sign "
+                    "itself in instead)"]
+    model.write_text(MODEL + "# touched\n")
+    assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # said once
+    tokenstore.write(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear",
+                     tokenstore.Tokens(access_token="canary", expires_at=None))
+    model.write_text(MODEL)
+    assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # signed in: nothing to say

@@ -14,6 +14,7 @@ from projector.core import files, model, projects
 from projector.core.errors import did_you_mean, display_path
 from projector.core.locations import state_dir
 from projector.core.modeltypes import Model
+from projector.core.record import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +48,23 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     state = ledger.load(ledger.ledger_path(environ))
     system: System = DryRunSystem() if dry_run else RealSystem()
     outcome = engine.compute(loaded, chosen, environ, state, system, force=force, projects=projects.recorded(environ))
+    if waiting := sign_in_warnings(loaded, outcome):
+        outcome = replace(outcome, warnings=outcome.warnings + waiting)
     return outcome, state
+
+
+def sign_in_warnings(loaded: Model, outcome: engine.Outcome) -> tuple[str, ...]:
+    """A provider that signs in through projector and whose bridge entry a client now has, but
+    that nobody has signed in to: said at the sync (once, as every warning), or its sessions
+    fail with no word in the client that the user would see."""
+    signing_in = [p for p in loaded.providers if p.oauth is not None and not p.oauth.by_client and p.enabled]
+    if not signing_in:
+        return ()  # commands.login is not imported: a sync of a model without OAuth does not pay for it
+    from projector.commands.login import sign_in_state
+
+    return tuple(f'provider "{p.name}" signs in through projector, once for every client: {state.split(": ", 1)[1]} '
+                 "(until then its sessions offer no tools; `oauth: client` lets each client sign itself in instead)"
+                 for p in signing_in for ok, state in [sign_in_state(p, os.environ)] if not ok)
 
 
 def dry_sync(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, engine.Written]:
