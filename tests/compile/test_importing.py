@@ -82,7 +82,7 @@ def test_a_reference_in_a_codex_header_is_text_and_said_so():
     assert server.spec == {"url": "https://s.dev/mcp", "token_env": "SENTRY_TOKEN"} and server.secrets == ()
     assert ("sentry in ~/f: this entry sends the text ${SENTRY_TOKEN} literally; Codex CLI reads variables only through "
             "bearer_token_env_var or env_http_headers; imported as token_env SENTRY_TOKEN, which is what it plainly meant "
-            "(the next sync writes bearer_token_env_var: set $SENTRY_TOKEN)") in gather([codex], {}).report
+            "(the next sync's entry reads the variable: set $SENTRY_TOKEN)") in gather([codex], {}).report
     claude = server_of(_found("claude-code", "sentry", {"type": "http", "url": "https://s.dev/mcp", "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}}))
     assert claude.spec == server.spec and claude.notes == (), "a client that expands ${X} reads it as the variable"
     assert not same_server(registry()["codex"], "sentry", codex.value, {"url": "https://s.dev/mcp", "bearer_token_env_var": "SENTRY_TOKEN"}), \

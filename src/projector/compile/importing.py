@@ -183,11 +183,11 @@ def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
         return f"its URL is not one the model takes (http or https): {url}"
     if kbs_in_url(url) is not None:
         return "its URL sets kbs= itself; say `default: [...]` on a provider instead"
-    spec: dict[str, Any] = {"url": url}
-    secrets: list[str] = []
     refused = _url_refused(url)
     if refused is not None:
         return refused
+    spec: dict[str, Any] = {"url": url}
+    secrets: list[str] = []
     notes: list[str] = []
     value = entry.value
     variable = value.get("bearer_token_env_var")
@@ -237,7 +237,7 @@ def _literal_reference(client: Client, written: str, variable: str) -> str:
     entry sends the text itself, and the provider takes the variable the user plainly meant."""
     keys = " or ".join(client.reading.variable_keys)
     return (f"this entry sends the text {written} literally; {client.name} reads variables only through {keys}; "
-            f"imported as token_env {variable}, which is what it plainly meant (the next sync writes {keys.split(' or ')[0]}: "
+            f"imported as token_env {variable}, which is what it plainly meant (the next sync's entry reads the variable: "
             f"set ${variable})")
 
 
