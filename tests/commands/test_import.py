@@ -235,6 +235,38 @@ def test_the_name_a_stand_in_frees_is_written_by_the_same_sync(sandbox):
     assert sandbox.run("status", config=config).returncode == 0
 
 
+def test_a_codex_header_that_names_a_variable_is_said_to_send_it_as_text_and_sync_makes_it_the_variable(sandbox):
+    """Codex sends http_headers as written: "Bearer ${SENTRY_TOKEN}" is that text, not the token.
+    Imported as token_env (what the user meant), said so; sync writes bearer_token_env_var; remove gives it back."""
+    sandbox.install_projector()
+    codex = '[mcp_servers.sentry]\nurl = "https://mcp.sentry.dev/mcp"\nhttp_headers = { Authorization = "Bearer ${SENTRY_TOKEN}" }\n'
+    path = sandbox.file(".codex/config.toml", codex)
+    config = sandbox.model("version: 1\nclients: [codex]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert ("sentry in ~/.codex/config.toml: this entry sends the text ${SENTRY_TOKEN} literally; Codex CLI reads variables only "
+            "through bearer_token_env_var or env_http_headers; imported as token_env SENTRY_TOKEN, which is what it plainly meant "
+            "(the next sync's entry reads the variable: set $SENTRY_TOKEN)") in imported.stdout.splitlines()
+    assert "  sentry:\n    url: https://mcp.sentry.dev/mcp\n    token_env: SENTRY_TOKEN\n" in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    text = path.read_text()
+    assert 'bearer_token_env_var = "SENTRY_TOKEN"' in text and "http_headers" not in text
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == codex
+
+
+def test_an_entry_with_a_key_in_its_urls_query_stays_out_of_the_model_and_is_listed(sandbox):
+    key = "0123abcd-4567-efab-89cd-0123456789ab"
+    claude = '{\n  "mcpServers": {\n    "exa": {"type": "http", "url": "https://mcp.exa.ai/mcp?exaApiKey=' + key + '&tools=web_search_exa"}\n  }\n}\n'
+    path = sandbox.file(".claude.json", claude)
+    config = sandbox.model("version: 1\nclients: [claude-code]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "not imported: exa in ~/.claude.json: its URL's query carries a secret (exaApiKey=...)" in imported.stdout
+    assert key not in config.read_text() + imported.stdout + imported.stderr
+    assert path.read_text() == claude
+
+
 def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
     """A sync after an import may write an entry in projector's own spelling: diff, diff --stat,
     diff --json, sync --dry-run and sync say so per entry, and a real change stays a change."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import paths
 import pytest
@@ -21,19 +22,25 @@ FOLDERS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "c
            "goose": "goose", "claude-desktop": "claude-desktop", "antigravity": "antigravity", "amp": "amp"}
 
 
-def _secrets(value) -> set[str]:
-    """The literal values in an entry's headers and env that look like secrets."""
+def _secrets(value, url_keys: tuple[str, ...]) -> set[str]:
+    """The literal values in an entry's headers, env and URL query that look like secrets."""
     found = set()
     for key in ("headers", "http_headers", "env", "environment", "envs"):
         block = value.get(key) if isinstance(value, dict) else None
         for name, text in (block or {}).items() if isinstance(block, dict) else ():
             text = str(text).removeprefix("Bearer ")
-            if text and REFERENCE.match(text) is None and (TOKEN_LOOKING.search(text) or re.search(r"TOKEN|SECRET|KEY|AUTH|PASSWORD", str(name), re.I)):
+            if _looks_secret(str(name), text):
                 found.add(text)
     if isinstance(value, dict):
         args = [str(a) for a in value.get("args") or [] if isinstance(value.get("args"), list)]
         found |= {arg for i, arg in enumerate(args) if secret_argument(args, i)}
+        urls = [value[key] for key in url_keys if isinstance(value.get(key), str)]
+        found |= {f"{name}={text}" for url in urls for name, text in parse_qsl(urlsplit(url).query) if _looks_secret(name, text)}
     return found
+
+
+def _looks_secret(name: str, text: str) -> bool:
+    return bool(text) and REFERENCE.match(text) is None and bool(TOKEN_LOOKING.search(text) or re.search(r"TOKEN|SECRET|KEY|AUTH|PASSWORD", name, re.I))
 
 
 @pytest.mark.parametrize("folder", sorted(FOLDERS))
@@ -61,7 +68,7 @@ def test_import_then_sync_then_remove_over_every_corpus_file(corpus, folder, tmp
         for name, value in entries.items():
             said = re.search(rf"^  {re.escape(name)}:$", model, re.M) or re.search(rf"(^|: ){re.escape(name)} in ", imported.output, re.M)
             assert said, f"{original.name}: entry {name} is neither in the model nor in the report"
-            leaked = [s for s in _secrets(value) if s in model]
+            leaked = [s for s in _secrets(value, client.reading.url_keys) if s in model]
             assert not leaked, f"{original.name}: a secret of entry {name} is in the model"
 
         synced = runner.invoke(app, ["sync"], env=env, catch_exceptions=False)

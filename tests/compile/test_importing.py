@@ -58,6 +58,37 @@ def test_one_provider_per_server_each_named_as_its_entries_are():
     assert "db in ~/f becomes provider db-codex (another server has that name)" in clash.report
 
 
+def test_a_secret_in_a_urls_query_keeps_the_entry_out_and_is_not_repeated():
+    """A URL cannot name a variable (issue 25), so an entry whose query carries a key stays the user's."""
+    exa = "https://mcp.exa.ai/mcp?exaApiKey=9f8e7d6c-live&tools=web_search_exa"
+    for url in (exa, "https://m.dev/sse?token=YOUR_TOKEN", "https://m.dev/mcp?access_token=abc", "https://m.dev/mcp?x=sk-live0123456789"):
+        why = server_of(_found("opencode", "exa", {"type": "remote", "url": url}))
+        assert isinstance(why, str) and "its URL's query carries a secret" in why, url
+    assert "9f8e7d6c" not in server_of(_found("opencode", "exa", {"type": "remote", "url": exa}))
+    imported = gather([_found("opencode", "exa", {"type": "remote", "url": exa})], {})
+    assert imported.providers == {} and imported.claims == ()
+    assert imported.report[0].startswith("not imported: exa in ~/f: its URL's query carries a secret (exaApiKey=...)")
+    kept = server_of(_found("opencode", "supa", {"type": "remote", "url": "https://mcp.supabase.com/mcp?project_ref=cnlutbuzjqtuicngldak&key="}))
+    assert kept.spec == {"url": "https://mcp.supabase.com/mcp?project_ref=cnlutbuzjqtuicngldak&key="}, "no secret: imported as it is"
+    assert isinstance(server_of(_found("claude-code", "v", {"type": "http", "url": "https://m.dev/mcp?key=${KEY}"})), str), \
+        "a variable in a URL is refused by the model: reported, not a failed import"
+
+
+def test_a_reference_in_a_codex_header_is_text_and_said_so():
+    """Codex expands no variable (rmcp-client build_default_headers sends http_headers as written):
+    "Bearer ${X}" sends that text. The user plainly meant the variable X: imported as token_env X, and said."""
+    codex = _found("codex", "sentry", {"url": "https://s.dev/mcp", "http_headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}})
+    server = server_of(codex)
+    assert server.spec == {"url": "https://s.dev/mcp", "token_env": "SENTRY_TOKEN"} and server.secrets == ()
+    assert ("sentry in ~/f: this entry sends the text ${SENTRY_TOKEN} literally; Codex CLI reads variables only through "
+            "bearer_token_env_var or env_http_headers; imported as token_env SENTRY_TOKEN, which is what it plainly meant "
+            "(the next sync's entry reads the variable: set $SENTRY_TOKEN)") in gather([codex], {}).report
+    claude = server_of(_found("claude-code", "sentry", {"type": "http", "url": "https://s.dev/mcp", "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}}))
+    assert claude.spec == server.spec and claude.notes == (), "a client that expands ${X} reads it as the variable"
+    assert not same_server(registry()["codex"], "sentry", codex.value, {"url": "https://s.dev/mcp", "bearer_token_env_var": "SENTRY_TOKEN"}), \
+        "the sync that writes bearer_token_env_var changes what Codex sends: a change, not a restyle"
+
+
 def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_secret():
     """What a restyle is: the client reads the same server from both spellings. A written-out
     token read from a variable, an SSE entry written as streamable HTTP, an entry the client skips

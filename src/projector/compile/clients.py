@@ -51,6 +51,9 @@ class Reading(Record):
     env_key: str | None  # where a stdio entry lists variables for the server: {NAME: value} or [NAME]
     added_keys: tuple[str, ...]  # keys the client writes into entries by itself, whatever their value
     default_values: tuple[tuple[str, Any], ...]  # keys the client fills in with the value their absence means
+    # The only keys where a client that expands no variable reads one (by name); empty: none known.
+    # Set, a ``${X}`` in any other value (a header) is sent as that text.
+    variable_keys: tuple[str, ...] = ()
 
     def command_of(self, value: Any) -> tuple[str, list[Any]] | None:
         """A stdio entry's program and arguments; None for anything else."""
@@ -515,6 +518,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
             env_key=entry.get("env_key"),
             added_keys=tuple(entry.get("added_keys") or ()),
             default_values=tuple((entry.get("default_values") or {}).items()),
+            variable_keys=tuple(entry.get("variable_keys") or ()),
         ),
         file_keys=tuple(data.get("file_keys") or ()),
         project_files=tuple(

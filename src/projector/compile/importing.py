@@ -51,6 +51,7 @@ class Server(Record):
     spec: dict[str, Any]  # the provider's keys in the model
     secrets: tuple[str, ...] = ()  # variables the user must set: the entry held their value
     unsaid: tuple[str, ...] = ()  # what of the entry the model cannot say
+    notes: tuple[str, ...] = ()  # what the user should know of how the entry was read (it is still imported)
 
 
 class Claim(Record):
@@ -184,8 +185,12 @@ def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
         return f"its URL is not one the model takes (http or https): {url}"
     if kbs_in_url(url) is not None:
         return "its URL sets kbs= itself; say `default: [...]` on a provider instead"
+    refused = _url_refused(url)
+    if refused is not None:
+        return refused
     spec: dict[str, Any] = {"url": url}
     secrets: list[str] = []
+    notes: list[str] = []
     value = entry.value
     variable = value.get("bearer_token_env_var")
     headers = value.get("headers") or value.get("http_headers") or {}
@@ -200,13 +205,42 @@ def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
         variable = reference or _variable(entry.name, "TOKEN")
         if reference is None:
             secrets.append(variable)
+        elif entry.client.reading.variable_keys:  # the client sends the text itself: the user meant the variable
+            notes.append(_literal_reference(entry.client, bearer.strip(), reference))
     if isinstance(variable, str):
         spec["token_env"] = variable
     host = clear_text_host(spec)
     if host is not None:
         return (f"it sends its token over plain http:// to {host}, which the model takes only with `insecure: true`; left as it "
                 "is (import it by hand if you accept that)")
-    return Server(("url", without_query(url)), spec, tuple(secrets), tuple(unsaid))
+    return Server(("url", without_query(url)), spec, tuple(secrets), tuple(unsaid), tuple(notes))
+
+
+def _url_refused(url: str) -> str | None:
+    """Why a URL cannot enter the model as it is: a variable in it (the model refuses one in a
+    ``url``), or a secret written in its query (no variable can stand in for it there)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from projector.core.semantic import URL_VARIABLE
+
+    if URL_VARIABLE.search(url):
+        return ("its URL refers to a variable, which the model refuses in a url (clients copy it as written or expand it "
+                "on their own terms); left as it is (write the URL out, and give a token in a header, then import again)")
+    secret = next((name for name, text in parse_qsl(urlsplit(url).query, keep_blank_values=True) if looks_secret(name, text)), None)
+    if secret is None:
+        return None
+    return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
+            "(if the server takes it in a header, write it there as a variable reference, e.g. Authorization: Bearer "
+            "${NAME}, then import again)")
+
+
+def _literal_reference(client: Client, written: str, variable: str) -> str:
+    """What to say of a reference in a client that expands none (``reading.variable_keys``): the
+    entry sends the text itself, and the provider takes the variable the user plainly meant."""
+    keys = " or ".join(client.reading.variable_keys)
+    return (f"this entry sends the text {written} literally; {client.name} reads variables only through {keys}; "
+            f"imported as token_env {variable}, which is what it plainly meant (the next sync's entry reads the variable: "
+            f"set ${variable})")
 
 
 def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Server:
@@ -241,7 +275,7 @@ def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[
         reference = _reference(text)
         if reference is not None:
             env[name] = "${" + reference + "}"
-        elif SECRET_LOOKING.search(name) or TOKEN_LOOKING.search(text):
+        elif looks_secret(name, text):
             env[name] = "${" + name + "}"
             secrets.append(name)
         elif "${" in text:
@@ -249,6 +283,13 @@ def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[
         else:
             env[name] = text
     return env, secrets
+
+
+def looks_secret(name: str, text: str) -> bool:
+    """Whether ``text``, the value of ``name`` (a variable, a header, a URL's query parameter), is
+    a secret written out: under a secret-looking name (TOKEN, KEY, AUTH, ...) or shaped like a
+    token. A reference to a variable, or nothing, is none."""
+    return bool(text) and _reference(text) is None and bool(SECRET_LOOKING.search(name) or TOKEN_LOOKING.search(text))
 
 
 def _reference(text: str) -> str | None:
@@ -301,6 +342,7 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
             del providers[name]["enabled"]  # also a global entry: on everywhere
         for variable in server.secrets:
             secrets.setdefault(variable, []).append(where)
+        report += [f"{entry.name} in {where}: {note}" for note in server.notes]
         for what in server.unsaid:
             report.append(f"not in the model: {entry.name} in {where}: {what}; that entry stays as it is, yours (projector's "
                           "entry would not have it)")
