@@ -303,3 +303,29 @@ def test_projector_log_shows_what_the_quiet_hook_did_and_why(sandbox):
     assert shown.count("  updated ~/.codex/config.toml (Codex CLI)") == 2
     every = __import__("json").loads(_run(sandbox, "bash", ["projector log --json"]).stdout)["syncs"]
     assert [s["why"] for s in every][0] == "the first prompt with this model (nothing watched yet)"
+
+
+def test_a_project_file_written_in_the_second_a_sync_began_but_before_it_leaves_the_stamp_at_its_files(tmp_path):
+    """A trusted project file saved, then a sync begun within the same second: the file is as the
+    sync read it, so the stamp is the newest watched mtime, not the second the sync began (which
+    put the files the sync wrote after the stamp: the next prompt started projector again)."""
+    import os
+    import time
+
+    from projector.commands.sync import _stamp
+
+    second = (time.time_ns() // 1_000_000_000 - 2) * 1_000_000_000
+    project, written = tmp_path / ".projector.yaml", tmp_path / "config.toml"
+    project.write_text("providers: {}\n")
+    written.write_text("x\n")
+    os.utime(project, ns=(second + 100_000_000, second + 100_000_000))  # saved at .1 s
+    os.utime(written, ns=(second + 700_000_000, second + 700_000_000))  # written by the sync at .7 s
+    from projector.compile.system import stat_of
+
+    observed = {str(written): stat_of(str(written))}
+    began = second + 500_000_000  # the sync began at .5 s
+    assert _stamp([str(project), str(written)], observed, began) == second + 700_000_000
+    os.utime(project, ns=(second + 600_000_000, second + 600_000_000))  # saved while the sync ran: it may not have seen it
+    assert _stamp([str(project), str(written)], observed, began) == second
+    os.utime(project, ns=(second, second))  # a filesystem that keeps whole seconds: the same second may be later
+    assert _stamp([str(project), str(written)], observed, began) == second

@@ -60,7 +60,7 @@ def sign_in_warnings(loaded: Model, outcome: engine.Outcome) -> tuple[str, ...]:
     signing_in = [p for p in loaded.providers if p.oauth is not None and not p.oauth.by_client and p.enabled]
     if not signing_in:
         return ()  # commands.login is not imported: a sync of a model without OAuth does not pay for it
-    from projector.commands.login import sign_in_state
+    from projector.core.signin import sign_in_state
 
     return tuple(f'provider "{p.name}" signs in through projector, once for every client: {state.split(": ", 1)[1]} '
                  "(until then its sessions offer no tools; `oauth: client` lets each client sign itself in instead)"

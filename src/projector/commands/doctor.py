@@ -104,7 +104,7 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             for ok, message in _local_checks(model, projects, provider, environ):
                 check(ok, message, "note" if ok else None)
         if provider.oauth is not None:
-            from projector.commands.login import sign_in_state
+            from projector.core.signin import sign_in_state
 
             check(*sign_in_state(provider, environ))
     for ok, message in _hook_checks(model, projects, environ):

@@ -112,7 +112,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
 def _auth(provider: Any, environ: Mapping[str, str]) -> str:
     """How a session of ``provider`` authenticates (never the token)."""
     if provider.oauth is not None:
-        from projector.commands.login import sign_in_state
+        from projector.core.signin import sign_in_state
 
         return "OAuth: " + sign_in_state(provider, environ)[1].split(": ", 1)[1]
     return f"the token in ${provider.token_env}" if provider.token_env else "none"

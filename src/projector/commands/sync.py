@@ -35,7 +35,8 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
 
     environ = os.environ
     # Before anything is read, on the files' clock (see core.fingerprint), to the second: a filesystem may keep no finer time.
-    started = (time.time_ns() - fingerprint.STAMP_MARGIN_NS) // 1_000_000_000 * 1_000_000_000
+    # (_stamp takes it to the second where a file's time may be whole seconds.)
+    started = time.time_ns() - fingerprint.STAMP_MARGIN_NS
     # What the model and the trust store were before this sync read them: an edit made while it
     # runs must show in the fingerprint, or the next sync would think it already done.
     inputs = {p: stat_of(p) for p in (str(model.model_path(config, environ).absolute()), projects.trust_path(environ))}
@@ -216,26 +217,36 @@ def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False,
     settle within a few hundredths of a second: waiting for that spares the next prompt a run.
     The folders the hook looks into for absent project files (``absent``: folder -> the names it
     looks for) count as paths it did not read, but one that changed since the sync began while
-    none of those names appeared (a file made beside them, or the folder made in the second the
-    sync began: ``started`` is a whole second) is as the sync saw it: taking ``started`` for it
-    would put every file this sync wrote after the stamp, and the next prompt would start
-    projector again for nothing."""
+    none of those names appeared (a file made beside them) is as the sync saw it, and so is a file
+    whose fine-grained mtime is before the moment the sync began (``started``, to the
+    nanosecond; the stamp falls back to its whole second): taking that second for either would
+    put every file this sync wrote after the stamp, and the next prompt would start projector
+    again for nothing."""
+    second = started // 1_000_000_000 * 1_000_000_000  # what the stamp falls back to: a filesystem may keep whole seconds
     newest = 0
     for path in set(paths):
         now = stat_of(path)
         if path in observed:
             if now != observed[path]:
-                return started
-        elif now is not None and now[0] >= started and not _still_absent(path, now[0], (absent or {}).get(path)):
-            return started
+                return second
+        elif now is not None and _since(now[0], started) and not _still_absent(path, now[0], (absent or {}).get(path)):
+            return second
         newest = max(newest, now[0] if now else 0)
     wait = fingerprint.unsettled_for(newest)
     if wait == 0:
         return newest
     if waited or wait > 2 * fingerprint.STAMP_MARGIN_NS:
-        return started
+        return second
     time.sleep(wait / 1e9)
     return _stamp(paths, observed, started, waited=True, absent=absent)
+
+
+def _since(mtime: int, started: int) -> bool:
+    """Whether a file this sync did not stat as it read it may have changed after it began: an
+    mtime in whole seconds (a filesystem that keeps no finer time) from the second it began on,
+    a finer one from the moment it began (a project file written in the same second, before the
+    sync, is as the sync read it)."""
+    return mtime >= (started // 1_000_000_000 * 1_000_000_000 if mtime % 1_000_000_000 == 0 else started)
 
 
 def _still_absent(folder: str, mtime: int, names: list[str] | None) -> bool:
