@@ -74,4 +74,6 @@ def test_an_oauth_provider_not_signed_in_says_to_run_projector_login(kb_server, 
     done = subprocess.run(layout.command(), cwd=layout.root / "work/a", env=env, capture_output=True, timeout=60,
                           input=(__import__("json").dumps(INIT) + "\n").encode())
     assert "not signed in to docs: run `projector login docs`" in done.stderr.decode()
-    assert "projector: not signed in to docs: run `projector login docs`" in done.stdout.decode()  # the initialize's error
+    reply = __import__("json").loads(done.stdout.decode().splitlines()[0])  # initialize answered here: the client keeps the server
+    assert "projector: not signed in to docs: run `projector login docs`" in reply["result"]["instructions"], reply
+    assert server.requests() == [], "nothing reaches the provider without a sign-in"
