@@ -283,31 +283,21 @@ def _token(variable: str | None, environ: Any) -> tuple[str | None, str | None]:
     return token, None
 
 
-def _not_signed_in(provider: Any, environ: Any) -> str | None:
-    """Why a provider that signs in through projector (``projector login``) has no sign-in to
-    use; None when it has one (usable, or renewed when the session opens) or signs in otherwise.
-    Such a session is answered here with no tools, so the client starts it without an error and
-    its instructions say what to run: a failed initialize made clients drop the server silently."""
-    if provider.oauth is None or provider.oauth.by_client:
-        return None
-    from projector.core import locations, tokenstore
-
-    try:
-        stored = tokenstore.read(locations.state_folder(environ), provider.name)
-    except tokenstore.Unsafe:
-        return None  # the session says what is wrong with the store when it opens (runtime.bridge.renew)
-    return None if stored is not None else f"not signed in to {provider.name}: run `projector login {provider.name}`"
-
-
 def _remote(options: Options, where: Where, log: Any) -> Any:
     from projector.core import scope
     from projector.core.errors import display_path
 
     environ = os.environ
     loaded, provider, folder = where.model, where.provider, where.folder
-    if (unsigned := _not_signed_in(provider, environ)) is not None:
-        log(unsigned)
-        return _no_tools(f"projector: {unsigned}; no tools until then (the client lists them again after a restart).", log)
+    renewer = None
+    if provider.oauth is not None and not provider.oauth.by_client:  # projector signs in: `projector login`
+        from projector.runtime.bridge.renew import Renewer
+
+        renewer = Renewer(provider.name, environ, log)
+        if (unsigned := renewer.not_signed_in()) is not None:
+            # Answered here with no tools: a failed initialize made clients drop the server silently.
+            log(unsigned)
+            return _no_tools(f"projector: {unsigned}; no tools until then (the client lists them again after a restart).", log)
     here = scope.resolve(loaded, provider, folder, where.projects)
     if here.dropped:
         log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
@@ -317,11 +307,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         """The provider's session, opened when the client's session first needs it."""
         from projector.runtime.bridge.upstream import Settings, Upstream
 
-        renewer = None
-        if provider.oauth is not None and not provider.oauth.by_client:  # projector signs in: `projector login`
-            from projector.runtime.bridge.renew import Renewer
-
-            renewer = Renewer(provider.name, environ, log)
+        if renewer is not None:
             token, problem = renewer.current()
         else:
             token, problem = _token(provider.token_env, environ)

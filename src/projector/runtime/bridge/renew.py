@@ -40,6 +40,18 @@ class Renewer:
     def _again(self, why: str) -> str:
         return f"{why}: sign in again with `projector login {self.provider}`"
 
+    def _unsigned(self) -> str:
+        return f"not signed in to {self.provider}: run `projector login {self.provider}`"
+
+    def not_signed_in(self) -> str | None:
+        """Why there is no sign-in to use, when nobody has signed in; None when there is one
+        (usable, or renewed when the session opens) or the store is unsafe (the session says so
+        when it opens)."""
+        try:
+            return self._unsigned() if tokenstore.read(self.state, self.provider) is None else None
+        except tokenstore.Unsafe:
+            return None
+
     def current(self) -> tuple[str | None, str | None]:
         """A token to send (refreshed first when it expires soon), and what is wrong when none."""
         try:
@@ -47,7 +59,7 @@ class Renewer:
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
         if tokens is None:
-            return None, f"not signed in to {self.provider}: run `projector login {self.provider}`"
+            return None, self._unsigned()
         if tokens.usable(self.clock()):
             return tokens.access_token, None
         return self.renewed(tokens.access_token)
@@ -61,7 +73,7 @@ class Renewer:
             with tokenstore.locked(self.state, self.provider, LOCK_WAIT):
                 tokens = tokenstore.read(self.state, self.provider)  # again: another bridge may have renewed it
                 if tokens is None:
-                    return None, f"not signed in to {self.provider}: run `projector login {self.provider}`"
+                    return None, self._unsigned()
                 if tokens.access_token != refused and tokens.usable(self.clock(), margin=0):
                     return tokens.access_token, None
                 return self._refresh(tokens)
