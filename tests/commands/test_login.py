@@ -76,6 +76,7 @@ def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_th
     tokenstore.write(state, "linear", tokenstore.Tokens(access_token=canary, expires_at=time.time() - 60))
     doctor = sandbox.run("doctor", config=model).stdout
     assert "PROBLEM  linear: the sign-in expired at " in doctor and "and cannot be renewed: run `projector login linear`" in doctor
+    assert sum("run `projector login linear`" in line for line in doctor.splitlines()) == 1, doctor  # its own check, not sync's warning again
 
 
 def test_sync_says_once_that_an_oauth_provider_needs_a_sign_in(sandbox):

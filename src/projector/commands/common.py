@@ -48,12 +48,12 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     state = ledger.load(ledger.ledger_path(environ))
     system: System = DryRunSystem() if dry_run else RealSystem()
     outcome = engine.compute(loaded, chosen, environ, state, system, force=force, projects=projects.recorded(environ))
-    if waiting := sign_in_warnings(loaded, outcome):
+    if waiting := sign_in_warnings(loaded):
         outcome = replace(outcome, warnings=outcome.warnings + waiting)
     return outcome, state
 
 
-def sign_in_warnings(loaded: Model, outcome: engine.Outcome) -> tuple[str, ...]:
+def sign_in_warnings(loaded: Model) -> tuple[str, ...]:
     """A provider that signs in through projector and whose bridge entry a client now has, but
     that nobody has signed in to: said at the sync (once, as every warning), or its sessions
     fail with no word in the client that the user would see."""

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from projector.commands.common import compute, entries_in_file, err, load_model
+from projector.commands.common import compute, entries_in_file, err, load_model, sign_in_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
@@ -133,9 +133,10 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if started:
             entries = f"{started} bridge entr{'y' if started == 1 else 'ies'}"
             check(True, f"{result.client.name}: {entries} started as it starts them: each finds the model and the trust store")
+    signing_in = set(sign_in_warnings(model))  # told above, by each OAuth provider's own check
     known = [w for w in outcome.warnings if w in acknowledged and not shadowing(w)]
     for warning in outcome.warnings:  # sync, diff and status say each once: here they are all, but the acknowledged
-        if warning not in known:
+        if warning not in known and warning not in signing_in:
             check(not shadowing(warning), warning, None if shadowing(warning) else "note")
     if known:
         check(True, f"{len(known)} warning{'s' if len(known) != 1 else ''} acknowledged (`projector doctor --all` lists "
