@@ -40,15 +40,11 @@ def _restamp(files: Mapping[str, Stat], environ: Mapping[str, str]) -> None:
             pass
 
 
-def nothing_to_do(argv: list[str], environ: Mapping[str, str], version: str) -> bool:
-    """For `projector sync [--quiet] [--hook] [--config F]`: whether the last sync's fingerprint
-    still holds. From the hook, the hook's stamp then moves forward to what was checked."""
-    return still_holds(argv, environ, version) is not None
-
-
 def still_holds(argv: list[str], environ: Mapping[str, str], version: str) -> list[str] | None:
-    """As nothing_to_do: None when a sync must run, else what the last sync said of the state it
-    left (the drift it kept), which this one, changing nothing, says again."""
+    """For `projector sync [--quiet] [--hook] [--config F]`: None when a sync must run (the last
+    sync's fingerprint no longer holds), else what that sync said of the state it left (the
+    drift it kept), which this one, changing nothing, says again. From the hook, the hook's
+    stamp then moves forward to what was checked."""
     options = argv[1:]
     config = locations.config_option(options)
     plain = [a for a in options if a not in CONFIG and a != config and not a.startswith("--config=")]

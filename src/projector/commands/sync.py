@@ -229,7 +229,7 @@ def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False,
         if path in observed:
             if now != observed[path]:
                 return second
-        elif now is not None and _since(now[0], started) and not _still_absent(path, now[0], (absent or {}).get(path)):
+        elif now is not None and _since(now[0], started, second) and not _still_absent(path, now[0], (absent or {}).get(path)):
             return second
         newest = max(newest, now[0] if now else 0)
     wait = fingerprint.unsettled_for(newest)
@@ -241,12 +241,12 @@ def _stamp(paths: list[str], observed: dict, started: int, waited: bool = False,
     return _stamp(paths, observed, started, waited=True, absent=absent)
 
 
-def _since(mtime: int, started: int) -> bool:
+def _since(mtime: int, started: int, second: int) -> bool:
     """Whether a file this sync did not stat as it read it may have changed after it began: an
     mtime in whole seconds (a filesystem that keeps no finer time) from the second it began on,
     a finer one from the moment it began (a project file written in the same second, before the
-    sync, is as the sync read it)."""
-    return mtime >= (started // 1_000_000_000 * 1_000_000_000 if mtime % 1_000_000_000 == 0 else started)
+    sync, is as the sync read it); ``second``: the whole second ``started`` is in."""
+    return mtime >= (second if mtime % 1_000_000_000 == 0 else started)
 
 
 def _still_absent(folder: str, mtime: int, names: list[str] | None) -> bool:
