@@ -71,11 +71,17 @@ class Reading(Record):
             return None
         return command, args
 
+    def url_of(self, value: Any) -> str | None:
+        """An entry's URL as written (its query kept), under the first of the URL keys it has."""
+        if not isinstance(value, Mapping):
+            return None
+        return next((value[k] for k in self.url_keys if isinstance(value.get(k), str)), None)
+
     def endpoint(self, value: Any) -> tuple[str, ...]:
         """What an entry connects to: ("url", u) without query, or ("command", name, *args)."""
         if not isinstance(value, Mapping):
             return ()
-        url = next((value[k] for k in self.url_keys if isinstance(value.get(k), str)), None)
+        url = self.url_of(value)
         if url is not None:
             return ("url", without_query(url))
         found = self.command_of(value)

@@ -109,7 +109,7 @@ def server_of(entry: Found) -> Server | str:
     if any(value.get(key) == off for key, off in TURNED_OFF):
         return "turned off in the client; left as it is"
     reading = client.reading
-    url = next((value[k] for k in reading.url_keys if isinstance(value.get(k), str)), None)
+    url = reading.url_of(value)
     known = UNDERSTOOD | set(reading.url_keys) | {reading.command_key, reading.args_key} | set(reading.added_keys)
     known |= {reading.env_key} if reading.env_key else set()
     usual = dict(reading.default_values) | _written(client) | {"disabled": False}

@@ -155,7 +155,7 @@ def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) 
     for reading in readings:
         if reading.endpoint(value)[: len(bridge)] == bridge:
             return True
-        url = next((value[k] for k in reading.url_keys if isinstance(value, Mapping) and isinstance(value.get(k), str)), None)
+        url = reading.url_of(value)
         if provider.url is not None and url is not None and without_query(url) == without_query(provider.url) and kbs_in_url(url) is not None:
             return True
     return False
