@@ -121,8 +121,8 @@ class TomlDocument:
             elif pieces:  # spelled as keys or in several places: take them out, add one table
                 doomed += pieces
                 new[name] = value
-            elif placed(value, self.servers(key)) is not None:  # back where it stood, its own text
-                side, neighbour = placed(value, self.servers(key))
+            elif (spot := placed(value, self.servers(key))) is not None:  # back where it stood, its own text
+                side, neighbour = spot
                 around = self._merged(self._pieces(key + (neighbour,)))
                 at = around[-1][1] if side == "after" else around[0][0]
                 nl = self._newline.encode()
@@ -143,22 +143,17 @@ class TomlDocument:
     def _apply(self, splices: list[Splice]) -> str:
         return splice(self._bytes, splices).decode("utf-8")
 
-    def _table(self, key: tuple[str, ...], name: str, value: dict[str, Any] | Verbatim) -> bytes:
+    def _table(self, key: tuple[str, ...], name: str, value: dict[str, Any] | Verbatim, array: bool = False) -> bytes:
+        """``[key.name]`` (``array``: ``[[key.name]]``, one entry of a list of named tables) in the file's line ends."""
         if isinstance(value, Verbatim):
             return value.text.encode("utf-8")
-        text = written_table(key, name, value)
-        return (text if text is not None else tomlkit_table(key, name, value)).replace("\n", self._newline).encode("utf-8")
+        text = written_table(key, name, value, array=array)
+        return (text if text is not None else tomlkit_table(key, name, value, array=array)).replace("\n", self._newline).encode("utf-8")
     def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
         """New tables go after the last table of ``key`` (or at the end), after one blank line."""
-        blocks = b"".join(self._newline.encode() + self._table(key, n, v) for n, v in values.items())
         tables = [p for p in self._pieces(key) if p.is_table]
         at = max((p.end for p in tables), default=len(self._bytes))
-        if at == len(self._bytes) and self._bytes and not self._bytes.endswith(b"\n"):
-            # No final newline: end our line, keep the file's habit of not ending with one.
-            return Splice(at, at, self._newline.encode() + blocks.rstrip(b"\r\n"))
-        if at == len(self._bytes) and not self._bytes.strip():
-            blocks = blocks[len(self._newline) :]  # nothing to set off from
-        return Splice(at, at, blocks)
+        return self._insertion_of(self._newline.encode().join(self._table(key, n, v) for n, v in values.items()), at)
 
     def _removals(self, pieces: list[_Piece]) -> list[Splice]:
         source = self._bytes
@@ -196,7 +191,7 @@ class TomlDocument:
         ``value``, or ``value`` added as a ``[[key]]`` table after the last one (``index`` None),
         set off by one blank line, so that removing it gives back exactly the bytes there were."""
         self._refuse_inline_array(key)
-        table = self._array_table(key, value)
+        table = self._table(key[:-1], key[-1], value, array=True)
         elements = self._elements(key)
         if index is None:
             if not elements:
@@ -231,10 +226,6 @@ class TomlDocument:
                 fix = f"delete this line ({name} = [] holds no servers)" if empty else f"write its entries as [[{name}]] tables"
                 raise DocumentError(Problem(self.source, node.start_point.row + 1, node.start_point.column + 1,
                                             f"{name} is an inline array, which cannot take a [[{name}]] table: {fix}, then sync again"))
-
-    def _array_table(self, key: tuple[str, ...], value: dict[str, Any]) -> bytes:
-        text = written_table(key[:-1], key[-1], value, array=True)
-        return (text if text is not None else tomlkit_table(key[:-1], key[-1], value, array=True)).replace("\n", self._newline).encode("utf-8")
 
     def _insertion_of(self, block: bytes, at: int) -> Splice:
         """``block`` (whole lines) at ``at``, after one blank line."""
