@@ -62,8 +62,8 @@ def serve(plan: Launch, folder: str, program: str, environ: dict[str, str],
         "workspace": workspace(plan, folder), "program": program, "argv": list(argv(plan, program)), "cwd": plan.cwd,
         "env": environ, "linger": plan.linger,
     }
-    attached_rule(plan.tools)  # one too large for a host: before a host is started for it
-    hand_over(connect_or_start(where, spec), plan.provider, plan.tools)
+    rule = attached_rule(plan.tools)  # one too large for a host: Unavailable before a host is started for it
+    hand_over(connect_or_start(where, spec), plan.provider, rule)
 
 
 def connect(path: str, wait: float = GREETING_WAIT) -> _socket.socket | None:
@@ -171,11 +171,11 @@ def attached_rule(tools: Any) -> bytes:
     return rule
 
 
-def hand_over(connection: _socket.socket, provider: str, tools: Any = None) -> NoReturn:
-    """Give the host this session's stdin and stdout (and its folder's tool rule, which the host
-    applies to this session: core.tools), then wait for the session's end as a shell reading
-    the connection (the process the client spawned must live that long)."""
-    rule = attached_rule(tools)
+def hand_over(connection: _socket.socket, provider: str, rule: bytes = b"") -> NoReturn:
+    """Give the host this session's stdin and stdout (and ``rule``, its folder's tool rule as
+    attached_rule encodes it, which the host applies to this session: core.tools), then wait for
+    the session's end as a shell reading the connection (the process the client spawned must
+    live that long)."""
     try:
         connection.sendmsg([ATTACH + rule], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("2i", 0, 1))])
     except OSError as problem:  # the host went between its greeting and now: nothing was handed over
