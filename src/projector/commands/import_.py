@@ -21,7 +21,7 @@ from projector.compile import documents, ledger
 from projector.compile.documents.base import neighbours
 from projector.compile.importing import Claim, found_entries, gather, identity_of
 from projector.compile.ledger import FileRecord, entry_hash
-from projector.core import files, model
+from projector.core import files, locations, model
 from projector.core.errors import ProjectorError, display_path
 from projector.core.record import replace
 
@@ -41,7 +41,7 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
     clients = client_registry.selected(tuple(only) if only else None, environ)
     found, problems = found_entries(clients, environ)
     imported = gather(found, existing)
-    home = Path(environ.get("HOME") or Path.home())
+    home = locations.home(environ)
     bindings = {display_path(folder, home): settings for folder, settings in imported.bindings.items()}
     before = text if text is not None else starter_text()
     after = modeledit.add_providers(before, imported.providers, bindings) if imported.providers or bindings else before

@@ -26,7 +26,7 @@ from projector.compile.documents.base import neighbours
 from projector.compile.documents.hookgroups import HookGroups
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
-from projector.compile.reconcile import Decision, given_back, prune, recognisable, reconcile
+from projector.compile.reconcile import Decision, given_back, prune, recognisable, reconcile, took_over
 from projector.compile.system import System
 from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
@@ -216,7 +216,7 @@ def _decide(
                              taken | unsure, keeps_originals=target.kind == "servers",
                              same_server=_reads_the_same(target.client))
         decision = _with_original_text(decision, document, target.key)
-        decision = replace(decision, notes=decision.notes + tuple(f"took over {name} in {target.shown}; `projector remove` gives it back"
+        decision = replace(decision, notes=decision.notes + tuple(took_over(name, target.shown)
                                                                   for name in sorted(unsure) if name in decision.taken))
     why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
     if why is not None:

@@ -85,7 +85,7 @@ def reconcile(
     def take(name: str) -> None:
         if keeps_originals:
             originals[name] = {"value": current[name]}
-            notes.append(f"took over {name} in {where}; `projector remove` gives it back")
+            notes.append(took_over(name, where))
 
     for name, value in desired.items():
         present = current.get(name)
@@ -145,6 +145,11 @@ def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str
     if text is None:
         return {name: original["value"]}
     return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"))}
+
+
+def took_over(name: str, where: str) -> str:
+    """What a sync says, once, of a user's entry it takes over with its original kept."""
+    return f"took over {name} in {where}; `projector remove` gives it back"
 
 
 def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
