@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from projector.compile import clients as client_registry
@@ -143,20 +143,31 @@ def said_path(environ: Mapping[str, str]) -> Path:
     return state_dir(environ) / "said.json"
 
 
+def stored_warnings(path: Path) -> set[str]:
+    """Warnings kept in the state folder (said, acknowledged); none when the file is missing or unreadable."""
+    import json
+
+    try:
+        return set(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return set()
+
+
+def store_warnings(path: Path, warnings: Iterable[str]) -> None:
+    import json
+
+    files.write_text(path, json.dumps(sorted(set(warnings)), indent=0))
+
+
 def unsaid(warnings: tuple[str, ...], environ: Mapping[str, str]) -> list[str]:
     """The warnings not said before, and remembered as said. Only those still given are kept,
     so a state that goes away and comes back is told again."""
-    import json
-
     path = said_path(environ)
-    try:
-        before = set(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        before = set()
+    before = stored_warnings(path)
     current = list(dict.fromkeys(warnings))
     if set(current) != before:
         try:
-            files.write_text(path, json.dumps(sorted(current), indent=0))
+            store_warnings(path, current)
         except OSError:
             return current  # nowhere to remember: say each
     return [warning for warning in current if warning not in before]

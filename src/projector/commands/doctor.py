@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from projector.commands.common import compute, entries_in_file, err, load_model, sign_in_warnings
+from projector.commands.common import compute, entries_in_file, err, load_model, sign_in_warnings, store_warnings, stored_warnings
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
@@ -168,21 +168,12 @@ def acknowledged_path(environ: Mapping[str, str]):  # -> Path
 
 
 def acknowledged(environ: Mapping[str, str]) -> tuple[str, ...]:
-    import json
-
-    try:
-        return tuple(json.loads(acknowledged_path(environ).read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        return ()
+    return tuple(sorted(stored_warnings(acknowledged_path(environ))))
 
 
 def acknowledge(warnings: list[str], environ: Mapping[str, str]) -> None:
     """The warnings given now are the acknowledged ones (a warning that changes is new again)."""
-    import json
-
-    from projector.core import files
-
-    files.write_text(acknowledged_path(environ), json.dumps(sorted(set(warnings)), indent=0))
+    store_warnings(acknowledged_path(environ), warnings)
 
 
 class _Starts:
