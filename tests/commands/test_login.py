@@ -4,8 +4,8 @@ sign-in itself runs against the MCP conformance suite's authorization servers
 
 from __future__ import annotations
 
-from projector.commands.login import headless
 from projector.core import tokenstore
+from projector.core.signin import headless
 
 MODEL = """\
 version: 1

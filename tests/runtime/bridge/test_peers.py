@@ -100,6 +100,17 @@ def test_auth_scenarios_pass_through_one_sign_in(node22, tmp_path, scenario):
     assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
 
 
+def test_sessions_started_before_a_sign_in_start_one_and_get_the_tools_when_it_is_done(node22, tmp_path):
+    """Three sessions start at once with nobody signed in: each is answered with no tools (a
+    tool call says to run `projector login`), their bridges start the sign-in themselves, the
+    browser opens once, and each session hears tools/list_changed and then lists and calls the
+    provider's tools."""
+    count = tmp_path / "browser-opened"
+    output = conformance(node22, tmp_path, "auth/metadata-default", "--oauth", "--unsigned=3", f"--count={count}")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+    assert count.read_text().count("opened") == 1
+
+
 def test_a_sign_in_without_a_browser_takes_the_redirect_pasted_back(node22, tmp_path):
     """`projector login --paste` prints the address; the one the browser was sent back to
     (http://127.0.0.1:PORT/callback?code=...&state=...) is pasted on its stdin."""

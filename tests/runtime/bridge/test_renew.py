@@ -126,16 +126,20 @@ def test_a_401_renews_the_token_once_and_sends_the_request_again(kb_server, tmp_
 
 
 def test_a_refused_refresh_says_to_sign_in_again_without_waiting(kb_server, tmp_path, token_endpoint):
+    """The session still starts (answered here, no tools, the tools announced as changing), and
+    says why and what to run; with no browser here (no display, no $BROWSER) nothing is started."""
     server = kb_server()
     layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
     token_endpoint.revoke()
     began = time.monotonic()
     reply, log = answer(start(layout, env))
     assert time.monotonic() - began < 30
-    message = reply["error"]["message"]
+    message = reply["result"]["instructions"]
     assert "renewing the sign-in to docs failed (HTTP 400: invalid_grant): sign in again with `projector login docs`" in message
-    assert "refresh-1" not in message + log
+    assert reply["result"]["capabilities"]["tools"]["listChanged"] is True
+    assert "refresh-1" not in message + log and "started a sign-in" not in log
     assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-1"  # the store is left as it was
+    assert server.requests() == []
 
 
 def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path, token_endpoint):
