@@ -14,7 +14,8 @@ The bridge gets that browser too, for the sign-in it starts itself (a step-up). 
 ``--unsigned=N`` nobody signs in first: N sessions start at once, each finds no tools and a
 tool call that says to sign in, the bridges start the sign-in themselves, and each session
 waits for ``notifications/tools/list_changed`` before it lists and calls the real tools.
-``--count=FILE``: the browser adds a line to FILE each time it is opened.
+``--count=FILE``: the browser adds a line to FILE each time it is opened. ``--expire``: the
+token `projector login` stored is made an expired one before the session starts.
 """
 
 import asyncio
@@ -109,7 +110,20 @@ def login_pasting(home: str, command: list[str], env: dict[str, str]) -> None:
         sys.exit(1)
 
 
-async def main(url: str, listen: bool, oauth: bool, paste: bool = False, unsigned: int = 0, count: str = "") -> None:
+def expire(home: str) -> None:
+    """The stored token, as if it had expired an hour ago (and the server no longer took it)."""
+    import time
+
+    from projector.core import locations, tokenstore
+    from projector.core.record import replace
+
+    state = locations.state_folder({"HOME": home})
+    tokens = tokenstore.read(state, "scenario")
+    tokenstore.write(state, "scenario", replace(tokens, access_token="expired-token", expires_at=time.time() - 3600))
+
+
+async def main(url: str, listen: bool, oauth: bool, paste: bool = False, unsigned: int = 0, count: str = "",
+               expired: bool = False) -> None:
     with tempfile.TemporaryDirectory() as home:
         model = Path(home) / "projector.yaml"
         env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -123,6 +137,8 @@ async def main(url: str, listen: bool, oauth: bool, paste: bool = False, unsigne
         model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
         if oauth and not unsigned:
             login(home, model, env, paste)
+        if expired:
+            expire(home)
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "projector", "mcp", "--provider", "scenario", "--config", str(model)],
@@ -168,7 +184,7 @@ if __name__ == "__main__":
         options = sys.argv[1:-1]
         valued = dict(option[2:].split("=", 1) for option in options if "=" in option)
         asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options,
-                         int(valued.get("unsigned", 0)), valued.get("count", "")))
+                         int(valued.get("unsigned", 0)), valued.get("count", ""), "--expire" in options))
     except BaseException as failure:  # noqa: BLE001 - one line for the harness's log
         while isinstance(failure, BaseExceptionGroup):  # anyio wraps what a task raised
             failure = failure.exceptions[0]

@@ -112,6 +112,15 @@ def test_sessions_started_before_a_sign_in_start_one_and_get_the_tools_when_it_i
     assert count.read_text().count("opened") == 1
 
 
+@pytest.mark.parametrize("scenario", ["auth/client-credentials-basic", "auth/client-credentials-jwt"])
+def test_an_expired_machine_grant_is_renewed_by_signing_in_again(node22, tmp_path, scenario):
+    """A client_credentials token has no refresh token: when it has expired, the bridge runs
+    `projector login` itself (no person: the client's credentials), once, and the session goes on."""
+    output = conformance(node22, tmp_path, scenario, "--oauth", "--expire")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+    assert output.count("Received POST request for /token") == 2, "one sign-in by the test, one by the bridge"
+
+
 def test_a_sign_in_without_a_browser_takes_the_redirect_pasted_back(node22, tmp_path):
     """`projector login --paste` prints the address; the one the browser was sent back to
     (http://127.0.0.1:PORT/callback?code=...&state=...) is pasted on its stdin."""
