@@ -131,3 +131,15 @@ def test_two_state_folders_keep_apart_in_one_keyring(tmp_path, secret_service):
 def test_usable_until_a_margin_before_expiry():
     assert SIGNED_IN.usable(now=2_000_000_000.0 - 301) and not SIGNED_IN.usable(now=2_000_000_000.0 - 299)
     assert Tokens(access_token="x", expires_at=None).usable(now=1e12)
+
+
+def test_a_stamp_tells_a_rewritten_token_file_and_held_tells_a_sign_in_under_way(tmp_path):
+    state = str(tmp_path)
+    assert tokenstore.stamp(state, "linear") == "none" and not tokenstore.held(state, "linear")
+    tokenstore.write(state, "linear", SIGNED_IN, keyring=None)
+    first = tokenstore.stamp(state, "linear")
+    tokenstore.write(state, "linear", SIGNED_IN, keyring=None)  # the same tokens, written again: another file
+    assert first != tokenstore.stamp(state, "linear") and ACCESS not in first
+    with tokenstore.locked(state, "linear", timeout=1):
+        assert tokenstore.held(state, "linear")
+    assert not tokenstore.held(state, "linear")
