@@ -151,3 +151,28 @@ def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path
     assert [form["refresh_token"] for form in token_endpoint.refreshes] == ["refresh-1"]  # one refresh; refresh-1 never sent twice
     assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-2"
     assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+
+
+
+def test_a_token_refused_at_the_start_without_a_refresh_starts_the_session_waiting_for_a_sign_in(kb_server, tmp_path, token_endpoint):
+    """The provider refuses the stored token (401) and the refresh is refused too: the client's
+    initialize is answered here (no tools, announced as changing) instead of failing, and once a
+    sign-in is written the provider's session opens and the client hears tools/list_changed."""
+    from test_bridge import INITIALIZED, Raw
+
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "revoked-access", time.time() + 3000)
+    token_endpoint.revoke()
+    bridge = Raw(layout, "work/a", env=env)
+    try:
+        bridge.send(INIT, INITIALIZED)
+        opened = bridge.receive()["result"]
+        assert opened["capabilities"]["tools"]["listChanged"] is True
+        assert "renewing the sign-in to docs failed (HTTP 400: invalid_grant)" in opened["instructions"]
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        bridge.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert len(bridge.receive()["result"]["tools"]) == 3
+        assert [r["auth"] for r in server.requests() if r["rpc"] == "initialize"] == ["Bearer revoked-access", f"Bearer {TOKEN}"]
+    finally:
+        bridge.close()

@@ -50,39 +50,50 @@ def test_a_session_without_a_sign_in_says_what_to_run_then_gets_the_tools_when_o
         bridge.close()
 
 
-class ScopeGuard:
-    """A provider that opens sessions but refuses every operation for want of ``docs:write``
-    (403 insufficient_scope), whatever the token: the retry limit's case."""
+class Guarded:
+    """A provider on loopback that takes the tokens in ``accepted`` (401 for any other) and
+    records each request's method and token; with ``scope_refusal``, every operation is refused
+    for want of ``docs:write`` (403 insufficient_scope), whatever the token: the retry limit's case."""
 
-    def __init__(self) -> None:
+    def __init__(self, accepted: set[str] | None = None, scope_refusal: bool = False) -> None:
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         self.calls: list[tuple[str, str]] = []  # (JSON-RPC method, Authorization)
+        self.versions: list[str] = []  # the protocol version each initialize asks for
+        self.accepted = accepted  # None: any token
         guard = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                guard.calls.append((message.get("method"), self.headers.get("Authorization", "")))
-                if message.get("method") == "initialize":
-                    body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "guard", "version": "1"}}})
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Mcp-Session-Id", "s1")
+                auth = self.headers.get("Authorization", "")
+                guard.calls.append((message.get("method"), auth))
+                headers = {"Content-Type": "application/json"}
+                if guard.accepted is not None and auth.removeprefix("Bearer ") not in guard.accepted:
+                    status, body = 401, {"error": "invalid_token"}
+                    headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+                elif message.get("method") == "initialize":
+                    guard.versions.append(message["params"].get("protocolVersion"))
+                    status, body = 200, {"jsonrpc": "2.0", "id": message["id"], "result": {
+                        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "guard", "version": "1"}}}
+                    headers["Mcp-Session-Id"] = "s1"
                 elif "id" not in message:
-                    body = ""
-                    self.send_response(202)
+                    status, body = 202, None
+                elif scope_refusal:
+                    status, body = 403, {"error": "insufficient_scope"}
+                    headers["WWW-Authenticate"] = 'Bearer error="insufficient_scope", scope="docs:write"'
                 else:
-                    body = json.dumps({"error": "insufficient_scope"})
-                    self.send_response(403)
-                    self.send_header("WWW-Authenticate", 'Bearer error="insufficient_scope", scope="docs:write"')
-                    self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
+                    status, body = 200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
+                        {"name": "search", "inputSchema": {"type": "object"}}]}}
+                data = json.dumps(body).encode() if body is not None else b""
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(body.encode())
+                self.wfile.write(data)
 
             def log_message(self, *_args: object) -> None:
                 pass
@@ -96,12 +107,43 @@ class ScopeGuard:
         self.server.server_close()
 
 
+def test_a_sign_in_revoked_mid_session_is_waited_for_and_the_provider_session_opened_again(tmp_path):
+    """The provider stops taking the token during a session and there is no refresh token: that
+    request says to sign in again, later ones are answered here (no tools, a tool call says what to
+    run) instead of failing, and once a sign-in is written the provider's session is opened again
+    with the client's initialize and the version it was promised, and the client hears
+    tools/list_changed."""
+    guard = Guarded(accepted={"first"})
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="first", expires_at=None))
+        bridge = Raw(layout, "work/a", env=env)
+        bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert bridge.receive()["result"]["capabilities"] == {"tools": {}}
+        assert bridge.receive()["result"]["tools"][0]["name"] == "search"
+        guard.accepted = {"second"}  # the first is revoked
+        bridge.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert "sign in again with `projector login docs`" in bridge.receive()["error"]["message"]
+        bridge.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search", "arguments": {}}})
+        called = bridge.receive()["result"]
+        assert called["isError"] is True and "run `projector login docs`" in called["content"][0]["text"]
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="second", expires_at=None))
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        bridge.send({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+        assert bridge.receive()["result"]["tools"][0]["name"] == "search"
+        assert [auth for method, auth in guard.calls if method == "initialize"] == ["Bearer first", "Bearer second"]
+        assert guard.versions == ["2025-06-18", "2025-06-18"]
+        assert bridge.close() == 0
+    finally:
+        guard.close()
+
+
 def test_a_step_up_signs_in_for_more_scope_once_and_a_second_refusal_ends_the_request(tmp_path):
     """A 403 insufficient_scope: the bridge waits for a sign-in with the stored and the
     challenged scopes (here one under way in another projector, which holds the lock: none is
     started), sends the request again with its token, and the second 403 is the end: an error,
     never a third try."""
-    guard = ScopeGuard()
+    guard = Guarded(scope_refusal=True)
     try:
         layout, env, state = unsigned(tmp_path, guard.url)
         tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))

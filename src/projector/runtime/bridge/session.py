@@ -268,6 +268,7 @@ class Session:
         self.announce = True
         if self.upstream is not None:  # the one the refused token had: its session is given up
             upstream, self.upstream = self.upstream, None
+            self.promised_version = self.promised_version or upstream.protocol_version  # what the client was told
             upstream.close("the sign-in was renewed; call again")
         if self.wants_roots(self.client_init):
             self.mode = "roots-init"
@@ -317,7 +318,8 @@ class Session:
         self.mode = "opening"
         assert self.client_init is not None
         opening = dict(self.client_init, id="projector-init-1")
-        opening["params"] = dict(opening.get("params") or {}, protocolVersion=self.promised_version)
+        if self.promised_version is not None:
+            opening["params"] = dict(opening.get("params") or {}, protocolVersion=self.promised_version)
         self._upstream().request(opening, self._opened)
 
     def _opened(self, answer: dict[str, Any], _raw: bytes | None = None) -> None:
