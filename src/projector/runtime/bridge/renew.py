@@ -55,11 +55,12 @@ class Renewer:
 
     def login_command(self, *options: str) -> list[str]:
         """`projector login` for this provider, as this bridge runs it: the same interpreter and
-        model (no token in it: the login reads the store and the model's variables itself)."""
+        model (no token in it: the login reads the store and the model's variables itself). -P:
+        the session's folder is not put on the module path (a ``projector/`` folder there is not us)."""
         import sys
 
         config = ["--config", self.config] if self.config else []
-        return [sys.executable, "-m", "projector", "login", self.provider, *config, *options]
+        return [sys.executable, "-P", "-m", "projector", "login", self.provider, *config, *options]
 
     def current(self) -> tuple[str | None, str | None]:
         """A token to send (refreshed first when it expires soon), and what is wrong when none."""
