@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tomllib
 
 from models import SIX_CLIENTS
 
@@ -107,3 +108,18 @@ def test_a_ledger_that_cannot_be_read_stops_sync_status_and_remove_with_its_line
         assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
         assert f"{ledger}:" in ran.stderr and "move it aside" in ran.stderr
     assert {path: path.read_bytes() for path in files} == files and config.read_text() == model
+
+
+def test_vibes_default_config_gets_the_entry_and_gets_its_empty_list_back(sandbox):
+    """Mistral Vibe writes ``mcp_servers = []`` into the config.toml it makes on its first run."""
+    default = 'active_model = "devstral-2"\nmcp_servers = []\nenable_connectors = true\n\n[[providers]]\nname = "mistral"\n'
+    vibe = sandbox.file(".vibe/config.toml", default)
+    config = sandbox.model(SIX_CLIENTS.replace("claude-code, codex, opencode, crush, kiro, copilot", "vibe"))
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    servers = tomllib.loads(vibe.read_text())["mcp_servers"]  # as Vibe reads it
+    assert [s["name"] for s in servers] == ["docs", "web"]
+    assert servers[1] == {"name": "web", "transport": "streamable-http", "url": "https://web.example.com/mcp?kbs=a", "api_key_env": "WEB_TOKEN"}
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert vibe.read_text() == default

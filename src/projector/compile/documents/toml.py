@@ -189,8 +189,12 @@ class TomlDocument:
     def with_element(self, key: tuple[str, ...], index: int | None, value: dict[str, Any]) -> TomlDocument:
         """The document with table ``index`` of the array of tables at ``key`` replaced by
         ``value``, or ``value`` added as a ``[[key]]`` table after the last one (``index`` None),
-        set off by one blank line, so that removing it gives back exactly the bytes there were."""
-        self._refuse_inline_array(key)
+        set off by one blank line, so that removing it gives back exactly the bytes there were.
+        An array written inline (``key = [...]``, as a client writes an empty list: ``key = []``)
+        takes ``value`` as one more inline table in it instead."""
+        inline = self._inline_array(key)
+        if inline is not None:
+            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).put(index, _inline_text(value))]))
         table = self._table(key[:-1], key[-1], value, array=True)
         elements = self._elements(key)
         if index is None:
@@ -201,6 +205,9 @@ class TomlDocument:
         return self._reparsed(self._apply([Splice(first.start, first.end, table), *self._removals(rest)]))
 
     def without_element(self, key: tuple[str, ...], index: int) -> TomlDocument:
+        inline = self._inline_array(key)
+        if inline is not None:
+            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).taken_out(index)]))
         return self._reparsed(self._apply(self._removals(self._elements(key)[index])))
 
     def _elements(self, key: tuple[str, ...]) -> list[list[_Piece]]:
@@ -217,15 +224,19 @@ class TomlDocument:
                 elements[-1].append(piece)
         return elements
 
-    def _refuse_inline_array(self, key: tuple[str, ...]) -> None:
-        """``key = [...]`` written inline cannot take a table: the file is left as it is."""
+    def _inline_array(self, key: tuple[str, ...]) -> Any:
+        """The array node of ``key = [...]`` when the file writes the array at ``key`` inline."""
         for node in self._tree.root_node.children:
-            if node.type == "pair" and _key_path(node.children[0]) == list(key):
-                name = ".".join(key)
-                empty = node.children[-1].type == "array" and not node.children[-1].named_children
-                fix = f"delete this line ({name} = [] holds no servers)" if empty else f"write its entries as [[{name}]] tables"
-                raise DocumentError(Problem(self.source, node.start_point.row + 1, node.start_point.column + 1,
-                                            f"{name} is an inline array, which cannot take a [[{name}]] table: {fix}, then sync again"))
+            if node.type == "pair":
+                prefix, pairs = [], [node]
+            elif node.type == "table":
+                prefix, pairs = _key_path(node.children[1]), [c for c in node.children if c.type == "pair"]
+            else:
+                continue
+            for pair in pairs:
+                if prefix + _key_path(pair.children[0]) == list(key) and pair.children[-1].type == "array":
+                    return pair.children[-1]
+        return None
 
     def _insertion_of(self, block: bytes, at: int) -> Splice:
         """``block`` (whole lines) at ``at``, after one blank line."""
@@ -275,6 +286,80 @@ class TomlDocument:
     def _line_end(self, offset: int) -> int:
         newline = self._bytes.find(b"\n", offset)
         return len(self._bytes) if newline < 0 else newline + 1
+
+
+class _InlineArray:
+    """Edits of one inline array's items, each undone byte for byte by the other: an item added
+    to ``[]`` is taken out as exactly its text, so the array the file had comes back. An item
+    joins the array's own layout: after the last one on its line (``, item``), or on a line of
+    its own where the items stand one per line."""
+
+    def __init__(self, array: Any, source: bytes, newline: str):
+        self.source = source
+        self.nl = newline.encode()
+        self.children = array.children
+        self.items = [c for c in array.children if c.is_named and c.type != "comment"]
+
+    def put(self, index: int | None, text: bytes) -> Splice:
+        if index is not None:  # replaced where it stands
+            item = self.items[index]
+            return Splice(item.start_byte, item.end_byte, text)
+        if not self.items:
+            closing = self.children[-1].start_byte
+            return Splice(closing, closing, text)
+        last = self.items[-1]
+        after = self._next(last)
+        indent = self._indent(last)
+        if after is not None and after.type == ",":
+            if indent is not None and self._rest_of_line_is_blank(after.end_byte):  # one per line, with a trailing comma
+                at = self.source.index(b"\n", after.end_byte) + 1
+                return Splice(at, at, indent + text + b"," + self.nl)
+            return Splice(after.end_byte, after.end_byte, b" " + text + b",")
+        if indent is not None:
+            return Splice(last.end_byte, last.end_byte, b"," + self.nl + indent + text)
+        return Splice(last.end_byte, last.end_byte, b", " + text)
+
+    def taken_out(self, index: int) -> Splice:
+        item = self.items[index]
+        after, before = self._next(item), self._previous(item)
+        if after is not None and after.type == ",":
+            if self._indent(item) is not None and self._rest_of_line_is_blank(after.end_byte):  # its own line goes
+                return Splice(line_start(self.source, item.start_byte), self.source.index(b"\n", after.end_byte) + 1, b"")
+            if before is not None and before.type == ",":  # ", item," -> ","
+                return Splice(before.end_byte, after.end_byte, b"")
+            following = self._next(after)
+            return Splice(item.start_byte, following.start_byte if following is not None and following.type != "]" else after.end_byte, b"")
+        if before is not None and before.type == ",":  # the last item: the comma before it goes with it
+            return Splice(before.start_byte, item.end_byte, b"")
+        return Splice(item.start_byte, item.end_byte, b"")
+
+    def _next(self, node: Any) -> Any:
+        at = self.children.index(node)
+        return self.children[at + 1] if at + 1 < len(self.children) else None
+
+    def _previous(self, node: Any) -> Any:
+        at = self.children.index(node)
+        return self.children[at - 1] if at > 0 else None
+
+    def _indent(self, node: Any) -> bytes | None:
+        """The white space before ``node`` on its line, when nothing else comes before it there."""
+        start = line_start(self.source, node.start_byte)
+        before = self.source[start : node.start_byte]
+        return before if not before.strip() else None
+
+    def _rest_of_line_is_blank(self, offset: int) -> bool:
+        end = self.source.find(b"\n", offset)
+        return end >= 0 and not self.source[offset:end].strip()
+
+
+def _inline_text(value: dict[str, Any]) -> bytes:
+    """An entry as one inline table, spelled as tomlkit spells it."""
+    try:
+        return _value(value).encode("utf-8")
+    except _Unwritten:
+        import tomlkit
+
+        return tomlkit.dumps({"v": _inline(value)}).partition("=")[2].strip().encode("utf-8")
 
 
 def _key_path(node: Any) -> list[str]:
