@@ -123,3 +123,20 @@ def test_vibes_default_config_gets_the_entry_and_gets_its_empty_list_back(sandbo
     removed = sandbox.run("remove", config=config)
     assert removed.returncode == 0, removed.stderr
     assert vibe.read_text() == default
+
+
+def test_a_lost_ledger_does_not_make_projectors_own_entries_the_users(sandbox):
+    """The state folder's ledger deleted (a cleaned ~/.local/state): the next sync finds the bridge
+    and ``?kbs=`` entries it wrote, which no one else writes, and `remove` still takes them out."""
+    config = _synced_over_theirs(sandbox)
+    ledger = sandbox.home / ".local/state/projector/ledger.json"
+    ledger.unlink()
+    again = sandbox.run("sync", config=config)
+    assert again.returncode == 0, again.stderr
+    assert "took over" not in again.stdout + again.stderr, "nothing of the user's was there to take over"
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    left = {relative: (sandbox.home / relative).read_text() for relative in THEIRS}
+    # The servers key projector made in OpenCode's file stays, empty: the ledger that said so is gone.
+    assert left == THEIRS | {".config/opencode/opencode.jsonc": '{\n  // mine\n  "theme": "dark",\n  "mcp": {},\n}\n'}
+    assert json.loads((sandbox.home / ".kiro/settings/mcp.json").read_text()) == {"mcpServers": {}}
