@@ -102,6 +102,12 @@ def test_a_reference_in_a_codex_env_value_is_text_and_the_entry_stays_the_users(
     assert claude.spec["env"] == {"Y": "${Y}", "LEVEL": "debug"} and claude.unsaid == (), "a client that expands ${Y} passes the variable"
 
 
+def test_a_codex_entry_keeps_both_its_env_vars_and_its_env_table():
+    """Codex passes the variables env_vars names and sets its env table too: neither is lost."""
+    server = server_of(_found("codex", "lint", {"command": "lint-mcp", "env_vars": ["B", {"name": "C"}], "env": {"A": "1"}}))
+    assert server.spec["env"] == {"B": "${B}", "C": "${C}", "A": "1"} and server.unsaid == ()
+
+
 def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_secret():
     """What a restyle is: the client reads the same server from both spellings. A written-out
     token read from a variable, an SSE entry written as streamable HTTP, an entry the client skips

@@ -265,17 +265,18 @@ def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Se
 def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[str]]:
     """The entry's variables in the model's words (``${NAME}`` for a reference and for a secret
     written out, which the user is told to set); the names of those secrets. A value the model
-    would read otherwise (``${`` in literal text) goes to ``unsaid``."""
-    key = entry.client.reading.env_key
-    listed = entry.value.get(key) if key else None
-    listed = entry.value.get("env") if listed is None else listed
+    would read otherwise (``${`` in literal text) goes to ``unsaid``. Both of a client's places
+    count: Codex passes the variables ``env_vars`` names and then sets its ``env`` table."""
+    client = entry.client
+    places = [entry.value.get(key) for key in dict.fromkeys(k for k in (client.reading.env_key, "env") if k)]
     env: dict[str, str] = {}
     secrets: list[str] = []
-    if isinstance(listed, list):  # names the client passes on: the server reads them from the environment
-        return {str(n): "${" + str(n) + "}" for n in listed if isinstance(n, str) and NAME.match(n)}, []
-    if not isinstance(listed, Mapping):
-        return {}, []
-    client = entry.client
+    for names in (p for p in places if isinstance(p, list)):  # passed on by name: the server reads them from the environment
+        items = (n if isinstance(n, str) else n.get("name") for n in names if isinstance(n, (str, Mapping)))
+        env |= {n: "${" + n + "}" for n in items if isinstance(n, str) and NAME.match(n)}
+    listed = next((p for p in places if isinstance(p, Mapping)), None)
+    if listed is None:
+        return env, secrets
     literal = bool(client.reading.variable_keys)  # a client that expands no variable: a value is its text
     for name, text in listed.items():
         name, text = str(name), "" if text is None else str(text)
