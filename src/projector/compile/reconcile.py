@@ -150,7 +150,8 @@ def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str
     text = original.get("text")
     if text is None:
         return {name: original["value"]}
-    return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"))}
+    return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"),
+                           original.get("set_off"))}
 
 
 def took_over(name: str, where: str) -> str:

@@ -93,6 +93,15 @@ class TomlDocument:
     def without_key(self, key: tuple[str, ...]) -> str:
         return self._reparsed(self._apply(self._removals(self._pieces(key)))).text
 
+    def set_off(self, key: tuple[str, ...], name: str) -> bool | None:
+        """Whether a blank line sets entry ``name``'s tables off from what comes before them (the
+        line a removal takes with them); None when they do not stand together."""
+        blocks = self._merged(self._pieces(key + (name,)))
+        if len(blocks) != 1 or not blocks[0][2]:
+            return None
+        nl = self._newline.encode()
+        return self._bytes[: blocks[0][0]].endswith(nl + nl)
+
     def source_of(self, key: tuple[str, ...], name: str) -> str | None:
         """The text of entry ``name``'s tables under ``key`` as the file spells them, when they
         stand together (None: absent, or spread over the file)."""
@@ -127,7 +136,7 @@ class TomlDocument:
                 at = around[-1][1] if side == "after" else around[0][0]
                 nl = self._newline.encode()
                 text = value.text.encode("utf-8")
-                splices.append(Splice(at, at, nl + text if side == "after" else text + nl))
+                splices.append(Splice(at, at, _blank_before(value, nl) + text if side == "after" else text + nl))
             else:
                 new[name] = value
         splices += self._removals(doomed)
@@ -150,10 +159,14 @@ class TomlDocument:
         text = written_table(key, name, value, array=array)
         return (text if text is not None else tomlkit_table(key, name, value, array=array)).replace("\n", self._newline).encode("utf-8")
     def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
-        """New tables go after the last table of ``key`` (or at the end), after one blank line."""
+        """New tables go after the last table of ``key`` (or at the end), each after one blank
+        line (an entry given back: only where one set it off before)."""
         tables = [p for p in self._pieces(key) if p.is_table]
         at = max((p.end for p in tables), default=len(self._bytes))
-        return self._insertion_of(self._newline.encode().join(self._table(key, n, v) for n, v in values.items()), at)
+        nl = self._newline.encode()
+        (first, value), *rest = values.items()
+        block = self._table(key, first, value) + b"".join(_blank_before(v, nl) + self._table(key, n, v) for n, v in rest)
+        return self._insertion_of(block, at, _blank_before(value, nl))
 
     def _removals(self, pieces: list[_Piece]) -> list[Splice]:
         source = self._bytes
@@ -238,14 +251,15 @@ class TomlDocument:
                     return pair.children[-1]
         return None
 
-    def _insertion_of(self, block: bytes, at: int) -> Splice:
-        """``block`` (whole lines) at ``at``, after one blank line."""
+    def _insertion_of(self, block: bytes, at: int, blank: bytes | None = None) -> Splice:
+        """``block`` (whole lines) at ``at``, after ``blank`` (one blank line unless told)."""
         nl = self._newline.encode()
+        blank = nl if blank is None else blank
         if at == len(self._bytes) and self._bytes and not self._bytes.endswith(b"\n"):
-            return Splice(at, at, nl + nl + block.rstrip(b"\r\n"))  # keep the file's habit of no final newline
+            return Splice(at, at, nl + blank + block.rstrip(b"\r\n"))  # keep the file's habit of no final newline
         if at == len(self._bytes) and not self._bytes.strip():
             return Splice(at, at, block)  # nothing to set off from
-        return Splice(at, at, nl + block)
+        return Splice(at, at, blank + block)
 
     # ------------------------------------------------------------------ finding entries
 
@@ -360,6 +374,12 @@ def _inline_text(value: dict[str, Any]) -> bytes:
         import tomlkit
 
         return tomlkit.dumps({"v": _inline(value)}).partition("=")[2].strip().encode("utf-8")
+
+
+def _blank_before(value: Any, nl: bytes) -> bytes:
+    """What sets a table off from the one before it: a blank line, but for an entry given back
+    that had none there (its ``set_off``)."""
+    return b"" if isinstance(value, Verbatim) and value.set_off is False else nl
 
 
 def _key_path(node: Any) -> list[str]:
