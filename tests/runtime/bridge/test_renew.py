@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
 from servers import TOKEN
+from servers.loopback import Loopback, Quiet
 from test_bridge import INIT, Layout
 
 from projector.core import tokenstore
@@ -32,7 +31,7 @@ class TokenEndpoint:
         self.issued = 1
         endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(Quiet):
             def do_POST(self) -> None:  # noqa: N802
                 form = {k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode()).items()}
                 endpoint.refreshes.append(form)
@@ -45,27 +44,14 @@ class TokenEndpoint:
                 endpoint.valid.add(fresh)
                 return self.answer(200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fresh})
 
-            def answer(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *_args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/token"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.loopback = Loopback(Handler, "/token")
+        self.url = self.loopback.url
 
     def revoke(self) -> None:
         self.valid.clear()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.loopback.close()
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import os
 import time
 
 from servers import TOKEN
+from servers.loopback import Loopback, Quiet
 from test_bridge import INIT, INITIALIZED, Layout, Raw
 
 from projector.core import tokenstore
@@ -56,55 +57,37 @@ class Guarded:
     for want of ``docs:write`` (403 insufficient_scope), whatever the token: the retry limit's case."""
 
     def __init__(self, accepted: set[str] | None = None, scope_refusal: bool = False) -> None:
-        import json
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
         self.calls: list[tuple[str, str]] = []  # (JSON-RPC method, Authorization)
         self.versions: list[str] = []  # the protocol version each initialize asks for
         self.accepted = accepted  # None: any token
         guard = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(Quiet):
             def do_POST(self) -> None:  # noqa: N802
-                message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                message = self.json_body()
                 auth = self.headers.get("Authorization", "")
                 guard.calls.append((message.get("method"), auth))
-                headers = {"Content-Type": "application/json"}
                 if guard.accepted is not None and auth.removeprefix("Bearer ") not in guard.accepted:
-                    status, body = 401, {"error": "invalid_token"}
-                    headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+                    self.answer(401, {"error": "invalid_token"}, {"WWW-Authenticate": 'Bearer error="invalid_token"'})
                 elif message.get("method") == "initialize":
                     guard.versions.append(message["params"].get("protocolVersion"))
-                    status, body = 200, {"jsonrpc": "2.0", "id": message["id"], "result": {
-                        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "guard", "version": "1"}}}
-                    headers["Mcp-Session-Id"] = "s1"
+                    self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {
+                        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "guard", "version": "1"}}},
+                        {"Mcp-Session-Id": "s1"})
                 elif "id" not in message:
-                    status, body = 202, None
+                    self.answer(202, None)
                 elif scope_refusal:
-                    status, body = 403, {"error": "insufficient_scope"}
-                    headers["WWW-Authenticate"] = 'Bearer error="insufficient_scope", scope="docs:write"'
+                    self.answer(403, {"error": "insufficient_scope"},
+                                {"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="docs:write"'})
                 else:
-                    status, body = 200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
-                        {"name": "search", "inputSchema": {"type": "object"}}]}}
-                data = json.dumps(body).encode() if body is not None else b""
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
+                        {"name": "search", "inputSchema": {"type": "object"}}]}})
 
-            def log_message(self, *_args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.loopback = Loopback(Handler, "/mcp")
+        self.url = self.loopback.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.loopback.close()
 
 
 def test_a_sign_in_revoked_mid_session_is_waited_for_and_the_provider_session_opened_again(tmp_path):
