@@ -102,3 +102,17 @@ def test_a_login_a_bridge_started_keeps_the_sign_in_another_session_wrote_meanwh
     assert (done.returncode, done.stdout) == (0, "signed in to linear already (another session did)\n"), done.stderr
     assert "canary" not in done.stdout + done.stderr
     assert "--from-bridge" not in sandbox.run("login", "--help").stdout  # for bridges only
+
+
+def test_an_expired_machine_grant_is_said_to_be_renewed_at_the_next_session(sandbox):
+    """A client_credentials token has no refresh token, and needs none: the bridge signs in again
+    with the client's credentials, so doctor does not ask anyone to run `projector login`."""
+    import time
+
+    model = sandbox.model(MODEL + "  ci:\n    url: https://ci.example.com/mcp\n    oauth:\n      client_id: ci-bot\n"
+                                  "      client_secret_env: CI_SECRET\n      client_credentials: true\n")
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    tokenstore.write(state, "ci", tokenstore.Tokens(access_token="canary", expires_at=time.time() - 60))
+    doctor = sandbox.run("doctor", config=model).stdout
+    assert "ci: signed in through projector; the token expired at " in doctor and "is renewed at the next session" in doctor
+    assert "run `projector login ci`" not in doctor

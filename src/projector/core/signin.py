@@ -42,7 +42,8 @@ def sign_in_state(provider: Provider, environ: Mapping[str, str], now: float | N
     if tokens is None:
         return False, f"{name}: needs a sign-in: run `projector login {name}`"
     now = time.time() if now is None else now
-    renewable = tokens.in_keyring or bool(tokens.secrets.refresh_token)
+    machine = provider.oauth.grant != "authorization_code"  # signed in again with its client's credentials, no person
+    renewable = tokens.in_keyring or bool(tokens.secrets.refresh_token) or machine
     where = "the keyring" if tokens.in_keyring else "the state folder"
     if tokens.usable(now):
         return True, f"{name}: signed in through projector{until(tokens)} (tokens in {where})"
