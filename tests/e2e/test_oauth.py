@@ -1,0 +1,120 @@
+"""Real clients through one sign-in (issue 28): a person signs in to an OAuth provider once, with
+`projector login`, and Codex, Claude Code, Gemini CLI and Qwen Code, each started in a bound
+folder, list the provider's tools narrowed to that folder's KBs and call one through the bridge.
+The access token goes nowhere but the token store: no client file, cache, log or output holds it.
+
+The provider is tests/servers/oauth_kb.py: the routed KB server behind the official MCP SDK's
+authorization (Dynamic Client Registration, PKCE, the resource indicator, a bearer check that
+refuses a token issued for another resource), whose every token starts with a canary. The
+browser is tests/runtime/bridge/follow_redirects.py ($BROWSER), which approves at once.
+
+One machine per module (per xdist worker): one server, one sync, one login, then each client."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import drivers
+import paths
+import pytest
+from conftest import KBS, bridges_started, unusable
+from model_apis import ModelApi
+from sandbox import Sandbox
+from servers import OAuthKbServer
+
+CLIENTS = ["codex", "claude-code", "gemini", "qwen"]
+BROWSER = paths.TESTS / "runtime" / "bridge" / "follow_redirects.py"
+KB_TOOLS = {"search", "big", "first_root", "signed_in"}
+
+
+class SignedIn:
+    """A HOME whose model binds ``workspace`` to docs [api-a, handbook], docs being an OAuth
+    provider; synced for the four clients, then signed in once."""
+
+    def __init__(self, root: Path, server: OAuthKbServer, api: ModelApi) -> None:
+        self.sandbox = Sandbox(root)
+        self.server, self.api = server, api
+        self.home = self.sandbox.home
+        self.starts = root / "bridge-starts.tsv"
+        self.sandbox.install_projector(starts=self.starts)
+        self.workspace = self.home / "work" / "app"
+        self.session = self.workspace / "src"
+        self.session.mkdir(parents=True)
+        self.token_file = self.home / ".local" / "state" / "projector" / "oauth" / "docs.json"
+        # Never the machine's own keyring: a session bus at /run/user/UID/bus would be found
+        # (core.tokenstore.Keyring.found) and the refresh token stored there, out of this HOME.
+        no_keyring = {"DBUS_SESSION_BUS_ADDRESS": f"unix:path={root / 'no-bus'}"}
+        self.shell = {"HOME": str(self.home), "PATH": f"{self.sandbox.bin}:/usr/bin:/bin", "LANG": "C.UTF-8"} | no_keyring
+        node = os.path.dirname(shutil.which("node") or "/usr/bin/node")
+        self.launcher = {"HOME": str(self.home), "PATH": ":".join(dict.fromkeys([str(self.sandbox.bin), node, "/usr/bin", "/bin"]))} | no_keyring
+        model = self.home / ".config" / "projector" / "projector.yaml"
+        model.parent.mkdir(parents=True)
+        model.write_text(
+            f"version: 1\nclients: [{', '.join(CLIENTS)}]\nproviders:\n"
+            f"  docs:\n    url: {server.url}\n    oauth: true\n    kbs: [{KBS.replace(',', ', ')}]\n    default: [api-b]\n"
+            f"bindings:\n  {self.workspace}:\n    docs: [api-a, handbook]\n")
+        self.said = [self.projector("sync"), self.projector("login", "docs", BROWSER=str(BROWSER))]
+
+    def projector(self, *args: str, **more: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", "projector", *args], env=self.shell | more, cwd=self.home,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"projector {' '.join(args)} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+        return done
+
+    def drive(self, client: str, call: str) -> drivers.Run:
+        return drivers.drive(drivers.DRIVERS[client], self.api, self.session, dict(self.launcher), call)
+
+    def holding(self, canary: str) -> list[str]:
+        """The files under HOME that hold ``canary``."""
+        return sorted(str(p) for p in self.home.rglob("*") if p.is_file() and not p.is_symlink() and canary.encode() in p.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def signed_in(tmp_path_factory) -> Iterator[SignedIn]:
+    root = tmp_path_factory.mktemp("oauth-machine")
+    server = OAuthKbServer(root, f"CANARY-{uuid.uuid4().hex[:8]}-", KBS)
+    api = ModelApi().start()
+    try:
+        yield SignedIn(root, server, api)
+    finally:
+        api.stop()
+        server.stop()
+
+
+def test_one_login_keeps_the_token_in_the_token_store_alone(signed_in):
+    canary = signed_in.server.canary
+    sync, login = signed_in.said
+    assert login.stdout.startswith("signed in to docs until "), login.stdout + login.stderr
+    assert all(canary not in done.stdout + done.stderr for done in (sync, login))
+    assert signed_in.holding(canary) == [str(signed_in.token_file)]
+    assert json.loads(signed_in.token_file.read_text())["access_token"].startswith(canary)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_after_one_login_a_client_lists_and_calls_the_providers_tools_narrowed_to_its_folder(signed_in, client):
+    reason = unusable(client)
+    if reason:
+        pytest.skip(reason)
+    canary, server = signed_in.server.canary, signed_in.server
+    seen, held = len(server.requests()), signed_in.holding(canary)
+    run = signed_in.drive(client, call="signed_in")
+    tools = run.tools("docs")
+    assert set(tools) == KB_TOOLS, run.summary()
+    assert sorted(tools["search"]["properties"]["kb"]["enum"]) == ["api-a", "handbook"]  # narrowed to the folder's KBs
+    stored = json.loads(signed_in.token_file.read_text())
+    assert run.answer_with("signed_in_as") == {"signed_in_as": stored["client_id"], "resource": server.url, "scopes": ["kb.read"],
+                                               "kbs": ["api-a", "handbook"]}  # the provider's answer reached the model
+    assert (str(signed_in.session), "docs") in bridges_started(signed_in.starts)
+    reached = [r for r in server.requests()[seen:] if r["path"] == "/mcp"]
+    assert "tools/call" in [r["rpc"] for r in reached]
+    assert {(parse_qs(r["query"]).get("kbs", [None])[0], r["auth"]) for r in reached} == {("api-a,handbook", f"Bearer {canary}…")}
+    assert canary not in run.log, run.summary()  # the client's stdout, stderr and logs
+    assert sorted(set(signed_in.holding(canary)) - set(held)) == []  # in no file the client wrote under HOME
