@@ -8,7 +8,11 @@ authorization (Dynamic Client Registration, PKCE, the resource indicator, a bear
 refuses a token issued for another resource), whose every token starts with a canary. The
 browser is tests/runtime/bridge/follow_redirects.py ($BROWSER), which approves at once.
 
-One machine per module (per xdist worker): one server, one sync, one login, then each client."""
+A client started before the login is shown too: it gets no tools, and the bridge's instructions
+say to run `projector login docs`, which reach the model in every client but Codex.
+
+One OAuth server per module (per xdist worker), and two machines: one synced and signed in once,
+one synced and never signed in."""
 
 from __future__ import annotations
 
