@@ -8,7 +8,8 @@ authorization (Dynamic Client Registration, PKCE, the resource indicator, a bear
 refuses a token issued for another resource), whose every token starts with a canary. The
 browser is tests/runtime/bridge/follow_redirects.py ($BROWSER), which approves at once.
 
-A client started before the login is shown too: it gets no tools, and the bridge's instructions
+When the stored token has expired, the bridge renews it once (the server rotates the refresh
+token) and the client sees nothing of it. A client started before the login is shown too: it gets no tools, and the bridge's instructions
 say to run `projector login docs`, which reach the model in every client but Codex.
 
 One OAuth server per module (per xdist worker), and two machines: one synced and signed in once,
@@ -21,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +33,8 @@ import paths
 import pytest
 from conftest import KBS, bridges_started, unusable
 from model_apis import ModelApi
+from projector.core import tokenstore
+from projector.core.record import replace
 from sandbox import Sandbox
 from servers import OAuthKbServer
 
@@ -142,6 +146,27 @@ def test_after_one_login_a_client_lists_and_calls_the_providers_tools_narrowed_t
     assert {(parse_qs(r["query"]).get("kbs", [None])[0], r["auth"]) for r in reached} == {("api-a,handbook", f"Bearer {canary}…")}
     assert canary not in run.log, run.summary()  # the client's stdout, stderr and logs
     assert sorted(set(signed_in.holding(canary)) - set(held)) == []  # in no file the client wrote under HOME
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_expired_token_is_renewed_once_by_the_bridge_and_the_client_never_notices(signed_in, client):
+    usable(client)
+    canary, server = signed_in.server.canary, signed_in.server
+    state = str(signed_in.home / ".local" / "state" / "projector")
+    expired = tokenstore.read(state, "docs")
+    tokenstore.write(state, "docs", replace(expired, expires_at=time.time() - 60))
+    seen, held = len(server.requests()), signed_in.holding(canary)
+    run = signed_in.drive(client, call="signed_in")
+    assert set(run.tools("docs")) == KB_TOOLS, run.summary()
+    assert run.answer_with("signed_in_as")["kbs"] == ["api-a", "handbook"]
+    reached = server.requests()[seen:]
+    assert [r["path"] for r in reached if r["path"] != "/mcp"] == ["/token"]  # one refresh, however many sessions the client opened
+    assert {r["auth"] for r in reached if r["path"] == "/mcp"} == {f"Bearer {canary}…"}
+    renewed = tokenstore.read(state, "docs")
+    assert renewed.access_token != expired.access_token and renewed.usable(time.time())
+    assert renewed.secrets.refresh_token != expired.secrets.refresh_token  # the server rotated it, and the new one was kept
+    assert canary not in run.log, run.summary()
+    assert sorted(set(signed_in.holding(canary)) - set(held)) == []
 
 
 CODEX_HIDES_INSTRUCTIONS = pytest.mark.xfail(strict=True, reason=(
