@@ -14,8 +14,11 @@ token) and the client sees nothing of it. A client started before the login gets
 the bridge's instructions say to run `projector login docs`: they reach the model in every
 client but Codex and Copilot CLI.
 
-One OAuth server per module (per xdist worker), and two machines: one synced and signed in once,
-one synced and never signed in."""
+A sign-in the server revoked costs one refused refresh; the session ends at once, without the
+provider's tools, and the token store is left as it was.
+
+One OAuth server per module (per xdist worker), and three machines, each synced: one signed in
+once, one never signed in, one whose sign-in the server revoked."""
 
 from __future__ import annotations
 
@@ -114,6 +117,15 @@ def unsigned(tmp_path_factory, served) -> SignedIn:
     return SignedIn(tmp_path_factory.mktemp("unsigned"), *served)
 
 
+@pytest.fixture(scope="module")
+def revoked(tmp_path_factory, served) -> SignedIn:
+    """The same machine, signed in, whose sign-in the server then revoked."""
+    machine = SignedIn(tmp_path_factory.mktemp("revoked"), *served).login()
+    stored = json.loads(machine.token_file.read_text())
+    machine.server.revoke(stored["access_token"], stored["client_id"])
+    return machine
+
+
 def usable(client: str) -> str:
     reason = unusable(client)
     if reason:
@@ -169,6 +181,24 @@ def test_an_expired_token_is_renewed_once_by_the_bridge_and_the_client_never_not
     assert renewed.secrets.refresh_token != expired.secrets.refresh_token  # the server rotated it, and the new one was kept
     assert canary not in run.log, run.summary()
     assert sorted(set(signed_in.holding(canary)) - set(held)) == []
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_revoked_sign_in_costs_one_refused_refresh_and_the_session_ends_without_its_tools_and_without_waiting(revoked, client):
+    usable(client)
+    canary, server = revoked.server.canary, revoked.server
+    kept = revoked.token_file.read_bytes()
+    seen, held = len(server.requests()), revoked.holding(canary)
+    run = revoked.drive(client, call="signed_in")
+    assert "killed after" not in run.log, run.summary()  # nothing waited for a person
+    if client == "codex":  # the driver has Codex require every server (drivers.Codex): it refuses the run, saying why
+        assert run.returncode == 1 and "sign in again with `projector login docs`" in run.log, run.summary()
+    else:
+        assert run.offered and run.tools("docs") == {}, run.summary()
+    assert [(r["path"], r["rpc"]) for r in server.requests()[seen:]] == [("/mcp", "initialize"), ("/token", None)]
+    assert revoked.token_file.read_bytes() == kept  # a refused refresh leaves the store as it was
+    assert canary not in run.log, run.summary()
+    assert sorted(set(revoked.holding(canary)) - set(held)) == []
 
 
 CODEX_HIDES_INSTRUCTIONS = pytest.mark.xfail(strict=True, reason=(

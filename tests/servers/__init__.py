@@ -82,3 +82,13 @@ class OAuthKbServer(KbServer):
         self.canary = canary
         self.process = started([sys.executable, str(OAUTH_KB), "--port", str(self.port), "--kbs", kbs, "--canary", canary,
                                 "--record", str(self.record)], self.port)
+
+    def revoke(self, token: str, client_id: str) -> None:
+        """Revoke a token at the server's revocation endpoint (RFC 7009), as a person who signs
+        the client out in the provider's settings: its access and refresh tokens stop working."""
+        import urllib.parse
+        import urllib.request
+
+        form = urllib.parse.urlencode({"token": token, "client_id": client_id, "client_secret": ""}).encode()
+        with urllib.request.urlopen(urllib.request.Request(self.url.removesuffix("/mcp") + "/revoke", data=form), timeout=10) as answer:
+            assert answer.status == 200
