@@ -140,6 +140,7 @@ def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | N
     return tokenstore.Tokens(
         access_token=tokens.access_token,
         expires_at=None if tokens.expires_in is None else time.time() + tokens.expires_in,
+        lifetime=None if tokens.expires_in is None else float(tokens.expires_in),
         token_endpoint=endpoint,
         client_id=client.client_id if client else None,
         auth_method=(client.token_endpoint_auth_method or "none") if client else "none",
