@@ -12,7 +12,10 @@
 // - devInteractions: its own login and consent pages (any login and password);
 // - every token endpoint request is one JSON line in --record: grant_type, the refresh token
 //   presented, resource, HTTP status, OAuth error (the tests count refreshes there);
-// - POST /test/ttl (body: seconds) sets the access token lifetime of tokens issued from then on.
+// - POST /test/ttl (body: seconds) sets the access token lifetime of tokens issued from then on;
+// - the device authorization answer says `interval` (--interval, 1 s: oidc-provider says none,
+//   so 5 s), and a poll sooner than that after the previous one is answered slow_down, as
+//   RFC 8628 lets a server do (oidc-provider itself never does).
 
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,12 +29,15 @@ const { values: options } = parseArgs({
     secret: { type: 'string' },
     record: { type: 'string' },
     ttl: { type: 'string', default: '3600' },
+    interval: { type: 'string', default: '1' },
   },
 });
 
 const { default: Provider, errors } = await import(pathToFileURL(join(options.module, 'lib', 'index.js')).href);
 
 let accessTokenTTL = Number(options.ttl);
+const interval = Number(options.interval);
+const lastPoll = new Map();
 const issuer = `http://127.0.0.1:${options.port}`;
 
 const provider = new Provider(issuer, {
@@ -85,12 +91,25 @@ provider.use(async (ctx, next) => {
     return;
   }
   await next();
+  if (ctx.path === '/device/auth' && ctx.method === 'POST' && ctx.status === 200) {
+    ctx.body = { ...ctx.body, interval };
+  }
   if (ctx.path === '/token' && ctx.method === 'POST') {
     const params = ctx.oidc?.params ?? {};
-    const body = typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {};
+    let body = typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {};
+    if (params.grant_type === 'urn:ietf:params:oauth:grant-type:device_code') {
+      const now = Date.now() / 1000;
+      const last = lastPoll.get(params.device_code);
+      lastPoll.set(params.device_code, now);
+      if (body.error === 'authorization_pending' && last !== undefined && now - last < interval) {
+        body = { error: 'slow_down', error_description: 'polled sooner than the interval' };
+        ctx.body = body;
+      }
+    }
     appendFileSync(options.record, `${JSON.stringify({
       grant_type: params.grant_type,
       refresh_token: params.refresh_token,
+      device_code: params.device_code,
       resource: params.resource,
       status: ctx.status,
       error: body.error,

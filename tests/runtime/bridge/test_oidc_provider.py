@@ -221,3 +221,46 @@ def test_the_server_refuses_a_token_issued_for_another_resource(servers):
     assert status == 401 and "resource_metadata=" in challenge
     assert initialize(servers.url) == (200, "")
     assert [c["aud"] for c in servers.checks()[-2:]] == [other, servers.url]
+
+
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+def confirm_on_another_device(person: Person, *options: str) -> tuple[subprocess.CompletedProcess, str]:
+    """`projector login` on a machine with no browser; a person reads the address it prints and
+    confirms the code there (fill_forms.py: the code page, then login and consent)."""
+    from fill_forms import visit
+
+    env = {k: v for k, v in person.env.items() if k != "BROWSER"}  # no $BROWSER, no display: nothing can open
+    login = subprocess.Popen([sys.executable, "-m", "projector", "login", "docs", *options, "--config", str(person.config)],
+                             env=env, cwd=person.home, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    said = []
+    for line in login.stderr:
+        said.append(line)
+        if line.startswith("  http"):
+            page = visit(line.strip())
+    login.wait(timeout=60)
+    return subprocess.CompletedProcess(login.args, login.returncode, login.stdout.read(), "".join(said)), page
+
+
+@pytest.mark.parametrize("options", [(), ("--device",)], ids=["no-browser", "asked"])
+def test_a_sign_in_without_a_browser_confirms_a_code_on_another_device(servers, tmp_path, options):
+    person = Person(tmp_path, servers.url)
+    before = len(servers.token_requests())
+    done, page = confirm_on_another_device(person, *options)
+    assert done.returncode == 0, done.stderr
+    assert "Sign-in Success" in page
+    assert "open this address on any device and sign in" in done.stderr and "then confirm the code " in done.stderr
+    assert done.stdout.startswith("signed in to docs until ")
+    tokens = tokenstore.read(person.state, "docs")
+    assert tokens.resource == servers.url and tokens.secrets.refresh_token and tokens.access_token not in done.stdout + done.stderr
+    polls = [r for r in servers.token_requests()[before:] if r["grant_type"] == DEVICE_GRANT]
+    assert [r["status"] for r in polls][-1] == 200 and {r["resource"] for r in polls} == {servers.url}
+    assert "slow_down" not in {r.get("error") for r in polls}  # the interval the server gave was kept
+    assert all(b["at"] - a["at"] >= 0.9 for a, b in zip(polls, polls[1:]))
+
+    async def work(client):
+        return await client.call_tool("whoami", {})
+
+    assert text(person.session(work)) == f"ada through {tokens.client_id}"
