@@ -181,6 +181,24 @@ def test_a_revoked_sign_in_says_to_sign_in_again_without_hanging(servers, tmp_pa
     assert tokens.access_token not in log + json.dumps(reply) and tokens.secrets.refresh_token not in log + json.dumps(reply)
 
 
+def test_a_sign_in_revoked_during_a_session_fails_the_next_call_with_what_to_do(servers, tmp_path):
+    person = Person(tmp_path, servers.url)
+    tokens = person.login()
+
+    async def work(client):
+        await client.call_tool("search", {"query": "before"})
+        servers.post("/token/revocation", {"token": tokens.secrets.refresh_token, "client_id": tokens.client_id})
+        began = time.monotonic()
+        try:
+            await client.call_tool("search", {"query": "after"})
+        except Exception as failure:  # the SDK raises the call's JSON-RPC error
+            return str(failure), time.monotonic() - began
+        return "answered", time.monotonic() - began
+
+    said, took = person.session(work)
+    assert "sign in again with `projector login docs`" in said and took < 20
+
+
 def test_twenty_bridges_on_an_expired_token_make_one_refresh(servers, tmp_path):
     person = Person(tmp_path, servers.url)
     servers.set_access_token_ttl(2)
