@@ -24,21 +24,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def started(command: list[str], port: int) -> subprocess.Popen:
+def started(command: list[str], port: int, what: str = "the test server", timeout: float = 20.0) -> subprocess.Popen:
     """A test server's process, once it accepts connections on ``port``."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return process
         except OSError:
             if process.poll() is not None:
-                raise RuntimeError(process.stderr.read().decode()) from None
+                raise RuntimeError(f"{what} did not start: {process.stderr.read().decode()[-2000:]}") from None
             time.sleep(0.05)
     process.kill()
     process.wait()
-    raise RuntimeError(f"{command[1]} did not start")
+    raise RuntimeError(f"{what} did not start within {timeout:.0f} s")
 
 
 class KbServer:
@@ -51,7 +51,7 @@ class KbServer:
             command += ["--idle", str(idle)]
         self.options = options  # more of routed_kb.py's options (--session-roots, --tls CERT KEY)
         command += options
-        self.process = started(command, self.port)
+        self.process = started(command, self.port, "the KB server")
 
     @property
     def url(self) -> str:
@@ -81,7 +81,7 @@ class OAuthKbServer(KbServer):
         self.options = ()
         self.canary = canary
         self.process = started([sys.executable, str(OAUTH_KB), "--port", str(self.port), "--kbs", kbs, "--canary", canary,
-                                "--record", str(self.record)], self.port)
+                                "--record", str(self.record)], self.port, "the OAuth KB server")
 
     def revoke(self, token: str, client_id: str) -> None:
         """Revoke a token at the server's revocation endpoint (RFC 7009), as a person who signs
