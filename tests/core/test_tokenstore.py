@@ -133,6 +133,13 @@ def test_usable_until_a_margin_before_expiry():
     assert Tokens(access_token="x", expires_at=None).usable(now=1e12)
 
 
+def test_a_short_lived_token_is_renewed_at_half_its_life_not_five_minutes_early(tmp_path):
+    """A two-minute token renewed five minutes early would be renewed at every session's start."""
+    tokenstore.write(str(tmp_path), "linear", Tokens(access_token="x", expires_at=1_000_120.0, lifetime=120.0))
+    short = tokenstore.read(str(tmp_path), "linear")
+    assert short.usable(now=1_000_059.0) and not short.usable(now=1_000_061.0)
+
+
 def test_a_stamp_tells_a_rewritten_token_file_and_held_tells_a_sign_in_under_way(tmp_path):
     state = str(tmp_path)
     assert tokenstore.stamp(state, "linear") == "none" and not tokenstore.held(state, "linear")

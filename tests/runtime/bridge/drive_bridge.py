@@ -73,10 +73,10 @@ def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
     return (json.dumps(settings) if settings else "true"), env
 
 
-def login(home: str, model: Path, env: dict[str, str], paste: bool) -> None:
+def login(home: str, model: Path, env: dict[str, str], paste: bool, no_browser: bool = False) -> None:
     command = [sys.executable, "-m", "projector", "login", "scenario", "--config", str(model)]
-    if paste:
-        return login_pasting(home, command + ["--paste"], env)
+    if paste or no_browser:  # no_browser: no --paste, but nothing can open here ($BROWSER and $DISPLAY unset)
+        return login_pasting(home, command + (["--paste"] if paste else []), env)
     done = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         print(f"drive_bridge: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
@@ -122,8 +122,8 @@ def expire(home: str) -> None:
     tokenstore.write(state, "scenario", replace(tokens, access_token="expired-token", expires_at=time.time() - 3600))
 
 
-async def main(url: str, listen: bool, oauth: bool, paste: bool = False, unsigned: int = 0, count: str = "",
-               expired: bool = False) -> None:
+async def main(url: str, listen: bool, oauth: bool, paste: bool = False, no_browser: bool = False, unsigned: int = 0,
+               count: str = "", expired: bool = False) -> None:
     with tempfile.TemporaryDirectory() as home:
         model = Path(home) / "projector.yaml"
         env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -131,12 +131,14 @@ async def main(url: str, listen: bool, oauth: bool, paste: bool = False, unsigne
         if oauth:
             context = dict(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), server_url=url)
             settings, variables = oauth_settings(context, Path(home))
-            signing_in, env = f"    oauth: {settings}\n", dict(env, BROWSER=str(BROWSER), **variables)
+            signing_in, env = f"    oauth: {settings}\n", dict(env, **variables)
+            if not no_browser:  # the bridge gets it too, for the sign-in it starts itself
+                env["BROWSER"] = str(BROWSER)
             if count:
                 env["BROWSER_COUNT"] = count
         model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
         if oauth and not unsigned:
-            login(home, model, env, paste)
+            login(home, model, env, paste, no_browser)
         if expired:
             expire(home)
         params = StdioServerParameters(
@@ -183,7 +185,7 @@ if __name__ == "__main__":
     try:
         options = sys.argv[1:-1]
         valued = dict(option[2:].split("=", 1) for option in options if "=" in option)
-        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options,
+        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options, "--no-browser" in options,
                          int(valued.get("unsigned", 0)), valued.get("count", ""), "--expire" in options))
     except BaseException as failure:  # noqa: BLE001 - one line for the harness's log
         while isinstance(failure, BaseExceptionGroup):  # anyio wraps what a task raised
