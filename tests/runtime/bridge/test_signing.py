@@ -149,3 +149,44 @@ def test_a_step_up_signs_in_for_more_scope_once_and_a_second_refusal_ends_the_re
         bridge.close()
     finally:
         guard.close()
+
+
+def test_an_unsigned_session_in_an_unbound_folder_asks_for_the_roots_once_signed_in(kb_server, tmp_path):
+    """A client that declares roots in a folder no binding covers: the sign-in comes first, then
+    the roots decide the set, then the provider's session opens and the client hears that the
+    tools changed."""
+    server = kb_server()
+    layout, env, state = unsigned(tmp_path, server.url)
+    bridge = Raw(layout, "scratch", env=env)
+    try:
+        bridge.send(dict(INIT, params=dict(INIT["params"], capabilities={"roots": {}})), INITIALIZED)
+        assert bridge.receive()["result"]["capabilities"]["tools"] == {"listChanged": True}
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))
+        roots_request = bridge.receive(timeout=10)
+        assert roots_request["method"] == "roots/list"
+        bridge.send({"jsonrpc": "2.0", "id": roots_request["id"], "result": {"roots": [{"uri": f"file://{tmp_path}/work/b"}]}})
+        assert bridge.receive() == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        bridge.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert len(bridge.receive()["result"]["tools"]) == 3
+        assert {r["query"] for r in server.requests()} == {"kbs=api-b"}
+    finally:
+        bridge.close()
+
+
+def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_login_to_run(tmp_path):
+    guard = Guarded(scope_refusal=True)
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
+        bridge = Raw(layout, "work/a", env=env)
+        bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert "result" in bridge.receive()
+        began = time.monotonic()
+        message = bridge.receive()["error"]["message"]
+        assert time.monotonic() - began < 5
+        assert "no browser can open where the bridge runs" in message
+        assert 'run `projector login docs --scope "docs:read docs:write"`, then call it again' in message
+        assert [method for method, _ in guard.calls].count("tools/list") == 1
+        bridge.close()
+    finally:
+        guard.close()
