@@ -371,6 +371,17 @@ class Client(Record):
         except RuntimeError:  # its template needs a reference the client has no syntax for
             return False
 
+    def token_key(self) -> str | None:
+        """The key where this client's HTTP entry names its token's variable (Codex's
+        bearer_token_env_var): what its template writes for one, read back; None when the token
+        goes elsewhere (a header referring to it) or the client takes no HTTP entry."""
+        marker = "PROJECTOR_TOKEN_KEY"
+        try:
+            written = self.render(HttpServer("https://x.invalid/", marker))
+        except RuntimeError:
+            return None
+        return next((key for key, value in written.items() if value == marker), None)
+
     def server_environment(self, entry: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
         """The environment this client gives the stdio server of ``entry`` when it starts from
         ``environ``: what it keeps of its own (all of it; what a clearing client keeps; all but
