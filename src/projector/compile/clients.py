@@ -96,6 +96,15 @@ class Reading(Record):
 
         return self.endpoint(value)[:3] == ("command", "projector", BRIDGE)
 
+    def only_projectors(self, value: Any) -> bool:
+        """Whether an entry has a shape only projector (or its predecessor) writes: its bridge,
+        or a URL narrowed to knowledge bases (``?kbs=``). Found where no ledger says so (a lost
+        state folder, a 0.3.0 ledger), it is projector's own: no original of the user's to keep."""
+        from projector.core.scope import kbs_in_url
+
+        url = self.url_of(value)
+        return self.runs_bridge(value) or (url is not None and kbs_in_url(url) is not None)
+
     def passed(self, value: Any) -> tuple[str, ...]:
         """The variables a stdio entry hands its server by name."""
         listed = value.get(self.env_key) if isinstance(value, Mapping) and self.env_key else None

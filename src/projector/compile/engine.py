@@ -254,11 +254,12 @@ def _decide(
 def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, reading: Reading) -> dict[str, Any]:
     """The entries an older ledger records as projector's that may be the user's (``FileRecord.
     unsure``), each taken over now with its original: what the file holds (given back, so kept,
-    when projector lets go of it). The bridge is projector's own: no one else writes it."""
+    when projector lets go of it). One of a shape only projector writes (its bridge, a ``?kbs=``
+    URL) is its own, as ``reconcile`` finds it with no ledger at all: it keeps no original."""
     if record is None or not record.unsure or not current:
         return {}
     return {name: {"value": current[name]} for name in record.unsure
-            if name in current and name not in record.taken and not reading.runs_bridge(current[name])}
+            if name in current and name not in record.taken and not reading.only_projectors(current[name])}
 
 
 def _reads_the_same(client: Client) -> Callable[[str, Any, Any], bool]:
