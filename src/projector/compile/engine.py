@@ -31,7 +31,6 @@ from projector.compile.system import System
 from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
-from projector.core.fingerprint import WORKSPACE
 from projector.core.invocation import bridge_options, runs_dispatch
 from projector.core.locations import on_path
 from projector.core.modeltypes import Model, Project, Provider
@@ -374,8 +373,7 @@ def _prune_local_scopes(
     if not target.workspaces and not recorded:
         return text, (), (), {}
     scoped = documents.parse(target.format, text, target.shown)
-    containers = {scope[: scope.index(WORKSPACE)] for scope in target.client.local_scopes}
-    governed = target.local_scope_keys({c: scoped.servers(c) for c in containers}) if target.workspaces else ()
+    governed = target.local_scope_keys(scoped.servers) if target.workspaces else ()
     for composite, original in list(recorded.items()):
         *path, name = json.loads(composite)
         key = tuple(path)

@@ -22,6 +22,7 @@ from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, Client, without_query
 from projector.core import files
 from projector.core.errors import display_path
+from projector.core.keys import scope_keys
 from projector.core.record import Factory, Record
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # the model's provider names
@@ -90,12 +91,9 @@ def found_entries(clients: list[Client], environ: Mapping[str, str]) -> tuple[li
             entries = document.servers(client.servers_key) or {}
             found += [Found(client, path, shown, str(name), value) for name, value in entries.items()
                       if not client.reading.runs_bridge(value)]  # projector's own, from an earlier import and sync
-            for scope in client.local_scopes:
-                step = scope.index("{workspace}")
-                folders = document.servers(tuple(scope[:step])) or {}
-                for folder in sorted(folders):
-                    local = document.servers((*scope[:step], folder, *scope[step + 1 :])) or {}
-                    found += [Found(client, path, shown, str(name), value, str(folder)) for name, value in local.items()]
+            for scope in scope_keys(client.local_scopes, document.servers):
+                local = document.servers(scope.key) or {}
+                found += [Found(client, path, shown, str(name), value, scope.folder) for name, value in local.items()]
         except Exception as error:  # one file's failure is reported; the other clients are still read
             problems.append(f"{shown}: {getattr(error, 'problems', [error])[0]}; its entries were not read")
     return found, problems
