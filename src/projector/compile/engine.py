@@ -221,7 +221,8 @@ def _decide(
     if why is not None:
         raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
     text = document.edited(target.key, decision.edits) if decision.edits else document.text
-    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record)
+    unedited = parsed if not decision.edits else None  # the file as parsed, when it is still the text
+    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record, unedited)
     notes, states = decision.notes + local_notes, decision.states + replaced + local_states
     after: str | None = text
     new_record = intent = None
@@ -359,20 +360,22 @@ def _stood_in(target: TargetFile, document: documents.Document, record: FileReco
 
 
 def _prune_local_scopes(
-    target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None
+    target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None,
+    parsed: documents.Document | None = None,
 ) -> tuple[str, tuple, tuple, dict[str, Any]]:
     """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
     files in every folder a binding governs, each kept in the ledger (by its key path and name)
     and put back as it was once no binding of its provider governs that folder (`remove`: none
     does). Likewise an entry `import` found under another name than its provider's: taken out
-    while the provider's entry (``for``) stands in for it. One parse for all of them; again only
+    while the provider's entry (``for``) stands in for it. ``parsed``: ``text`` already parsed
+    (the sync's own parse, when it edited nothing), else one parse for all of them; again only
     after an edit."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
     recorded = dict(record.pruned) if record is not None and not target.is_project else {}
     if not target.workspaces and not recorded:
         return text, (), (), {}
-    scoped = documents.parse(target.format, text, target.shown)
+    scoped = parsed if parsed is not None else documents.parse(target.format, text, target.shown)
     governed = target.local_scope_keys(scoped.servers) if target.workspaces else ()
     for composite, original in list(recorded.items()):
         *path, name = json.loads(composite)
