@@ -131,3 +131,10 @@ def test_two_state_folders_keep_apart_in_one_keyring(tmp_path, secret_service):
 def test_usable_until_a_margin_before_expiry():
     assert SIGNED_IN.usable(now=2_000_000_000.0 - 301) and not SIGNED_IN.usable(now=2_000_000_000.0 - 299)
     assert Tokens(access_token="x", expires_at=None).usable(now=1e12)
+
+
+def test_a_short_lived_token_is_renewed_at_half_its_life_not_five_minutes_early(tmp_path):
+    """A two-minute token renewed five minutes early would be renewed at every session's start."""
+    tokenstore.write(str(tmp_path), "linear", Tokens(access_token="x", expires_at=1_000_120.0, lifetime=120.0))
+    short = tokenstore.read(str(tmp_path), "linear")
+    assert short.usable(now=1_000_059.0) and not short.usable(now=1_000_061.0)
