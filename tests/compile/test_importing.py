@@ -143,10 +143,14 @@ def test_a_vibe_entry_naming_its_token_variable_is_imported_with_it():
     assert other.unsaid == ("api_key_env",), "a key another client names its token in is nothing Claude Code reads"
 
 
-def test_a_reference_in_a_vibe_env_value_is_text_and_the_entry_stays_the_users():
-    """Vibe hands a stdio server its env as written (registry.py: StdioServerParameters(env=srv.env)):
-    ${Y} there is that text, which the model cannot say."""
+def test_a_reference_in_a_vibe_or_kimi_env_value_is_text_and_the_entry_stays_the_users():
+    """Vibe hands a stdio server its env as written (registry.py: StdioServerParameters(env=srv.env)),
+    and so does Kimi Code (client-stdio.ts mergeStdioEnv): ${Y} there is that text, which the
+    model cannot say."""
     vibe = _found("vibe", "lint", {"name": "lint", "transport": "stdio", "command": "lint-mcp", "env": {"Y": "${Y}"}})
     assert server_of(vibe).unsaid == ("env Y (Mistral Vibe hands the server the text ${Y} as it is: it expands no variable, and reads one "
                                       "only through api_key_env; the model would read it as a variable)",)
     assert gather([vibe], {}).claims == ()
+    kimi = _found("kimi", "lint", {"transport": "stdio", "command": "lint-mcp", "env": {"Y": "${Y}"}})
+    assert server_of(kimi).unsaid == ("env Y (Kimi Code hands the server the text ${Y} as it is: it expands no variable, and reads one "
+                                      "only through bearerTokenEnvVar; the model would read it as a variable)",)
