@@ -220,9 +220,12 @@ def _decide(
     why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
     if why is not None:
         raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
-    text = document.edited(target.key, decision.edits) if decision.edits else document.text
-    unedited = parsed if not decision.edits else None  # the file as parsed, when it is still the text
-    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record, unedited)
+    if target.kind == "servers":
+        edited = document.edit(target.key, decision.edits)  # the new text as its check parsed it: the scopes are read there
+        text = edited.text
+    else:
+        edited, text = None, document.edited(target.key, decision.edits) if decision.edits else document.text
+    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record, edited)
     notes, states = decision.notes + local_notes, decision.states + replaced + local_states
     after: str | None = text
     new_record = intent = None
@@ -356,7 +359,7 @@ def _stood_in(target: TargetFile, document: documents.Document, record: FileReco
             out[name] = None
     if not out:
         return document, ()
-    return documents.parse(target.format, document.edited(target.key, out), target.shown), tuple((name, "replaced") for name in sorted(out))
+    return document.edit(target.key, out), tuple((name, "replaced") for name in sorted(out))
 
 
 def _prune_local_scopes(
@@ -368,8 +371,8 @@ def _prune_local_scopes(
     and put back as it was once no binding of its provider governs that folder (`remove`: none
     does). Likewise an entry `import` found under another name than its provider's: taken out
     while the provider's entry (``for``) stands in for it. ``parsed``: ``text`` already parsed
-    (the sync's own parse, when it edited nothing), else one parse for all of them; again only
-    after an edit."""
+    (the sync's edit leaves the document its check parsed), else one parse for all of them; an
+    edit here gives the next document likewise."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
     recorded = dict(record.pruned) if record is not None and not target.is_project else {}
@@ -391,8 +394,8 @@ def _prune_local_scopes(
         del recorded[composite]  # given back; or the user has put another entry in its place since
         back = given_back(name, present.get(name), original) if name not in present else {}
         if back:
-            text = scoped.edited(key, back)
-            scoped = documents.parse(target.format, text, target.shown)
+            scoped = scoped.edit(key, back)
+            text = scoped.text
             states.append((f"{'.'.join(key[:-1])}: {name}" if "for" not in original else name, "give-back"))
     for key in governed:
         where = ".".join(key[:-1])
@@ -400,8 +403,8 @@ def _prune_local_scopes(
         if local.edits:
             local = _with_original_text(local, scoped, key)
             recorded.update((json.dumps([*key, name]), original) for name, original in local.taken.items())
-            text = scoped.edited(key, local.edits)
-            scoped = documents.parse(target.format, text, target.shown)
+            scoped = scoped.edit(key, local.edits)
+            text = scoped.text
         notes += local.notes
         states += [(f"{where}: {name}", state) for name, state in local.states]
     return text, tuple(notes), tuple(states), recorded
