@@ -96,6 +96,15 @@ class Reading(Record):
 
         return self.endpoint(value)[:3] == ("command", "projector", BRIDGE)
 
+    def only_projectors(self, value: Any) -> bool:
+        """Whether an entry has a shape only projector (or its predecessor) writes: its bridge,
+        or a URL narrowed to knowledge bases (``?kbs=``). Found where no ledger says so (a lost
+        state folder, a 0.3.0 ledger), it is projector's own: no original of the user's to keep."""
+        from projector.core.scope import kbs_in_url
+
+        url = self.url_of(value)
+        return self.runs_bridge(value) or (url is not None and kbs_in_url(url) is not None)
+
     def passed(self, value: Any) -> tuple[str, ...]:
         """The variables a stdio entry hands its server by name."""
         listed = value.get(self.env_key) if isinstance(value, Mapping) and self.env_key else None
@@ -370,6 +379,17 @@ class Client(Record):
             return variable in self.reading.passed(self.render(StdioServer("projector", (), (variable,))))
         except RuntimeError:  # its template needs a reference the client has no syntax for
             return False
+
+    def token_key(self) -> str | None:
+        """The key where this client's HTTP entry names its token's variable (Codex's
+        bearer_token_env_var): what its template writes for one, read back; None when the token
+        goes elsewhere (a header referring to it) or the client takes no HTTP entry."""
+        marker = "PROJECTOR_TOKEN_KEY"
+        try:
+            written = self.render(HttpServer("https://x.invalid/", marker))
+        except RuntimeError:
+            return None
+        return next((key for key, value in written.items() if value == marker), None)
 
     def server_environment(self, entry: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
         """The environment this client gives the stdio server of ``entry`` when it starts from
