@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from urllib.parse import parse_qs, urlsplit
 
 from projector.commands.common import err, load_model
+from projector.commands.fallback_issuer import SameOriginFallbackIssuer
 from projector.core import locations, tokenstore
 from projector.core.errors import ProjectorError, did_you_mean
 from projector.core.modeltypes import OAuth, Provider
@@ -193,7 +194,7 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
                                                          grant_types=["authorization_code", "refresh_token"])
     scopes = " ".join(oauth.scopes) if oauth.scopes is not None else None
 
-    class Provider(OAuthClientProvider):
+    class Provider(SameOriginFallbackIssuer, OAuthClientProvider):
         async def _perform_authorization_code_grant(self) -> tuple[str, str]:
             if scopes is not None:  # the model's scopes win over those the server suggests
                 self.context.client_metadata.scope = scopes or None

@@ -87,7 +87,7 @@ AUTH_SCENARIOS = [
     "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none", "auth/pre-registration",
     "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
     "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
-    "auth/cross-app-access-complete-flow",
+    "auth/cross-app-access-complete-flow", "auth/2025-03-26-oauth-metadata-backcompat",
 ]
 
 
