@@ -25,7 +25,9 @@ class Received(Record):
     method: str
     path: str
     headers: dict[str, str]
+    query: dict[str, str]
     form: dict[str, str]  # a form body's fields (OAuth's requests), else empty
+    document: object = None  # a JSON body
 
 
 class Scripted:
@@ -42,7 +44,10 @@ class Scripted:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length).decode() if length else ""
                 form = {k: v[0] for k, v in parse_qs(body).items()} if "form-urlencoded" in self.headers.get("Content-Type", "") else {}
-                request = Received(method=self.command, path=urlsplit(self.path).path, headers=dict(self.headers.items()), form=form)
+                document = json.loads(body) if "json" in self.headers.get("Content-Type", "") and body else None
+                parts = urlsplit(self.path)
+                request = Received(method=self.command, path=parts.path, headers=dict(self.headers.items()),
+                                   query={k: v[0] for k, v in parse_qs(parts.query).items()}, form=form, document=document)
                 scripted.received.append(request)
                 route = scripted.routes.get(f"{self.command} {request.path}", Answer(404, {"error": "not_found"}))
                 answer = route(request) if callable(route) else route

@@ -133,15 +133,24 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
     context = auth.context
     metadata = context.oauth_metadata
     resource = context.get_resource_url() if context.should_include_resource_param(context.protocol_version) else None
-    return _kept(storage, context.client_info, str(metadata.token_endpoint) if metadata is not None else None, resource)
+    return _kept(storage, context.client_info, str(metadata.token_endpoint) if metadata is not None else None, resource,
+                 _revocation_endpoint(metadata))
 
 
-def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None) -> tokenstore.Tokens:
+def _revocation_endpoint(metadata: Any) -> str | None:
+    """Where the authorization server revokes tokens (RFC 7009), when its metadata says."""
+    endpoint = getattr(metadata, "revocation_endpoint", None)
+    return str(endpoint) if endpoint else None
+
+
+def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None,
+          revocation_endpoint: str | None = None) -> tokenstore.Tokens:
     tokens = storage.tokens
     return tokenstore.Tokens(
         access_token=tokens.access_token,
         expires_at=None if tokens.expires_in is None else time.time() + tokens.expires_in,
         token_endpoint=endpoint,
+        revocation_endpoint=revocation_endpoint,
         client_id=client.client_id if client else None,
         auth_method=(client.token_endpoint_auth_method or "none") if client else "none",
         resource=resource,

@@ -52,6 +52,7 @@ class Tokens(Record):
     access_token: str
     expires_at: float | None  # seconds since the epoch; None: the server did not say
     token_endpoint: str | None = None  # where a refresh goes
+    revocation_endpoint: str | None = None  # where `projector logout` revokes them (RFC 7009), when the server has one
     client_id: str | None = None
     auth_method: str = "none"  # how the client authenticates there: none, client_secret_basic, client_secret_post
     resource: str | None = None  # the resource indicator (RFC 8707) of every token request
@@ -116,6 +117,7 @@ def _tokens(data: Mapping[str, Any]) -> Tokens:
         access_token=str(data["access_token"]),
         expires_at=None if data.get("expires_at") is None else float(data["expires_at"]),
         token_endpoint=data.get("token_endpoint"),
+        revocation_endpoint=data.get("revocation_endpoint"),
         client_id=data.get("client_id"),
         auth_method=data.get("auth_method", "none"),
         resource=data.get("resource"),
@@ -137,8 +139,8 @@ def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = N
     in_keyring = bool(secrets) and keyring is not None and keyring.store(state, provider, json.dumps(secrets))
     if keyring is not None and not in_keyring:
         keyring.clear(state, provider)  # no stale refresh token left behind where the file no longer points
-    data = {name: getattr(tokens, name) for name in ("access_token", "expires_at", "token_endpoint", "client_id", "auth_method",
-                                                     "resource", "scope", "account") if getattr(tokens, name) is not None}
+    data = {name: getattr(tokens, name) for name in ("access_token", "expires_at", "token_endpoint", "revocation_endpoint",
+                                                     "client_id", "auth_method", "resource", "scope", "account") if getattr(tokens, name) is not None}
     data["secrets"] = KEYRING if in_keyring else secrets
     _replace(token_file(state, provider), json.dumps(data, indent=1).encode())
     return replace(tokens, in_keyring=in_keyring)
