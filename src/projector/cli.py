@@ -455,16 +455,19 @@ def stop(
 def login(
     provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="An OAuth provider of the model.")],
     paste: Annotated[bool, typer.Option("--paste", help="Print the address to open elsewhere; paste back where the browser was sent.")] = False,
+    device: Annotated[bool, typer.Option("--device", help="Sign in on another device with a code (the device authorization grant).")] = False,
     config: ConfigOption = None,
 ) -> None:
     """Sign in to an OAuth provider, for every client.
 
-    Opens the browser ($BROWSER when set); without a display or over SSH, prints the address
-    and takes the one the browser was sent back to. Tokens go to the OS keyring and a 0600 file.
+    Opens the browser ($BROWSER when set); without a display or over SSH, prints an address and
+    a code to confirm on any device where the server offers that (--device asks for it), else
+    the address, and takes the one the browser was sent back to. Tokens go to the OS keyring
+    and a 0600 file.
     """
     from projector.commands import login as command
 
-    _exit(command.run(provider, config, paste))
+    _exit(command.run(provider, config, paste, device))
 
 
 @command()

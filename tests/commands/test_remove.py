@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tomllib
 
 from models import SIX_CLIENTS
 
@@ -107,3 +108,35 @@ def test_a_ledger_that_cannot_be_read_stops_sync_status_and_remove_with_its_line
         assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
         assert f"{ledger}:" in ran.stderr and "move it aside" in ran.stderr
     assert {path: path.read_bytes() for path in files} == files and config.read_text() == model
+
+
+def test_vibes_default_config_gets_the_entry_and_gets_its_empty_list_back(sandbox):
+    """Mistral Vibe writes ``mcp_servers = []`` into the config.toml it makes on its first run."""
+    default = 'active_model = "devstral-2"\nmcp_servers = []\nenable_connectors = true\n\n[[providers]]\nname = "mistral"\n'
+    vibe = sandbox.file(".vibe/config.toml", default)
+    config = sandbox.model(SIX_CLIENTS.replace("claude-code, codex, opencode, crush, kiro, copilot", "vibe"))
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    servers = tomllib.loads(vibe.read_text())["mcp_servers"]  # as Vibe reads it
+    assert [s["name"] for s in servers] == ["docs", "web"]
+    assert servers[1] == {"name": "web", "transport": "streamable-http", "url": "https://web.example.com/mcp?kbs=a", "api_key_env": "WEB_TOKEN"}
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert vibe.read_text() == default
+
+
+def test_a_lost_ledger_does_not_make_projectors_own_entries_the_users(sandbox):
+    """The state folder's ledger deleted (a cleaned ~/.local/state): the next sync finds the bridge
+    and ``?kbs=`` entries it wrote, which no one else writes, and `remove` still takes them out."""
+    config = _synced_over_theirs(sandbox)
+    ledger = sandbox.home / ".local/state/projector/ledger.json"
+    ledger.unlink()
+    again = sandbox.run("sync", config=config)
+    assert again.returncode == 0, again.stderr
+    assert "took over" not in again.stdout + again.stderr, "nothing of the user's was there to take over"
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    left = {relative: (sandbox.home / relative).read_text() for relative in THEIRS}
+    # The servers key projector made in OpenCode's file stays, empty: the ledger that said so is gone.
+    assert left == THEIRS | {".config/opencode/opencode.jsonc": '{\n  // mine\n  "theme": "dark",\n  "mcp": {},\n}\n'}
+    assert json.loads((sandbox.home / ".kiro/settings/mcp.json").read_text()) == {"mcpServers": {}}

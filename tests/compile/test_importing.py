@@ -81,12 +81,31 @@ def test_a_reference_in_a_codex_header_is_text_and_said_so():
     server = server_of(codex)
     assert server.spec == {"url": "https://s.dev/mcp", "token_env": "SENTRY_TOKEN"} and server.secrets == ()
     assert ("sentry in ~/f: this entry sends the text ${SENTRY_TOKEN} literally; Codex CLI reads variables only through "
-            "bearer_token_env_var or env_http_headers; imported as token_env SENTRY_TOKEN, which is what it plainly meant "
+            "bearer_token_env_var, env_http_headers or env_vars; imported as token_env SENTRY_TOKEN, which is what it plainly meant "
             "(the next sync's entry reads the variable: set $SENTRY_TOKEN)") in gather([codex], {}).report
     claude = server_of(_found("claude-code", "sentry", {"type": "http", "url": "https://s.dev/mcp", "headers": {"Authorization": "Bearer ${SENTRY_TOKEN}"}}))
     assert claude.spec == server.spec and claude.notes == (), "a client that expands ${X} reads it as the variable"
     assert not same_server(registry()["codex"], "sentry", codex.value, {"url": "https://s.dev/mcp", "bearer_token_env_var": "SENTRY_TOKEN"}), \
         "the sync that writes bearer_token_env_var changes what Codex sends: a change, not a restyle"
+
+
+def test_a_reference_in_a_codex_env_value_is_text_and_the_entry_stays_the_users():
+    """Codex hands a stdio server its env table as written (rmcp-client create_env_for_mcp_server):
+    the server of env = {Y = "${Y}"} gets the text ${Y}. The model cannot say that text (it reads
+    ${Y} as the variable), so the entry is not imported: it stays as it is, and the report says why."""
+    codex = _found("codex", "lint", {"command": "lint-mcp", "env": {"Y": "${Y}", "LEVEL": "debug"}})
+    server = server_of(codex)
+    assert server.unsaid == ("env Y (Codex CLI hands the server the text ${Y} as it is: it expands no variable, and reads one only "
+                             "through bearer_token_env_var, env_http_headers or env_vars; the model would read it as a variable)",)
+    assert gather([codex], {}).claims == (), "not projector's: its entry would hand the server the variable's value instead"
+    claude = server_of(_found("claude-code", "lint", {"command": "lint-mcp", "env": {"Y": "${Y}", "LEVEL": "debug"}}))
+    assert claude.spec["env"] == {"Y": "${Y}", "LEVEL": "debug"} and claude.unsaid == (), "a client that expands ${Y} passes the variable"
+
+
+def test_a_codex_entry_keeps_both_its_env_vars_and_its_env_table():
+    """Codex passes the variables env_vars names and sets its env table too: neither is lost."""
+    server = server_of(_found("codex", "lint", {"command": "lint-mcp", "env_vars": ["B", {"name": "C"}], "env": {"A": "1"}}))
+    assert server.spec["env"] == {"B": "${B}", "C": "${C}", "A": "1"} and server.unsaid == ()
 
 
 def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_secret():

@@ -191,3 +191,10 @@ def test_a_secret_too_long_for_one_security_line_stays_in_the_token_file(tmp_pat
     assert not kept.in_keyring and tokenstore.read(str(tmp_path), "linear").secrets.refresh_token == "r" * 4100
     assert [run["argv"] for run in keychain.runs()] == [["delete-generic-password", "-s", "projector", "-a",
                                                          f"linear@{tmp_path}"]]  # no stale item left behind
+
+
+def test_a_short_lived_token_is_renewed_at_half_its_life_not_five_minutes_early(tmp_path):
+    """A two-minute token renewed five minutes early would be renewed at every session's start."""
+    tokenstore.write(str(tmp_path), "linear", Tokens(access_token="x", expires_at=1_000_120.0, lifetime=120.0))
+    short = tokenstore.read(str(tmp_path), "linear")
+    assert short.usable(now=1_000_059.0) and not short.usable(now=1_000_061.0)

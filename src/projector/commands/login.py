@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 WAIT_FOR_BROWSER = 300.0  # seconds a sign-in waits for the browser to come back
 CALLBACK = "/callback"
+REQUIRED, OFFERED = "required", "offered"  # the device grant: asked for (--device), or where the server offers it
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "projector", "version": "1"}}}
 
@@ -43,13 +44,14 @@ class SignInFailed(ProjectorError):
     """The sign-in did not end with a token (the message says why, never a token)."""
 
 
-def run(name: str, config: str | None, paste: bool = False) -> int:
+def run(name: str, config: str | None, paste: bool = False, device: bool = False) -> int:
     try:
         provider = oauth_provider(load_model(config).providers, name)
         state = locations.state_folder(os.environ)
         keyring = tokenstore.Keyring.found(os.environ)
         with tokenstore.locked(state, name, timeout=WAIT_FOR_BROWSER + 60):  # one sign-in at a time, bridges included
-            tokens = sign_in(provider, os.environ, paste or headless(os.environ))
+            nobrowser = headless(os.environ)
+            tokens = sign_in(provider, os.environ, paste or nobrowser, device_grant(device, paste, nobrowser))
             kept = tokenstore.write(state, name, tokens, keyring)
     except ProjectorError as error:
         err(f"error: {error}")
@@ -81,7 +83,16 @@ def headless(environ: Mapping[str, str]) -> bool:
     return sys.platform != "darwin" and not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
 
 
-def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool) -> tokenstore.Tokens:
+def device_grant(asked: bool, paste: bool, nobrowser: bool) -> str | None:
+    """Whether a person's sign-in uses the device authorization grant: REQUIRED when asked
+    (``--device``), OFFERED (where the server offers it) when no browser can open here and
+    the address is not to be pasted, else None."""
+    if asked:
+        return REQUIRED
+    return OFFERED if nobrowser and not paste else None
+
+
+def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, device: str | None = None) -> tokenstore.Tokens:
     import asyncio
     import logging
 
@@ -89,7 +100,7 @@ def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool) -> toke
     logging.getLogger("mcp").propagate = False
     assert provider.url is not None and provider.oauth is not None
     try:
-        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste))
+        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste, device))
     except ProjectorError:
         raise
     except Exception as failure:  # the SDK's OAuthFlowError, OAuthTokenError, httpx's errors
@@ -102,9 +113,13 @@ def _said(failure: BaseException) -> str:
     return f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
 
 
-async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool) -> tokenstore.Tokens:
+async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None) -> tokenstore.Tokens:
     import httpx2
 
+    if device and oauth.grant not in ("client_credentials", "enterprise"):
+        signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED)
+        if signed_in is not None:
+            return signed_in
     storage = _Memory()
     listener = None
     if oauth.grant == "client_credentials":
@@ -143,12 +158,28 @@ def _revocation_endpoint(metadata: Any) -> str | None:
     return str(endpoint) if endpoint else None
 
 
+async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], required: bool) -> tokenstore.Tokens | None:
+    """The device authorization grant (commands.device_grant); None where the server does not
+    offer it and it was not asked for (the address is then pasted back, as without it)."""
+    from projector.commands import device_grant
+
+    secret = _secret(environ, oauth.client_secret_env, "the client's secret")
+    try:
+        grant = await device_grant.sign_in(url, oauth, secret, INITIALIZE, err)
+    except device_grant.NotOffered as offered:
+        if required:
+            raise SignInFailed(f"{offered}: sign in without --device") from None
+        return None
+    return _kept(_Memory(tokens=grant.tokens), grant.client, grant.token_endpoint, grant.resource, _revocation_endpoint(grant.metadata))
+
+
 def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None,
           revocation_endpoint: str | None = None) -> tokenstore.Tokens:
     tokens = storage.tokens
     return tokenstore.Tokens(
         access_token=tokens.access_token,
         expires_at=None if tokens.expires_in is None else time.time() + tokens.expires_in,
+        lifetime=None if tokens.expires_in is None else float(tokens.expires_in),
         token_endpoint=endpoint,
         revocation_endpoint=revocation_endpoint,
         client_id=client.client_id if client else None,
@@ -162,8 +193,8 @@ def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | N
 class _Memory:
     """The SDK's TokenStorage for one sign-in: what it ends with is written by core.tokenstore."""
 
-    def __init__(self, client_info: Any = None) -> None:
-        self.tokens: Any = None
+    def __init__(self, client_info: Any = None, tokens: Any = None) -> None:
+        self.tokens: Any = tokens
         self.client_info = client_info
 
     async def get_tokens(self) -> Any:

@@ -56,20 +56,7 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     log.append(os.environ, log.entry("hook" if hook else "sync", why, _shown_model(config),
                                      [change_line(result) for result in written.results if result.changed], kept,
                                      [str(p) for p in outcome.problems + tuple(written.problems)]))
-    if as_json:
-        return _as_json(outcome, written, dry_run=False)
-    changed = [result for result in written.results if result.changed]
-    if quiet:  # a repository's file is said even when quiet: the hook changes it behind the user's back
-        for result in changed:
-            if result.target.is_project:
-                print(change_line(result))
-    else:
-        for line in [change_line(result) for result in changed] + kept:
-            print(line)
-        if not changed and not kept and not (outcome.problems or written.problems):
-            print(fingerprint.NOTHING_TO_DO)
-    report_warnings(outcome, written.problems)
-    return 1 if outcome.problems or written.problems else 0
+    return _said(outcome, written, quiet, as_json, dry_run=False)
 
 
 def _shown_model(config: str | None) -> str:
@@ -79,32 +66,37 @@ def _shown_model(config: str | None) -> str:
 
 
 def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: bool, as_json: bool) -> int:
-    from projector.compile.report import change_line, kept_lines
-
     try:
         outcome, written = dry_sync(config, client, force)
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
+    return _said(outcome, written, quiet, as_json, dry_run=True)
+
+
+def _said(outcome: engine.Outcome, written: engine.Written, quiet: bool, as_json: bool, dry_run: bool) -> int:
+    """What a sync, or its dry run, tells of its result, and its exit code: a line per file it
+    wrote (would write), the drift it kept, or that there was nothing to do; then its warnings.
+    Quiet, only a repository's file a sync changed is said: the hook changes it behind the
+    user's back (a dry run changes nothing)."""
+    from projector.compile.report import change_line, kept_lines, sync_report
+
+    problems = outcome.problems + tuple(written.problems)
     if as_json:
-        return _as_json(outcome, written, dry_run=True)
+        import json
+
+        print(json.dumps(sync_report(written.results, outcome.warnings, problems, dry_run), indent=2))
+        return 1 if problems else 0
     changed = [result for result in written.results if result.changed]
-    if not quiet:
-        for line in [change_line(result, dry_run=True) for result in changed] + kept_lines(written.results):
-            print(line)
-        if not changed and not kept_lines(written.results) and not outcome.problems:
-            print(fingerprint.NOTHING_TO_DO)
+    if quiet:
+        lines = [change_line(result) for result in changed if result.target.is_project and not dry_run]
+    else:
+        lines = [change_line(result, dry_run=dry_run) for result in changed] + kept_lines(written.results)
+        lines += [] if lines or problems else [fingerprint.NOTHING_TO_DO]
+    for line in lines:
+        print(line)
     report_warnings(outcome, written.problems)
-    return 1 if outcome.problems or written.problems else 0
-
-
-def _as_json(outcome: engine.Outcome, written: engine.Written, dry_run: bool) -> int:
-    import json
-
-    from projector.compile.report import sync_report
-
-    print(json.dumps(sync_report(written.results, outcome.warnings, outcome.problems + tuple(written.problems), dry_run), indent=2))
-    return 1 if outcome.problems or written.problems else 0
+    return 1 if problems else 0
 
 
 def remember(config: str | None, complete: bool, observed: dict, started: int, outcome: engine.Outcome | None = None,

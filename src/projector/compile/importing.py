@@ -237,10 +237,15 @@ def _url_refused(url: str) -> str | None:
 def _literal_reference(client: Client, written: str, variable: str) -> str:
     """What to say of a reference in a client that expands none (``reading.variable_keys``): the
     entry sends the text itself, and the provider takes the variable the user plainly meant."""
-    keys = " or ".join(client.reading.variable_keys)
-    return (f"this entry sends the text {written} literally; {client.name} reads variables only through {keys}; "
+    return (f"this entry sends the text {written} literally; {client.name} reads variables only through {_variable_keys(client)}; "
             f"imported as token_env {variable}, which is what it plainly meant (the next sync's entry reads the variable: "
             f"set ${variable})")
+
+
+def _variable_keys(client: Client) -> str:
+    """The keys where a client that expands no variable reads one by name: "a, b or c"."""
+    *first, last = client.reading.variable_keys
+    return f"{', '.join(first)} or {last}" if first else last
 
 
 def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Server:
@@ -260,21 +265,27 @@ def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Se
 def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[str]]:
     """The entry's variables in the model's words (``${NAME}`` for a reference and for a secret
     written out, which the user is told to set); the names of those secrets. A value the model
-    would read otherwise (``${`` in literal text) goes to ``unsaid``."""
-    key = entry.client.reading.env_key
-    listed = entry.value.get(key) if key else None
-    listed = entry.value.get("env") if listed is None else listed
+    would read otherwise (``${`` in literal text) goes to ``unsaid``. Both of a client's places
+    count: Codex passes the variables ``env_vars`` names and then sets its ``env`` table."""
+    client = entry.client
+    places = [entry.value.get(key) for key in dict.fromkeys(k for k in (client.reading.env_key, "env") if k)]
     env: dict[str, str] = {}
     secrets: list[str] = []
-    if isinstance(listed, list):  # names the client passes on: the server reads them from the environment
-        return {str(n): "${" + str(n) + "}" for n in listed if isinstance(n, str) and NAME.match(n)}, []
-    if not isinstance(listed, Mapping):
-        return {}, []
+    for names in (p for p in places if isinstance(p, list)):  # passed on by name: the server reads them from the environment
+        items = (n if isinstance(n, str) else n.get("name") for n in names if isinstance(n, (str, Mapping)))
+        env |= {n: "${" + n + "}" for n in items if isinstance(n, str) and NAME.match(n)}
+    listed = next((p for p in places if isinstance(p, Mapping)), None)
+    if listed is None:
+        return env, secrets
+    literal = bool(client.reading.variable_keys)  # a client that expands no variable: a value is its text
     for name, text in listed.items():
         name, text = str(name), "" if text is None else str(text)
-        reference = _reference(text)
+        reference = None if literal else _reference(text)
         if reference is not None:
             env[name] = "${" + reference + "}"
+        elif literal and "${" in text:
+            unsaid.append(f"env {name} ({client.name} hands the server the text {text} as it is: it expands no variable, and "
+                          f"reads one only through {_variable_keys(client)}; the model would read it as a variable)")
         elif looks_secret(name, text):
             env[name] = "${" + name + "}"
             secrets.append(name)

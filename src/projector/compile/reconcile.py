@@ -11,6 +11,8 @@
   ``<path>/projector mcp --provider <name>``; for a hook group, one that runs ``projector
   dispatch``. A server entry taken over keeps its original in the ledger (``taken``), and is
   given back as it was, never deleted, when projector lets go of it; the sync says so once.
+  One of a shape only projector writes keeps none: it is projector's own, found where a lost
+  ledger no longer says so, and goes with its provider.
   Anything else is left alone, with a warning (`projector adopt` or `projector import` make it
   projector's, its original kept).
 """
@@ -83,7 +85,11 @@ def reconcile(
     states: dict[str, str] = {}
 
     def take(name: str) -> None:
-        if keeps_originals:
+        """An entry that was there before projector's becomes its own, with its original kept:
+        the user's, given back at `remove`. Not one of a shape only projector writes (its bridge,
+        its ``?kbs=`` URL), found with no ledger to say so (a state folder deleted): keeping
+        that as an original would make `remove` give projector's own entry back."""
+        if keeps_originals and not recognise(name, current[name]):
             originals[name] = {"value": current[name]}
             notes.append(took_over(name, where))
 
@@ -144,7 +150,8 @@ def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str
     text = original.get("text")
     if text is None:
         return {name: original["value"]}
-    return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"))}
+    return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"),
+                           original.get("set_off"))}
 
 
 def took_over(name: str, where: str) -> str:

@@ -59,6 +59,7 @@ class Tokens(Record):
     resource: str | None = None  # the resource indicator (RFC 8707) of every token request
     scope: str | None = None
     account: str | None = None  # who signed in, when the server said ("signed in as ...")
+    lifetime: float | None = None  # seconds the server gave the access token (expires_in), when it said
     secrets: Secrets = Factory(Secrets, compare=False)
     in_keyring: bool = False  # the secrets live in the keyring (read them with keyring_secrets)
 
@@ -66,7 +67,13 @@ class Tokens(Record):
         return f"Tokens(expires_at={self.expires_at!r}, client_id={self.client_id!r}, in_keyring={self.in_keyring})"
 
     def usable(self, now: float, margin: float = EXPIRES_SOON) -> bool:
-        return self.expires_at is None or self.expires_at - margin > now
+        return self.expires_at is None or self.expires_at - self.renewed_before(margin) > now
+
+    def renewed_before(self, margin: float) -> float:
+        """How long before its expiry the token is renewed: ``margin``, but at most half its
+        lifetime: a server that gives two-minute tokens would otherwise see a refresh at every
+        session's start, each bridge taking the token another had just renewed for an old one."""
+        return margin if self.lifetime is None else min(margin, self.lifetime / 2)
 
 
 def token_file(state: str, provider: str) -> str:
@@ -124,6 +131,7 @@ def _tokens(data: Mapping[str, Any]) -> Tokens:
         resource=data.get("resource"),
         scope=data.get("scope"),
         account=data.get("account"),
+        lifetime=None if data.get("lifetime") is None else float(data["lifetime"]),
         secrets=Secrets(refresh_token=kept.get("refresh_token"), client_secret=kept.get("client_secret")),
         in_keyring=in_keyring,
     )
@@ -141,7 +149,8 @@ def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = N
     if keyring is not None and not in_keyring:
         keyring.clear(state, provider)  # no stale refresh token left behind where the file no longer points
     data = {name: getattr(tokens, name) for name in ("access_token", "expires_at", "token_endpoint", "revocation_endpoint",
-                                                     "client_id", "auth_method", "resource", "scope", "account") if getattr(tokens, name) is not None}
+                                                     "client_id", "auth_method", "resource", "scope", "account", "lifetime")
+            if getattr(tokens, name) is not None}
     data["secrets"] = KEYRING if in_keyring else secrets
     _replace(token_file(state, provider), json.dumps(data, indent=1).encode())
     return replace(tokens, in_keyring=in_keyring)

@@ -86,12 +86,37 @@ def test_a_toml_table_goes_with_its_sub_tables():
         '[[mcp_servers]]\nname = "fs" # mine\ntransport = "stdio"\ncommand = "npx"\n\n[mcp_servers.env]\nK = "v"\n\n', "")
 
 
-def test_an_inline_toml_array_cannot_take_a_table_and_is_left_as_it_is():
-    text = 'active_model = "x"\nmcp_servers = []\n'
-    with pytest.raises(DocumentError) as raised:
-        parse("toml", text, "config.toml").edited(TOML_KEY, {"docs": STDIO})
-    assert str(raised.value.problems[0]) == ("config.toml:2:1: mcp_servers is an inline array, which cannot take a [[mcp_servers]] table: "
-                                             "delete this line (mcp_servers = [] holds no servers), then sync again")
+# Mistral Vibe writes its default config.toml with tomli_w: an empty list is ``mcp_servers = []``
+# among the top-level keys, before the tables. Vibe reads it with tomllib: items written inline are
+# the same servers as [[mcp_servers]] tables.
+VIBE_DEFAULT = 'active_model = "devstral-2"\nmcp_servers = []\nenable_connectors = true\n\n[[providers]]\nname = "mistral"\n'
+INLINE_FILES = {
+    "Vibe's default": VIBE_DEFAULT,
+    "one line": 'mcp_servers = [{name = "fs", transport = "stdio", command = "npx"}]\n',
+    "one per line, trailing comma": 'mcp_servers = [\n    {name = "fs", command = "npx"}, # mine\n    {name = "o", command = "x"},\n]\nx = 1\n',
+    "one per line, no trailing comma": 'mcp_servers = [\n  {name = "fs", command = "npx"}\n]\n',
+    "empty, with a comment": "mcp_servers = [ # none yet\n]\n",
+    "CRLF": 'mcp_servers = [\r\n  {name = "fs"},\r\n]\r\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(INLINE_FILES))
+def test_an_inline_toml_array_takes_entries_and_gives_back_every_byte(name):
+    toml_http = {"name": "web", "transport": "streamable-http", "url": "https://kb.example.com/mcp", "api_key_env": "WEB_TOKEN"}
+    _round_trip("toml", TOML_KEY, INLINE_FILES[name], {"docs": STDIO, "web": toml_http})
+
+
+def test_vibes_default_empty_array_is_filled_where_it_stands():
+    added = parse("toml", VIBE_DEFAULT, "f").edited(TOML_KEY, {"docs": STDIO})
+    assert added == VIBE_DEFAULT.replace("mcp_servers = []", 'mcp_servers = [{name = "docs", command = "/usr/bin/projector", '
+                                                              'args = ["mcp", "--provider", "docs"]}]')
+
+
+def test_an_inline_item_is_replaced_where_it_stands_and_joins_the_arrays_layout():
+    text = INLINE_FILES["one per line, trailing comma"]
+    assert parse("toml", text, "f").edited(TOML_KEY, {"fs": STDIO | {"name": "fs"}, "docs": STDIO}) == (
+        'mcp_servers = [\n    {name = "fs", command = "/usr/bin/projector", args = ["mcp", "--provider", "docs"]}, # mine\n'
+        '    {name = "o", command = "x"},\n    {name = "docs", command = "/usr/bin/projector", args = ["mcp", "--provider", "docs"]},\n]\nx = 1\n')
 
 
 def test_an_entry_listed_twice_is_not_guessed_at():

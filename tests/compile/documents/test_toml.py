@@ -145,3 +145,25 @@ def test_a_value_the_spelling_does_not_know_is_written_by_tomlkit():
     added = edit('model = "o3"\n', {"d": entry})
     assert added == 'model = "o3"\n\n' + tomlkit_table(KEY, "d", entry)
     assert tomllib.loads(added)["mcp_servers"]["d"] == entry
+
+
+@pytest.mark.parametrize(
+    ("original", "name"),
+    [
+        pytest.param('# mine\n[mcp_servers.fs]\ncommand = "npx"\n', "fs", id="alone, no blank line before"),
+        pytest.param('# mine\n\n[mcp_servers.fs]\ncommand = "npx"\n', "fs", id="alone, a blank line before"),
+        pytest.param('[mcp_servers.a]\ncommand = "a"\n[mcp_servers.fs]\ncommand = "npx"\n', "fs", id="after another, no blank line"),
+        pytest.param('[mcp_servers.a]\ncommand = "a"\n\n[mcp_servers.fs]\ncommand = "npx"\n', "fs", id="after another, a blank line"),
+    ],
+)
+def test_an_entry_taken_out_and_given_back_is_spaced_as_it_was(original, name):
+    """An entry a sync took out (its original kept, with where it stood) and later gave back,
+    when the file holds nothing else under the key, or the entry it followed: a table the user
+    wrote with no blank line before it gets none."""
+    from projector.compile.documents.base import neighbours
+    from projector.compile.reconcile import given_back
+
+    document = parse("toml", original, "config.toml")
+    kept = {"value": document.servers(KEY)[name], "text": document.source_of(KEY, name), **neighbours(document, KEY, name)}
+    taken_out = edit(original, {name: None})
+    assert edit(taken_out, given_back(name, None, kept)) == original

@@ -65,10 +65,10 @@ def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
     return (json.dumps(settings) if settings else "true"), env
 
 
-def login(home: str, model: Path, env: dict[str, str], paste: bool) -> None:
+def login(home: str, model: Path, env: dict[str, str], paste: bool, no_browser: bool = False) -> None:
     command = [sys.executable, "-m", "projector", "login", "scenario", "--config", str(model)]
-    if paste:
-        return login_pasting(home, command + ["--paste"], env)
+    if paste or no_browser:  # no_browser: no --paste, but nothing can open here ($BROWSER and $DISPLAY unset)
+        return login_pasting(home, command + (["--paste"] if paste else []), env)
     browser = Path(__file__).resolve().parent / "follow_redirects.py"
     done = subprocess.run(command, env=dict(env, BROWSER=str(browser)), cwd=home, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
@@ -103,7 +103,7 @@ def login_pasting(home: str, command: list[str], env: dict[str, str]) -> None:
         sys.exit(1)
 
 
-async def main(url: str, listen: bool, oauth: bool, paste: bool = False) -> None:
+async def main(url: str, listen: bool, oauth: bool, paste: bool = False, no_browser: bool = False) -> None:
     with tempfile.TemporaryDirectory() as home:
         model = Path(home) / "projector.yaml"
         env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -114,7 +114,7 @@ async def main(url: str, listen: bool, oauth: bool, paste: bool = False) -> None
             signing_in, env = f"    oauth: {settings}\n", dict(env, **variables)
         model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
         if oauth:
-            login(home, model, env, paste)
+            login(home, model, env, paste, no_browser)
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "projector", "mcp", "--provider", "scenario", "--config", str(model)],
@@ -130,7 +130,7 @@ async def main(url: str, listen: bool, oauth: bool, paste: bool = False) -> None
 if __name__ == "__main__":
     try:
         options = sys.argv[1:-1]
-        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options))
+        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options, "--no-browser" in options))
     except BaseException as failure:  # noqa: BLE001 - one line for the harness's log
         while isinstance(failure, BaseExceptionGroup):  # anyio wraps what a task raised
             failure = failure.exceptions[0]

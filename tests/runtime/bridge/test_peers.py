@@ -107,6 +107,13 @@ def test_a_sign_in_without_a_browser_takes_the_redirect_pasted_back(node22, tmp_
     assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
 
 
+def test_without_a_browser_or_a_device_grant_the_redirect_is_pasted_back(node22, tmp_path):
+    """No $BROWSER, no display, no --paste: the suite's authorization server offers no device
+    grant, so `projector login` prints the address and takes the redirect pasted back."""
+    output = conformance(node22, tmp_path, "auth/metadata-default", "--oauth", "--no-browser")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+
+
 @pytest.mark.parametrize("scenario", ["auth/metadata-default", "auth/client-credentials-basic"])
 def test_a_provider_without_oauth_or_token_ends_with_a_clear_error(node22, tmp_path, scenario):
     """A provider the model gives neither a token variable nor oauth: the session ends (never

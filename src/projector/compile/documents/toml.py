@@ -93,6 +93,15 @@ class TomlDocument:
     def without_key(self, key: tuple[str, ...]) -> str:
         return self._reparsed(self._apply(self._removals(self._pieces(key)))).text
 
+    def set_off(self, key: tuple[str, ...], name: str) -> bool | None:
+        """Whether a blank line sets entry ``name``'s tables off from what comes before them (the
+        line a removal takes with them); None when they do not stand together."""
+        blocks = self._merged(self._pieces(key + (name,)))
+        if len(blocks) != 1 or not blocks[0][2]:
+            return None
+        nl = self._newline.encode()
+        return self._bytes[: blocks[0][0]].endswith(nl + nl)
+
     def source_of(self, key: tuple[str, ...], name: str) -> str | None:
         """The text of entry ``name``'s tables under ``key`` as the file spells them, when they
         stand together (None: absent, or spread over the file)."""
@@ -127,7 +136,7 @@ class TomlDocument:
                 at = around[-1][1] if side == "after" else around[0][0]
                 nl = self._newline.encode()
                 text = value.text.encode("utf-8")
-                splices.append(Splice(at, at, nl + text if side == "after" else text + nl))
+                splices.append(Splice(at, at, _blank_before(value, nl) + text if side == "after" else text + nl))
             else:
                 new[name] = value
         splices += self._removals(doomed)
@@ -150,10 +159,14 @@ class TomlDocument:
         text = written_table(key, name, value, array=array)
         return (text if text is not None else tomlkit_table(key, name, value, array=array)).replace("\n", self._newline).encode("utf-8")
     def _insertion(self, key: tuple[str, ...], values: dict[str, Any]) -> Splice:
-        """New tables go after the last table of ``key`` (or at the end), after one blank line."""
+        """New tables go after the last table of ``key`` (or at the end), each after one blank
+        line (an entry given back: only where one set it off before)."""
         tables = [p for p in self._pieces(key) if p.is_table]
         at = max((p.end for p in tables), default=len(self._bytes))
-        return self._insertion_of(self._newline.encode().join(self._table(key, n, v) for n, v in values.items()), at)
+        nl = self._newline.encode()
+        (first, value), *rest = values.items()
+        block = self._table(key, first, value) + b"".join(_blank_before(v, nl) + self._table(key, n, v) for n, v in rest)
+        return self._insertion_of(block, at, _blank_before(value, nl))
 
     def _removals(self, pieces: list[_Piece]) -> list[Splice]:
         source = self._bytes
@@ -189,8 +202,12 @@ class TomlDocument:
     def with_element(self, key: tuple[str, ...], index: int | None, value: dict[str, Any]) -> TomlDocument:
         """The document with table ``index`` of the array of tables at ``key`` replaced by
         ``value``, or ``value`` added as a ``[[key]]`` table after the last one (``index`` None),
-        set off by one blank line, so that removing it gives back exactly the bytes there were."""
-        self._refuse_inline_array(key)
+        set off by one blank line, so that removing it gives back exactly the bytes there were.
+        An array written inline (``key = [...]``, as a client writes an empty list: ``key = []``)
+        takes ``value`` as one more inline table in it instead."""
+        inline = self._inline_array(key)
+        if inline is not None:
+            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).put(index, _inline_text(value))]))
         table = self._table(key[:-1], key[-1], value, array=True)
         elements = self._elements(key)
         if index is None:
@@ -201,6 +218,9 @@ class TomlDocument:
         return self._reparsed(self._apply([Splice(first.start, first.end, table), *self._removals(rest)]))
 
     def without_element(self, key: tuple[str, ...], index: int) -> TomlDocument:
+        inline = self._inline_array(key)
+        if inline is not None:
+            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).taken_out(index)]))
         return self._reparsed(self._apply(self._removals(self._elements(key)[index])))
 
     def _elements(self, key: tuple[str, ...]) -> list[list[_Piece]]:
@@ -217,24 +237,29 @@ class TomlDocument:
                 elements[-1].append(piece)
         return elements
 
-    def _refuse_inline_array(self, key: tuple[str, ...]) -> None:
-        """``key = [...]`` written inline cannot take a table: the file is left as it is."""
+    def _inline_array(self, key: tuple[str, ...]) -> Any:
+        """The array node of ``key = [...]`` when the file writes the array at ``key`` inline."""
         for node in self._tree.root_node.children:
-            if node.type == "pair" and _key_path(node.children[0]) == list(key):
-                name = ".".join(key)
-                empty = node.children[-1].type == "array" and not node.children[-1].named_children
-                fix = f"delete this line ({name} = [] holds no servers)" if empty else f"write its entries as [[{name}]] tables"
-                raise DocumentError(Problem(self.source, node.start_point.row + 1, node.start_point.column + 1,
-                                            f"{name} is an inline array, which cannot take a [[{name}]] table: {fix}, then sync again"))
+            if node.type == "pair":
+                prefix, pairs = [], [node]
+            elif node.type == "table":
+                prefix, pairs = _key_path(node.children[1]), [c for c in node.children if c.type == "pair"]
+            else:
+                continue
+            for pair in pairs:
+                if prefix + _key_path(pair.children[0]) == list(key) and pair.children[-1].type == "array":
+                    return pair.children[-1]
+        return None
 
-    def _insertion_of(self, block: bytes, at: int) -> Splice:
-        """``block`` (whole lines) at ``at``, after one blank line."""
+    def _insertion_of(self, block: bytes, at: int, blank: bytes | None = None) -> Splice:
+        """``block`` (whole lines) at ``at``, after ``blank`` (one blank line unless told)."""
         nl = self._newline.encode()
+        blank = nl if blank is None else blank
         if at == len(self._bytes) and self._bytes and not self._bytes.endswith(b"\n"):
-            return Splice(at, at, nl + nl + block.rstrip(b"\r\n"))  # keep the file's habit of no final newline
+            return Splice(at, at, nl + blank + block.rstrip(b"\r\n"))  # keep the file's habit of no final newline
         if at == len(self._bytes) and not self._bytes.strip():
             return Splice(at, at, block)  # nothing to set off from
-        return Splice(at, at, nl + block)
+        return Splice(at, at, blank + block)
 
     # ------------------------------------------------------------------ finding entries
 
@@ -275,6 +300,86 @@ class TomlDocument:
     def _line_end(self, offset: int) -> int:
         newline = self._bytes.find(b"\n", offset)
         return len(self._bytes) if newline < 0 else newline + 1
+
+
+class _InlineArray:
+    """Edits of one inline array's items, each undone byte for byte by the other: an item added
+    to ``[]`` is taken out as exactly its text, so the array the file had comes back. An item
+    joins the array's own layout: after the last one on its line (``, item``), or on a line of
+    its own where the items stand one per line."""
+
+    def __init__(self, array: Any, source: bytes, newline: str):
+        self.source = source
+        self.nl = newline.encode()
+        self.children = array.children
+        self.items = [c for c in array.children if c.is_named and c.type != "comment"]
+
+    def put(self, index: int | None, text: bytes) -> Splice:
+        if index is not None:  # replaced where it stands
+            item = self.items[index]
+            return Splice(item.start_byte, item.end_byte, text)
+        if not self.items:
+            closing = self.children[-1].start_byte
+            return Splice(closing, closing, text)
+        last = self.items[-1]
+        after = self._next(last)
+        indent = self._indent(last)
+        if after is not None and after.type == ",":
+            if indent is not None and self._rest_of_line_is_blank(after.end_byte):  # one per line, with a trailing comma
+                at = self.source.index(b"\n", after.end_byte) + 1
+                return Splice(at, at, indent + text + b"," + self.nl)
+            return Splice(after.end_byte, after.end_byte, b" " + text + b",")
+        if indent is not None:
+            return Splice(last.end_byte, last.end_byte, b"," + self.nl + indent + text)
+        return Splice(last.end_byte, last.end_byte, b", " + text)
+
+    def taken_out(self, index: int) -> Splice:
+        item = self.items[index]
+        after, before = self._next(item), self._previous(item)
+        if after is not None and after.type == ",":
+            if self._indent(item) is not None and self._rest_of_line_is_blank(after.end_byte):  # its own line goes
+                return Splice(line_start(self.source, item.start_byte), self.source.index(b"\n", after.end_byte) + 1, b"")
+            if before is not None and before.type == ",":  # ", item," -> ","
+                return Splice(before.end_byte, after.end_byte, b"")
+            following = self._next(after)
+            return Splice(item.start_byte, following.start_byte if following is not None and following.type != "]" else after.end_byte, b"")
+        if before is not None and before.type == ",":  # the last item: the comma before it goes with it
+            return Splice(before.start_byte, item.end_byte, b"")
+        return Splice(item.start_byte, item.end_byte, b"")
+
+    def _next(self, node: Any) -> Any:
+        at = self.children.index(node)
+        return self.children[at + 1] if at + 1 < len(self.children) else None
+
+    def _previous(self, node: Any) -> Any:
+        at = self.children.index(node)
+        return self.children[at - 1] if at > 0 else None
+
+    def _indent(self, node: Any) -> bytes | None:
+        """The white space before ``node`` on its line, when nothing else comes before it there."""
+        start = line_start(self.source, node.start_byte)
+        before = self.source[start : node.start_byte]
+        return before if not before.strip() else None
+
+    def _rest_of_line_is_blank(self, offset: int) -> bool:
+        end = self.source.find(b"\n", offset)
+        return end >= 0 and not self.source[offset:end].strip()
+
+
+def _inline_text(value: dict[str, Any]) -> bytes:
+    """An entry as one inline table, spelled as tomlkit spells it."""
+    try:
+        return _value(value).encode("utf-8")
+    except _Unwritten:
+        import tomlkit
+
+        return tomlkit.dumps({"v": _inline(value)}).partition("=")[2].strip().encode("utf-8")
+
+
+def _blank_before(value: Any, nl: bytes) -> bytes:
+    """What sets a table off from the one before it: a blank line, but for an entry given back
+    that had none there (its ``set_off``)."""
+    return b"" if isinstance(value, Verbatim) and value.set_off is False else nl
 
 
 def _key_path(node: Any) -> list[str]:

@@ -92,10 +92,12 @@ class Renewer:
         if answer is None:
             return None, self._again(f"renewing the sign-in to {self.provider} failed ({problem})")
         expires_in = answer.get("expires_in")
+        lifetime = float(expires_in) if isinstance(expires_in, (int, float)) else None
         renewed = replace(
             tokens,
             access_token=str(answer["access_token"]),
-            expires_at=self.clock() + float(expires_in) if isinstance(expires_in, (int, float)) else None,
+            expires_at=None if lifetime is None else self.clock() + lifetime,
+            lifetime=lifetime,
             scope=answer.get("scope") or tokens.scope,
             secrets=tokenstore.Secrets(refresh_token=answer.get("refresh_token") or secrets.refresh_token,
                                        client_secret=secrets.client_secret),

@@ -1,0 +1,105 @@
+"""A real authorization server (oidc-provider from npm, run by Node 22 from the npm test tools)
+and the MCP server it guards (guarded_mcp.py, on the official SDK), both on loopback."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import paths
+
+from servers import free_port
+
+AUTHORIZATION_SERVER = paths.SERVERS / "oidc_provider.mjs"
+GUARDED = paths.SERVERS / "guarded_mcp.py"
+
+
+def _started(command: list[str], port: int, what: str) -> subprocess.Popen:
+    import socket
+
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"{what} did not start: {process.stderr.read().decode()[-2000:]}") from None
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"{what} did not start within 30 s")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+class Oidc:
+    """oidc-provider at ``issuer``, and the guarded MCP server at ``url`` whose tokens it issues."""
+
+    def __init__(self, node: Path, module: Path, folder: Path) -> None:
+        secret = secrets.token_urlsafe(16)
+        self.resource_server = ("resource-server", secret)
+        self.token_record, self.check_record = folder / "token-requests.jsonl", folder / "token-checks.jsonl"
+        self.token_record.touch()
+        self.check_record.touch()
+        port = free_port()
+        self.issuer = f"http://127.0.0.1:{port}"
+        self.authorization = _started([str(node), str(AUTHORIZATION_SERVER), "--module", str(module), "--port", str(port),
+                                       "--secret", secret, "--record", str(self.token_record)], port, "oidc-provider")
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        try:
+            self.guarded = _started([sys.executable, str(GUARDED), "--port", str(port), "--issuer", self.issuer, "--secret", secret,
+                                     "--record", str(self.check_record)], port, "the guarded MCP server")
+        except RuntimeError:
+            _stop(self.authorization)
+            raise
+
+    def token_requests(self) -> list[dict]:
+        """Every request to the token endpoint so far: grant_type, refresh_token, resource, status, error."""
+        return [json.loads(line) for line in self.token_record.read_text().splitlines()]
+
+    def refreshes(self, since: int = 0) -> list[dict]:
+        return [r for r in self.token_requests()[since:] if r["grant_type"] == "refresh_token"]
+
+    def checks(self) -> list[dict]:
+        """Every token the MCP server checked: active, aud, accepted, client_id, sub."""
+        return [json.loads(line) for line in self.check_record.read_text().splitlines()]
+
+    def post(self, path: str, form: dict[str, str] | str, basic: tuple[str, str] | None = None) -> tuple[int, dict]:
+        """POST a form to the authorization server: (status, the JSON answer)."""
+        import base64
+
+        data = form if isinstance(form, str) else urllib.parse.urlencode(form)
+        request = urllib.request.Request(self.issuer + path, data=data.encode(), method="POST")
+        if basic:
+            request.add_header("Authorization", "Basic " + base64.b64encode(":".join(basic).encode()).decode())
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                body = answer.read()
+                return answer.status, json.loads(body) if body else {}
+        except urllib.error.HTTPError as refused:
+            body = refused.read()
+            return refused.code, json.loads(body) if body else {}
+
+    def set_access_token_ttl(self, seconds: int) -> None:
+        """The lifetime of the access tokens issued from now on."""
+        self.post("/test/ttl", str(seconds))
+
+    def stop(self) -> None:
+        _stop(self.guarded)
+        _stop(self.authorization)
