@@ -9,63 +9,11 @@ import base64
 from pathlib import Path
 
 import pytest
-from servers.scripted import Answer, Received, Scripted
+from servers.scripted import Answer, AuthorizationServer, Received
 
 from projector.core import tokenstore
 
 BROWSER = Path(__file__).resolve().parents[1] / "runtime" / "bridge" / "follow_redirects.py"
-INITIALIZED = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25", "capabilities": {},
-                                                     "serverInfo": {"name": "scripted", "version": "1"}}}
-
-
-class AuthorizationServer(Scripted):
-    """An MCP server that is its own authorization server: Protected Resource Metadata, metadata
-    naming ``revocation`` (when given), registration of a confidential client (HTTP Basic at the
-    token endpoint), an authorization that approves at once, and one token pair."""
-
-    def __init__(self, revocation: Answer | None = Answer(200)) -> None:
-        super().__init__()
-        origin = self.origin
-        self.routes.update({
-            "POST /mcp": self.mcp,
-            "GET /.well-known/oauth-protected-resource/mcp": Answer(200, {"resource": f"{origin}/mcp", "authorization_servers": [origin]}),
-            "GET /.well-known/oauth-authorization-server": Answer(200, {
-                "issuer": origin, "authorization_endpoint": f"{origin}/authorize", "token_endpoint": f"{origin}/token",
-                "registration_endpoint": f"{origin}/register", "response_types_supported": ["code"],
-                "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["client_secret_basic"],
-                **({"revocation_endpoint": f"{origin}/revoke"} if revocation else {})}),
-            "POST /register": lambda request: Answer(201, {"client_id": "client-7", "client_secret": "client-secret-7",
-                                                           "token_endpoint_auth_method": "client_secret_basic",
-                                                           "redirect_uris": request.document["redirect_uris"]}),
-            "GET /authorize": lambda request: Answer(302, headers=(
-                ("Location", f"{request.query['redirect_uri']}?code=code-7&state={request.query['state']}"),)),
-            "POST /token": Answer(200, {"access_token": "canary-access-7", "token_type": "Bearer", "expires_in": 3600,
-                                        "refresh_token": "canary-refresh-7"}),
-        })
-        if revocation:
-            self.routes["POST /revoke"] = revocation
-
-    def mcp(self, request: Received) -> Answer:
-        if request.headers.get("Authorization") == "Bearer canary-access-7":
-            return Answer(200, INITIALIZED)
-        return Answer(401, {"error": "invalid_token"}, headers=(
-            ("WWW-Authenticate", f'Bearer resource_metadata="{self.origin}/.well-known/oauth-protected-resource/mcp"'),))
-
-    def revocations(self) -> list[Received]:
-        return [r for r in self.received if r.path == "/revoke"]
-
-
-@pytest.fixture
-def authorization_server():
-    started: list[AuthorizationServer] = []
-
-    def start(revocation: Answer | None = Answer(200)) -> AuthorizationServer:
-        started.append(AuthorizationServer(revocation))
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.close()
 
 
 def signed_in(sandbox, server: AuthorizationServer) -> Path:

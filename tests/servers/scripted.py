@@ -81,3 +81,46 @@ class Scripted:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+INITIALIZED = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                     "serverInfo": {"name": "scripted", "version": "1"}}}
+
+
+class AuthorizationServer(Scripted):
+    """An MCP server that is its own authorization server: Protected Resource Metadata, metadata
+    naming ``revocation`` (when given) and the ``pkce`` methods it offers (None: the field left
+    out), registration of a confidential client (HTTP Basic at the token endpoint), an
+    authorization that approves at once, and one token pair (canary-access-7, canary-refresh-7)."""
+
+    def __init__(self, revocation: Answer | None = Answer(200), pkce: tuple[str, ...] | None = ("S256",)) -> None:
+        super().__init__()
+        origin = self.origin
+        self.routes.update({
+            "POST /mcp": self.mcp,
+            "GET /.well-known/oauth-protected-resource/mcp": Answer(200, {"resource": f"{origin}/mcp", "authorization_servers": [origin]}),
+            "GET /.well-known/oauth-authorization-server": Answer(200, {
+                "issuer": origin, "authorization_endpoint": f"{origin}/authorize", "token_endpoint": f"{origin}/token",
+                "registration_endpoint": f"{origin}/register", "response_types_supported": ["code"],
+                **({"code_challenge_methods_supported": list(pkce)} if pkce is not None else {}),
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                **({"revocation_endpoint": f"{origin}/revoke"} if revocation else {})}),
+            "POST /register": lambda request: Answer(201, {"client_id": "client-7", "client_secret": "client-secret-7",
+                                                           "token_endpoint_auth_method": "client_secret_basic",
+                                                           "redirect_uris": request.document["redirect_uris"]}),
+            "GET /authorize": lambda request: Answer(302, headers=(
+                ("Location", f"{request.query['redirect_uri']}?code=code-7&state={request.query['state']}"),)),
+            "POST /token": Answer(200, {"access_token": "canary-access-7", "token_type": "Bearer", "expires_in": 3600,
+                                        "refresh_token": "canary-refresh-7"}),
+        })
+        if revocation:
+            self.routes["POST /revoke"] = revocation
+
+    def mcp(self, request: Received) -> Answer:
+        if request.headers.get("Authorization") == "Bearer canary-access-7":
+            return Answer(200, INITIALIZED)
+        return Answer(401, {"error": "invalid_token"}, headers=(
+            ("WWW-Authenticate", f'Bearer resource_metadata="{self.origin}/.well-known/oauth-protected-resource/mcp"'),))
+
+    def revocations(self) -> list[Received]:
+        return [r for r in self.received if r.path == "/revoke"]
