@@ -102,7 +102,9 @@ async def discover(http: Any, url: str, oauth: OAuth, initialize: dict[str, Any]
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-    class Stopped(OAuthClientProvider):
+    from projector.commands.fallback_issuer import SameOriginFallbackIssuer
+
+    class Stopped(SameOriginFallbackIssuer, OAuthClientProvider):  # the 2025-03-26 fallback's issuer as login's
         async def _perform_authorization(self) -> Any:
             raise Discovered(self.context)
 
