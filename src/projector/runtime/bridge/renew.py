@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from projector.core import locations, tokenrequest, tokenstore
+from projector.core import locations, tokenstore
 from projector.core.record import replace
 
 TYPE_CHECKING = False
@@ -110,6 +110,8 @@ class Renewer:
 def _token_request(tokens: tokenstore.Tokens, secrets: tokenstore.Secrets) -> tuple[dict[str, Any] | None, str]:
     """The token endpoint's answer to a refresh (RFC 6749 §6, with RFC 8707's resource); None and
     why when there is none. Neither the request's secrets nor the answer's tokens are ever said."""
+    from projector.core import tokenrequest  # a refresh's only: a start with a usable token never loads it
+
     form = {"grant_type": "refresh_token", "refresh_token": secrets.refresh_token or ""}
     if tokens.resource:
         form["resource"] = tokens.resource
