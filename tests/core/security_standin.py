@@ -32,33 +32,16 @@ def split_line(line: str) -> list[str]:
                 quote, state = ch, "quoted"
                 continue
             state = "arg"
-        if state == "arg":
-            if ch == "\\":
-                state = "arg-escaped"
-                continue
-            if ch.isspace():
-                args.append("".join(current or []))
-                state = "skip"
-                continue
+        if state.endswith("-escaped"):  # READ_ARG_ESCAPED, QUOTED_ARG_ESCAPED: the character as it is
             current.append(ch)
-            continue
-        if state == "quoted":
-            if ch == "\\":
-                state = "quoted-escaped"
-                continue
-            if ch == quote:
-                args.append("".join(current or []))
-                state = "skip"
-                continue
+            state = state.removesuffix("-escaped")
+        elif ch == "\\":
+            state += "-escaped"
+        elif (state == "arg" and ch.isspace()) or (state == "quoted" and ch == quote):  # the argument ends
+            args.append("".join(current or []))
+            state = "skip"
+        else:
             current.append(ch)
-            continue
-        if state == "arg-escaped":
-            current.append(ch)
-            state = "arg"
-            continue
-        if state == "quoted-escaped":
-            current.append(ch)
-            state = "quoted"
     if state != "skip":
         args.append("".join(current or []))
     return args
