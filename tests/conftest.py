@@ -25,6 +25,7 @@ def _relocating() -> set[str]:
 
 
 RELOCATING = _relocating()
+NO_BUS = "unix:path=/nonexistent/projector-tests-have-no-session-bus"
 THROWAWAY_VARIABLES = {"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "PROJECTOR_CONFIG", "PROJECTOR_STATE"} | RELOCATING
 
 
@@ -42,6 +43,9 @@ def pytest_configure(config) -> None:
     home = tempfile.mkdtemp(prefix="projector-test-home-")
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     os.environ["PROJECTOR_TEST_HOME"] = os.environ["HOME"] = home
+    # Nor the person's keyring: a bus address that leads nowhere, unless a test starts a Secret
+    # Service of its own (without one, projector would find the session bus at /run/user/UID/bus).
+    os.environ["DBUS_SESSION_BUS_ADDRESS"] = NO_BUS
     for name in THROWAWAY_VARIABLES:
         os.environ.pop(name, None)
 

@@ -28,6 +28,7 @@ class Sandbox:
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             "PATH": f"{self.bin}:/usr/bin:/bin",
             "LANG": "C.UTF-8",
+            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/projector-tests-have-no-session-bus",  # never the person's keyring
         }
 
     def install_projector(self, starts: Path | None = None) -> str:

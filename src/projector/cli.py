@@ -456,6 +456,8 @@ def login(
     provider: Annotated[str, typer.Argument(metavar="PROVIDER", help="An OAuth provider of the model.")],
     paste: Annotated[bool, typer.Option("--paste", help="Print the address to open elsewhere; paste back where the browser was sent.")] = False,
     device: Annotated[bool, typer.Option("--device", help="Sign in on another device with a code (the device authorization grant).")] = False,
+    scope: Annotated[Optional[str], typer.Option("--scope", metavar="SCOPES", help="Ask for these scopes (space-separated) instead of the model's or the server's.")] = None,
+    from_bridge: Annotated[Optional[str], typer.Option("--from-bridge", hidden=True, help="Started by a bridge that found the token file at this stamp.")] = None,
     config: ConfigOption = None,
 ) -> None:
     """Sign in to an OAuth provider, for every client.
@@ -467,7 +469,7 @@ def login(
     """
     from projector.commands import login as command
 
-    _exit(command.run(provider, config, paste, device))
+    _exit(command.run(provider, config, paste, device, scope, from_bridge))
 
 
 @command()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from projector.commands.login import headless
 from projector.core import tokenstore
 
 MODEL = """\
@@ -48,12 +47,6 @@ def test_logout_forgets_the_stored_tokens(sandbox):
                                                  "valid there until they expire)\n")
     assert tokenstore.read(state, "linear") is None
     assert sandbox.run("logout", "linear", config=model).stdout == "not signed in to linear\n"
-
-
-def test_a_browser_is_used_unless_none_can_open():
-    assert not headless({"BROWSER": "firefox", "SSH_CONNECTION": "1 2 3 4"})  # $BROWSER is asked for: use it
-    assert headless({"DISPLAY": ":0", "SSH_TTY": "/dev/pts/1"})  # over SSH the display is the remote machine's
-    assert not headless({"DISPLAY": ":0"}) and not headless({"WAYLAND_DISPLAY": "wayland-0"})
 
 
 def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_the_token(sandbox):
@@ -101,6 +94,33 @@ def test_sync_says_once_that_an_oauth_provider_needs_a_sign_in(sandbox):
                      tokenstore.Tokens(access_token="canary", expires_at=None))
     model.write_text(MODEL)
     assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # signed in: nothing to say
+
+
+def test_a_login_a_bridge_started_keeps_the_sign_in_another_session_wrote_meanwhile(sandbox):
+    """`login --from-bridge STAMP`: the token file is no longer at STAMP and holds a usable token
+    (another bridge's sign-in won the race), so it signs in no more: no browser, no request."""
+    model = sandbox.model(MODEL)
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    asked_at = tokenstore.stamp(state, "linear")  # nobody signed in when the bridge asked
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None, scope="read"))
+    done = sandbox.run("login", "linear", "--from-bridge", asked_at, config=model)
+    assert (done.returncode, done.stdout) == (0, "signed in to linear already (another session did)\n"), done.stderr
+    assert "canary" not in done.stdout + done.stderr
+    assert "--from-bridge" not in sandbox.run("login", "--help").stdout  # for bridges only
+
+
+def test_an_expired_machine_grant_is_said_to_be_renewed_at_the_next_session(sandbox):
+    """A client_credentials token has no refresh token, and needs none: the bridge signs in again
+    with the client's credentials, so doctor does not ask anyone to run `projector login`."""
+    import time
+
+    model = sandbox.model(MODEL + "  ci:\n    url: https://ci.example.com/mcp\n    oauth:\n      client_id: ci-bot\n"
+                                  "      client_secret_env: CI_SECRET\n      client_credentials: true\n")
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    tokenstore.write(state, "ci", tokenstore.Tokens(access_token="canary", expires_at=time.time() - 60))
+    doctor = sandbox.run("doctor", config=model).stdout
+    assert "ci: signed in through projector; the token expired at " in doctor and "is renewed at the next session" in doctor
+    assert "run `projector login ci`" not in doctor
 
 
 # --------------------------------------------------------------------------- what a person sees when a sign-in fails

@@ -198,3 +198,15 @@ def test_a_short_lived_token_is_renewed_at_half_its_life_not_five_minutes_early(
     tokenstore.write(str(tmp_path), "linear", Tokens(access_token="x", expires_at=1_000_120.0, lifetime=120.0))
     short = tokenstore.read(str(tmp_path), "linear")
     assert short.usable(now=1_000_059.0) and not short.usable(now=1_000_061.0)
+
+
+def test_a_stamp_tells_a_rewritten_token_file_and_held_tells_a_sign_in_under_way(tmp_path):
+    state = str(tmp_path)
+    assert tokenstore.stamp(state, "linear") == "none" and not tokenstore.held(state, "linear")
+    tokenstore.write(state, "linear", SIGNED_IN, keyring=None)
+    first = tokenstore.stamp(state, "linear")
+    tokenstore.write(state, "linear", SIGNED_IN, keyring=None)  # the same tokens, written again: another file
+    assert first != tokenstore.stamp(state, "linear") and ACCESS not in first
+    with tokenstore.locked(state, "linear", timeout=1):
+        assert tokenstore.held(state, "linear")
+    assert not tokenstore.held(state, "linear")

@@ -27,12 +27,13 @@ CLIENTS = list(drivers.DRIVERS)
 KBS = "handbook,api-a,api-b"
 
 
-def _skip_reason(client: str) -> str | None:
+def unusable(client: str) -> str | None:
+    """Why ``client`` cannot run here (not installed, or this machine cannot set it up); None: it can."""
     binary = drivers.DRIVERS[client].binary
     missing = npm_tools.missing_reason() or (None if npm_tools.binary(binary) else f"{binary} is not among the npm test tools in {npm_tools.cache()}")
     if missing and os.environ.get("CI") == "true":
         pytest.fail(missing)
-    return missing
+    return missing or drivers.DRIVERS[client].unusable()
 
 
 class Desk:
@@ -104,12 +105,17 @@ class Desk:
 
     def bridges(self) -> list[tuple[str, str]]:
         """(folder, provider) of each bridge the client started."""
-        lines = self.starts.read_text().splitlines() if self.starts.exists() else []
-        return [(folder, args.split("--provider ")[1].split()[0]) for folder, args in (line.split("\t") for line in lines)
-                if args.startswith("mcp ")]
+        return bridges_started(self.starts)
 
     def notes_started(self) -> list[dict]:
         return [json.loads(line) for line in self.spawns.read_text().splitlines()] if self.spawns.exists() else []
+
+
+def bridges_started(starts: Path) -> list[tuple[str, str]]:
+    """(folder, provider) of each bridge started, from the record of Sandbox.install_projector."""
+    lines = starts.read_text().splitlines() if starts.exists() else []
+    return [(folder, args.split("--provider ")[1].split()[0]) for folder, args in (line.split("\t") for line in lines)
+            if args.startswith("mcp ")]
 
 
 @pytest.fixture(scope="session")
@@ -122,7 +128,7 @@ def routed_kb(tmp_path_factory) -> Iterator[KbServer]:
 
 @pytest.fixture
 def desk(client: str, sandbox, routed_kb: KbServer) -> Iterator[Desk]:
-    reason = _skip_reason(client) or drivers.DRIVERS[client].unusable()
+    reason = unusable(client)
     if reason:
         pytest.skip(reason)
     api = ModelApi().start()

@@ -49,11 +49,15 @@ class Run:
 
     def report(self) -> Json:
         """The report_server's answer (cwd, env, argv, pid) among the tool results."""
+        return self.answer_with("cwd")
+
+    def answer_with(self, key: str) -> Json:
+        """The first JSON object among the tool results that has ``key``."""
         for text in self.results:
-            found = _object_with(text, "cwd")
+            found = _object_with(text, key)
             if found is not None:
                 return found
-        raise AssertionError(f"no report among the tool results {self.results!r}\n{self.summary()}")
+        raise AssertionError(f"no answer with {key!r} among the tool results {self.results!r}\n{self.summary()}")
 
     def summary(self) -> str:
         """For a failed assertion: what was offered, and the end of the client's log."""

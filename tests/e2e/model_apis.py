@@ -275,6 +275,10 @@ class ModelApi:
         turns = self.conversation()
         return turns[0].protocol.offered(turns[0].body) if turns else {}
 
+    def told(self, text: str) -> bool:
+        """Whether ``text`` is anywhere in what the model was sent (its prompt, tools, results)."""
+        return any(text in json.dumps(r.body) for r in self.conversation())
+
     def results(self) -> list[str]:
         """The tool results the model was given, once each (every turn repeats the history)."""
         return list(dict.fromkeys(text for r in self.conversation() for text in r.protocol.results(r.body)))

@@ -14,6 +14,7 @@ import paths
 
 ROUTED_KB = paths.SERVERS / "routed_kb.py"
 REPORT = paths.SERVERS / "report_server.py"
+OAUTH_KB = paths.SERVERS / "oauth_kb.py"
 TOKEN = "test-token"
 
 
@@ -21,6 +22,23 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def started(command: list[str], port: int, what: str = "the test server", timeout: float = 20.0) -> subprocess.Popen:
+    """A test server's process, once it accepts connections on ``port``."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"{what} did not start: {process.stderr.read().decode()[-2000:]}") from None
+            time.sleep(0.05)
+    process.kill()
+    process.wait()
+    raise RuntimeError(f"{what} did not start within {timeout:.0f} s")
 
 
 class KbServer:
@@ -33,18 +51,7 @@ class KbServer:
             command += ["--idle", str(idle)]
         self.options = options  # more of routed_kb.py's options (--session-roots, --tls CERT KEY)
         command += options
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError(self.process.stderr.read().decode()) from None
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("the KB server did not start")
+        self.process = started(command, self.port, "the KB server")
 
     @property
     def url(self) -> str:
@@ -61,3 +68,27 @@ class KbServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class OAuthKbServer(KbServer):
+    """oauth_kb.py: the routed KB server behind the MCP SDK's OAuth, on loopback. Every token it
+    issues starts with ``canary``."""
+
+    def __init__(self, root: Path, canary: str, kbs: str):
+        self.port = free_port()
+        self.record = root / f"oauth-requests-{self.port}.jsonl"
+        self.record.touch()
+        self.options = ()
+        self.canary = canary
+        self.process = started([sys.executable, str(OAUTH_KB), "--port", str(self.port), "--kbs", kbs, "--canary", canary,
+                                "--record", str(self.record)], self.port, "the OAuth KB server")
+
+    def revoke(self, token: str, client_id: str) -> None:
+        """Revoke a token at the server's revocation endpoint (RFC 7009), as a person who signs
+        the client out in the provider's settings: its access and refresh tokens stop working."""
+        import urllib.parse
+        import urllib.request
+
+        form = urllib.parse.urlencode({"token": token, "client_id": client_id, "client_secret": ""}).encode()
+        with urllib.request.urlopen(urllib.request.Request(self.url.removesuffix("/mcp") + "/revoke", data=form), timeout=10) as answer:
+            assert answer.status == 200

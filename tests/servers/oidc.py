@@ -7,7 +7,6 @@ import json
 import secrets
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -15,27 +14,10 @@ from pathlib import Path
 
 import paths
 
-from servers import free_port
+from servers import free_port, started
 
 AUTHORIZATION_SERVER = paths.SERVERS / "oidc_provider.mjs"
 GUARDED = paths.SERVERS / "guarded_mcp.py"
-
-
-def _started(command: list[str], port: int, what: str) -> subprocess.Popen:
-    import socket
-
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process
-        except OSError:
-            if process.poll() is not None:
-                raise RuntimeError(f"{what} did not start: {process.stderr.read().decode()[-2000:]}") from None
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError(f"{what} did not start within 30 s")
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -58,13 +40,13 @@ class Oidc:
         self.check_record.touch()
         port = free_port()
         self.issuer = f"http://127.0.0.1:{port}"
-        self.authorization = _started([str(node), str(AUTHORIZATION_SERVER), "--module", str(module), "--port", str(port),
-                                       "--secret", secret, "--record", str(self.token_record)], port, "oidc-provider")
+        self.authorization = started([str(node), str(AUTHORIZATION_SERVER), "--module", str(module), "--port", str(port),
+                                      "--secret", secret, "--record", str(self.token_record)], port, "oidc-provider", timeout=30)
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/mcp"
         try:
-            self.guarded = _started([sys.executable, str(GUARDED), "--port", str(port), "--issuer", self.issuer, "--secret", secret,
-                                     "--record", str(self.check_record)], port, "the guarded MCP server")
+            self.guarded = started([sys.executable, str(GUARDED), "--port", str(port), "--issuer", self.issuer, "--secret", secret,
+                                    "--record", str(self.check_record)], port, "the guarded MCP server", timeout=30)
         except RuntimeError:
             _stop(self.authorization)
             raise

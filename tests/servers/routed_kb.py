@@ -26,8 +26,9 @@ from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.types import ListRootsResult
 
 
-def kb_server(kbs: tuple[str, ...], session_roots: bool = False) -> MCPServer:
-    server = MCPServer("routed-kb", instructions=f"knowledge bases: {', '.join(kbs)}")
+def kb_server(kbs: tuple[str, ...], session_roots: bool = False, **options: Any) -> MCPServer:
+    """The server of one KB set; ``options``: more of MCPServer's (its authorization, say)."""
+    server = MCPServer("routed-kb", instructions=f"knowledge bases: {', '.join(kbs)}", **options)
 
     if len(kbs) >= 2:
         KbName = Literal[kbs]  # type: ignore[valid-type]
@@ -90,9 +91,20 @@ class Routed:
                 return (), f'unknown kb "{name}" in kbs: this server mounts {", ".join(self.mounted)}'
         return tuple(sorted(set(names))) or self.mounted, None
 
+    def server_for(self, kbs: tuple[str, ...]) -> MCPServer:
+        return kb_server(kbs, self.session_roots)
+
+    def admits(self, headers: dict[str, str]) -> bool:
+        """Whether the request may reach the MCP server: it carries the bearer token."""
+        return headers.get("authorization") == f"Bearer {self.token}"
+
+    def recorded_auth(self, header: str | None) -> str | None:
+        """The Authorization header as the record keeps it."""
+        return header
+
     async def app_for(self, kbs: tuple[str, ...]) -> Any:
         if kbs not in self.apps:
-            app = kb_server(kbs, self.session_roots).streamable_http_app(
+            app = self.server_for(kbs).streamable_http_app(
                 stateless_http=self.mode == "stateless",
                 json_response=self.mode == "stateless",
                 session_idle_timeout=self.idle,
@@ -115,7 +127,7 @@ class Routed:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         body, receive = await _buffered(receive)
         self._record(scope, headers, body)
-        if headers.get("authorization") != f"Bearer {self.token}":
+        if not self.admits(headers):
             return await _plain(send, 401, "unauthorized")
         if self.mode == "stateless" and scope["method"] in ("GET", "DELETE"):
             return await _plain(send, 405, "method not allowed")
@@ -135,7 +147,7 @@ class Routed:
             "query": scope["query_string"].decode(),
             "session": headers.get("mcp-session-id"),
             "version": headers.get("mcp-protocol-version"),
-            "auth": headers.get("authorization"),
+            "auth": self.recorded_auth(headers.get("authorization")),
             "accept": headers.get("accept"),
             "last_event_id": headers.get("last-event-id"),
             "rpc": message.get("method") if isinstance(message, dict) else None,

@@ -27,7 +27,8 @@ from projector.commands.fallback_issuer import SameOriginFallbackIssuer
 from projector.core import locations, tokenstore
 from projector.core.errors import ProjectorError, did_you_mean
 from projector.core.modeltypes import OAuth, Provider
-from projector.core.signin import until
+from projector.core.record import replace
+from projector.core.signin import headless, until
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,20 +37,34 @@ if TYPE_CHECKING:
 WAIT_FOR_BROWSER = 300.0  # seconds a sign-in waits for the browser to come back
 CALLBACK = "/callback"
 REQUIRED, OFFERED = "required", "offered"  # the device grant: asked for (--device), or where the server offers it
+PROTOCOL = "2025-11-25"
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "projector", "version": "1"}}}
+              "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "projector", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
 class SignInFailed(ProjectorError):
     """The sign-in did not end with a token (the message says why, never a token)."""
 
 
-def run(name: str, config: str | None, paste: bool = False, device: bool = False) -> int:
+def run(name: str, config: str | None, paste: bool = False, device: bool = False, scope: str | None = None,
+        replacing: str | None = None) -> int:
+    """Sign in to ``name``; ``scope``: the scopes to ask for (space-separated), instead of the
+    model's or the server's. ``replacing``: a bridge started this sign-in when it found the token
+    file at that stamp (core.tokenstore.stamp): once the lock is held, a usable sign-in written
+    since (another session's) is kept and no browser opens."""
     try:
         provider = oauth_provider(load_model(config).providers, name)
+        if scope is not None:
+            assert provider.oauth is not None
+            provider = replace(provider, oauth=replace(provider.oauth, scopes=tuple(scope.split())))
         state = locations.state_folder(os.environ)
         keyring = tokenstore.Keyring.found(os.environ)
         with tokenstore.locked(state, name, timeout=WAIT_FOR_BROWSER + 60):  # one sign-in at a time, bridges included
+            if replacing is not None and (meanwhile := signed_in_since(state, name, replacing, scope)) is not None:
+                print(f"signed in to {name} already (another session did){until(meanwhile)}")
+                return 0
             nobrowser = headless(os.environ)
             tokens = sign_in(provider, os.environ, paste or nobrowser, device_grant(device, paste, nobrowser))
             kept = tokenstore.write(state, name, tokens, keyring)
@@ -59,6 +74,22 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
     where = "the keyring" if kept.in_keyring else tokenstore.token_file(state, name)
     print(f"signed in to {name}{until(kept)}; tokens kept in {where}")
     return 0
+
+
+def signed_in_since(state: str, name: str, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
+    """The sign-in written after the token file was at ``stamp``, when it is usable (and has
+    ``scope``, when one is asked for); None: sign in."""
+    if tokenstore.stamp(state, name) == stamp:
+        return None
+    try:
+        tokens = tokenstore.read(state, name)
+    except tokenstore.Unsafe:
+        return None
+    if tokens is None or not tokens.usable(time.time(), margin=0):
+        return None
+    if scope is not None and not set(scope.split()) <= set((tokens.scope or "").split()):
+        return None
+    return tokens
 
 
 def oauth_provider(providers: tuple[Provider, ...], name: str) -> Provider:
@@ -72,15 +103,6 @@ def oauth_provider(providers: tuple[Provider, ...], name: str) -> Provider:
     if found.oauth.by_client:
         raise ProjectorError(f'provider "{name}" has oauth: client: each client signs itself in, projector does not')
     return found
-
-
-def headless(environ: Mapping[str, str]) -> bool:
-    """No browser can open here: no $BROWSER, and an SSH session or (off macOS) no display."""
-    if environ.get("BROWSER"):
-        return False
-    if environ.get("SSH_CONNECTION") or environ.get("SSH_TTY"):
-        return True
-    return sys.platform != "darwin" and not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
 
 
 def device_grant(asked: bool, paste: bool, nobrowser: bool) -> str | None:
@@ -143,13 +165,7 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
         auth = _person_auth(url, oauth, environ, storage, listener, paste)
     try:
         async with httpx2.AsyncClient(auth=auth, timeout=30.0, follow_redirects=False) as client:
-            answer = await client.post(url, json=INITIALIZE, headers={"Accept": "application/json, text/event-stream",
-                                                                      "MCP-Protocol-Version": "2025-11-25"})
-            if answer.status_code in (401, 403):
-                raise SignInFailed(f"the server still refuses the token (HTTP {answer.status_code}) after signing in")
-            session = answer.headers.get("mcp-session-id")
-            if session:  # end the session this opened: the bridge opens its own
-                await client.delete(url, headers={"mcp-session-id": session, "MCP-Protocol-Version": "2025-11-25"})
+            await _probe(client, url, storage)
     finally:
         if listener is not None:
             listener.close()
@@ -168,6 +184,29 @@ def _revocation_endpoint(metadata: Any) -> str | None:
     """Where the authorization server revokes tokens (RFC 7009), when its metadata says."""
     endpoint = getattr(metadata, "revocation_endpoint", None)
     return str(endpoint) if endpoint else None
+
+
+async def _probe(client: Any, url: str, storage: _Memory) -> None:
+    """Open a session as a client would, so the server asks to sign in where it does (the SDK's
+    auth signs in on that 401): ``initialize``, and where that needs no sign-in (a server that
+    guards only its operations), ``tools/list`` in the session it opened. A 403 for more scope
+    than listing needs leaves the sign-in kept: a session asks for more when it needs it."""
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL}
+    answer = await client.post(url, json=INITIALIZE, headers=headers)
+    session = answer.headers.get("mcp-session-id")
+    if session:
+        headers["mcp-session-id"] = session
+    if storage.tokens is None and answer.status_code == 200:
+        await client.post(url, json=INITIALIZED, headers=headers)
+        answer = await client.post(url, json=LIST_TOOLS, headers=headers)
+    challenge = answer.headers.get("www-authenticate", "")
+    if answer.status_code == 403 and storage.tokens is not None and "insufficient_scope" in challenge:
+        err(f"note: the server wants more than this sign-in allows to list its tools (HTTP 403: {challenge[:200]}); "
+            "a session asks for it when it needs it")
+    elif answer.status_code in (401, 403):
+        raise SignInFailed(f"the server still refuses the token (HTTP {answer.status_code}) after signing in")
+    if session:  # end the session this opened: the bridge opens its own
+        await client.delete(url, headers=headers)
 
 
 async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], required: bool) -> tokenstore.Tokens | None:

@@ -5,6 +5,7 @@ library is imported."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 
@@ -16,6 +17,15 @@ def until(tokens: tokenstore.Tokens, word: str = "until") -> str:
     if tokens.expires_at is None:
         return ""
     return f" {word} " + time.strftime("%Y-%m-%d %H:%M", time.localtime(tokens.expires_at))
+
+
+def headless(environ: Mapping[str, str]) -> bool:
+    """No browser can open here: no $BROWSER, and an SSH session or (off macOS) no display."""
+    if environ.get("BROWSER"):
+        return False
+    if environ.get("SSH_CONNECTION") or environ.get("SSH_TTY"):
+        return True
+    return sys.platform != "darwin" and not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
 
 
 def sign_in_state(provider: Provider, environ: Mapping[str, str], now: float | None = None) -> tuple[bool, str]:
@@ -32,7 +42,8 @@ def sign_in_state(provider: Provider, environ: Mapping[str, str], now: float | N
     if tokens is None:
         return False, f"{name}: needs a sign-in: run `projector login {name}`"
     now = time.time() if now is None else now
-    renewable = tokens.in_keyring or bool(tokens.secrets.refresh_token)
+    machine = provider.oauth.grant != "authorization_code"  # signed in again with its client's credentials, no person
+    renewable = tokens.in_keyring or bool(tokens.secrets.refresh_token) or machine
     where = "the keyring" if tokens.in_keyring else "the state folder"
     if tokens.usable(now):
         return True, f"{name}: signed in through projector{until(tokens)} (tokens in {where})"

@@ -312,6 +312,34 @@ def backend(platform: str) -> type[Keyring]:
     return Keychain if platform == "darwin" else SecretService
 
 
+def stamp(state: str, provider: str) -> str:
+    """Which version of the provider's token file is there (its inode, change time and size;
+    ``none`` without one): a bridge hands it to the sign-in it starts, which signs in only while
+    the file is still that one. It says nothing of the tokens."""
+    try:
+        status = os.stat(token_file(state, provider))
+    except OSError:
+        return "none"
+    return f"{status.st_ino}-{status.st_mtime_ns}-{status.st_size}"
+
+
+def held(state: str, provider: str) -> bool:
+    """Whether a refresh or a sign-in of ``provider`` holds its lock now (asked without waiting)."""
+    import fcntl
+
+    try:
+        descriptor = os.open(lock_file(state, provider), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False  # no lock file: nobody ever took it
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)  # (closing it drops the lock this took)
+    return False
+
+
 def locked(state: str, provider: str, timeout: float) -> Iterator[None]:
     """The provider's sign-in lock (core.files.exclusive on ``lock_file``): one refresh or one
     sign-in at a time across every process; ``files.Busy`` after ``timeout`` seconds."""

@@ -10,6 +10,12 @@ With ``--oauth`` the provider signs in with OAuth: the scenario's context (MCP_C
 a pre-registered client, client credentials with a secret or a private key) becomes the
 provider's ``oauth:`` settings, and `projector login` runs first with a browser played by
 follow_redirects.py ($BROWSER), so that the session goes through the bridge with the stored token.
+The bridge gets that browser too, for the sign-in it starts itself (a step-up). With
+``--unsigned=N`` nobody signs in first: N sessions start at once, each finds no tools and a
+tool call that says to sign in, the bridges start the sign-in themselves, and each session
+waits for ``notifications/tools/list_changed`` before it lists and calls the real tools.
+``--count=FILE``: the browser adds a line to FILE each time it is opened. ``--expire``: the
+token `projector login` stored is made an expired one before the session starts.
 """
 
 import asyncio
@@ -22,9 +28,11 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp.types import ElicitResult
+from mcp.types import ElicitResult, ToolListChangedNotification
 
 ARGUMENTS = {"add_numbers": {"a": 1, "b": 2}}
+BROWSER = Path(__file__).resolve().parent / "follow_redirects.py"
+SIGN_IN_WAIT = 90  # seconds an unsigned session waits for tools/list_changed
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the suite's Client ID Metadata Document
 
 
@@ -69,8 +77,7 @@ def login(home: str, model: Path, env: dict[str, str], paste: bool, no_browser: 
     command = [sys.executable, "-m", "projector", "login", "scenario", "--config", str(model)]
     if paste or no_browser:  # no_browser: no --paste, but nothing can open here ($BROWSER and $DISPLAY unset)
         return login_pasting(home, command + (["--paste"] if paste else []), env)
-    browser = Path(__file__).resolve().parent / "follow_redirects.py"
-    done = subprocess.run(command, env=dict(env, BROWSER=str(browser)), cwd=home, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         print(f"drive_bridge: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
         sys.exit(1)
@@ -90,7 +97,20 @@ def login_pasting(home: str, command: list[str], env: dict[str, str]) -> None:
         sys.exit(1)
 
 
-async def main(url: str, listen: bool, oauth: bool, paste: bool = False, no_browser: bool = False) -> None:
+def expire(home: str) -> None:
+    """The stored token, as if it had expired an hour ago (and the server no longer took it)."""
+    import time
+
+    from projector.core import locations, tokenstore
+    from projector.core.record import replace
+
+    state = locations.state_folder({"HOME": home})
+    tokens = tokenstore.read(state, "scenario")
+    tokenstore.write(state, "scenario", replace(tokens, access_token="expired-token", expires_at=time.time() - 3600))
+
+
+async def main(url: str, listen: bool, oauth: bool, paste: bool = False, no_browser: bool = False, unsigned: int = 0,
+               count: str = "", expired: bool = False) -> None:
     with tempfile.TemporaryDirectory() as home:
         model = Path(home) / "projector.yaml"
         env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -99,25 +119,61 @@ async def main(url: str, listen: bool, oauth: bool, paste: bool = False, no_brow
             context = dict(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), server_url=url)
             settings, variables = oauth_settings(context, Path(home))
             signing_in, env = f"    oauth: {settings}\n", dict(env, **variables)
+            if not no_browser:  # the bridge gets it too, for the sign-in it starts itself
+                env["BROWSER"] = str(BROWSER)
+            if count:
+                env["BROWSER_COUNT"] = count
         model.write_text(f"version: 1\nproviders:\n  scenario:\n    url: {url}\n    listen: {str(listen).lower()}\n    timeout: 20\n{signing_in}")
-        if oauth:
+        if oauth and not unsigned:
             login(home, model, env, paste, no_browser)
+        if expired:
+            expire(home)
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "projector", "mcp", "--provider", "scenario", "--config", str(model)],
             env=env,
             cwd=home,
         )
+        if unsigned:
+            await asyncio.gather(*(session_signing_in(params) for _ in range(unsigned)))
+            return
         async with Client(params, mode="legacy", elicitation_callback=accept_defaults) as client:
             tools = await client.list_tools()
             for tool in tools.tools:
                 await client.call_tool(tool.name, ARGUMENTS.get(tool.name, {}))
 
 
+async def session_signing_in(params: StdioServerParameters) -> None:
+    """A session started before anyone signed in: no tools, a tool call that names `projector
+    login`, then (the bridge's sign-in done) tools/list_changed and the provider's tools."""
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    async with Client(params, mode="legacy", elicitation_callback=accept_defaults, message_handler=on_message) as client:
+        before = await client.list_tools()
+        if before.tools:
+            raise SystemExit(f"drive_bridge: tools before the sign-in: {[t.name for t in before.tools]}")
+        refused = await client.call_tool("add_numbers", ARGUMENTS["add_numbers"])
+        text = " ".join(getattr(part, "text", "") for part in refused.content)
+        if not refused.is_error or "`projector login scenario`" not in text:
+            raise SystemExit(f"drive_bridge: a tool call before the sign-in did not say to sign in: {text!r}")
+        await asyncio.wait_for(changed.wait(), SIGN_IN_WAIT)
+        tools = await client.list_tools()
+        if not tools.tools:
+            raise SystemExit("drive_bridge: no tools after tools/list_changed")
+        for tool in tools.tools:
+            await client.call_tool(tool.name, ARGUMENTS.get(tool.name, {}))
+
+
 if __name__ == "__main__":
     try:
         options = sys.argv[1:-1]
-        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options, "--no-browser" in options))
+        valued = dict(option[2:].split("=", 1) for option in options if "=" in option)
+        asyncio.run(main(sys.argv[-1], "--listen" in options, "--oauth" in options, "--paste" in options, "--no-browser" in options,
+                         int(valued.get("unsigned", 0)), valued.get("count", ""), "--expire" in options))
     except BaseException as failure:  # noqa: BLE001 - one line for the harness's log
         while isinstance(failure, BaseExceptionGroup):  # anyio wraps what a task raised
             failure = failure.exceptions[0]

@@ -80,21 +80,26 @@ class Person:
     def bridge(self) -> list[str]:
         return [sys.executable, "-m", "projector", "mcp", "--provider", "docs", "--config", str(self.config)]
 
-    def session(self, work) -> object:
+    def bridge_env(self, browser: bool) -> dict[str, str]:
+        """The bridge's environment: a client's with no display, and (``browser``) the $BROWSER for
+        a sign-in the bridge starts itself."""
+        return self.env if browser else {k: v for k, v in self.env.items() if k != "BROWSER"}
+
+    def session(self, work, browser: bool = False, message_handler=None) -> object:
         import asyncio
 
-        params = StdioServerParameters(command=self.bridge()[0], args=self.bridge()[1:], env=self.env, cwd=str(self.home))
+        params = StdioServerParameters(command=self.bridge()[0], args=self.bridge()[1:], env=self.bridge_env(browser), cwd=str(self.home))
 
         async def run():
-            async with Client(params) as client:
+            async with Client(params, message_handler=message_handler) as client:
                 return await work(client)
 
         return asyncio.run(run())
 
     def start(self) -> subprocess.Popen:
-        """A bridge that is sent initialize and then the end of its input."""
-        bridge = subprocess.Popen(self.bridge(), cwd=self.home, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
+        """A bridge that is sent initialize and then the end of its input (no browser it could open)."""
+        bridge = subprocess.Popen(self.bridge(), cwd=self.home, env=self.bridge_env(False), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         bridge.stdin.write((json.dumps(INIT) + "\n").encode())
         bridge.stdin.close()
         bridge.stdin = None
@@ -175,8 +180,8 @@ def test_a_revoked_sign_in_says_to_sign_in_again_without_hanging(servers, tmp_pa
     began = time.monotonic()
     reply, log = answer(person.start())
     assert time.monotonic() - began < 20
-    assert "sign in again with `projector login docs`" in reply["error"]["message"], reply
-    assert "invalid_grant" in reply["error"]["message"]
+    said = reply["result"]["instructions"]  # the session starts, with no tools, saying what to do
+    assert "sign in again with `projector login docs`" in said and "invalid_grant" in said, reply
     assert [r["refresh_token"] for r in servers.refreshes(before)] == [tokens.secrets.refresh_token]  # tried once
     assert tokens.access_token not in log + json.dumps(reply) and tokens.secrets.refresh_token not in log + json.dumps(reply)
 
@@ -197,6 +202,39 @@ def test_a_sign_in_revoked_during_a_session_fails_the_next_call_with_what_to_do(
 
     said, took = person.session(work)
     assert "sign in again with `projector login docs`" in said and took < 20
+
+
+def test_a_sign_in_revoked_during_a_session_is_renewed_by_the_sign_in_the_bridge_starts(servers, tmp_path):
+    """With a browser where the bridge runs, the refused call is followed by the bridge's own
+    `projector login` (oidc-provider's pages, filled in by fill_forms.py); the client hears
+    tools/list_changed and its next call goes through with the new token."""
+    import asyncio
+
+    from mcp.types import ToolListChangedNotification
+
+    person = Person(tmp_path, servers.url)
+    tokens = person.login()
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    async def work(client):
+        await client.call_tool("search", {"query": "before"})
+        servers.post("/token/revocation", {"token": tokens.secrets.refresh_token, "client_id": tokens.client_id})
+        try:
+            await client.call_tool("search", {"query": "after"})
+        except Exception as failure:  # noqa: BLE001 - the SDK raises the call's JSON-RPC error
+            refused = str(failure)
+        await asyncio.wait_for(changed.wait(), 60)
+        return refused, text(await client.call_tool("search", {"query": "again"}))
+
+    refused, again = person.session(work, browser=True, message_handler=on_message)
+    assert "sign in again with `projector login docs`" in refused
+    assert "again" in again
+    renewed = tokenstore.read(person.state, "docs")
+    assert renewed.access_token != tokens.access_token and renewed.secrets.refresh_token != tokens.secrets.refresh_token
 
 
 def test_twenty_bridges_on_an_expired_token_make_one_refresh(servers, tmp_path):

@@ -84,6 +84,7 @@ def test_conformance_client_scenarios(node22, tmp_path, scenario, options):
 AUTH_SCENARIOS = [
     "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
     "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit",
     "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none", "auth/pre-registration",
     "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
     "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
@@ -98,6 +99,26 @@ def test_auth_scenarios_pass_through_one_sign_in(node22, tmp_path, scenario):
     bridge with the stored token."""
     output = conformance(node22, tmp_path, scenario, "--oauth")
     assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+
+
+def test_sessions_started_before_a_sign_in_start_one_and_get_the_tools_when_it_is_done(node22, tmp_path):
+    """Three sessions start at once with nobody signed in: each is answered with no tools (a
+    tool call says to run `projector login`), their bridges start the sign-in themselves, the
+    browser opens once, and each session hears tools/list_changed and then lists and calls the
+    provider's tools."""
+    count = tmp_path / "browser-opened"
+    output = conformance(node22, tmp_path, "auth/metadata-default", "--oauth", "--unsigned=3", f"--count={count}")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+    assert count.read_text().count("opened") == 1
+
+
+@pytest.mark.parametrize("scenario", ["auth/client-credentials-basic", "auth/client-credentials-jwt"])
+def test_an_expired_machine_grant_is_renewed_by_signing_in_again(node22, tmp_path, scenario):
+    """A client_credentials token has no refresh token: when it has expired, the bridge runs
+    `projector login` itself (no person: the client's credentials), once, and the session goes on."""
+    output = conformance(node22, tmp_path, scenario, "--oauth", "--expire")
+    assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
+    assert output.count("Received POST request for /token") == 2, "one sign-in by the test, one by the bridge"
 
 
 def test_a_sign_in_without_a_browser_takes_the_redirect_pasted_back(node22, tmp_path):

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
 from servers import TOKEN
+from servers.loopback import Loopback, Quiet
 from test_bridge import INIT, Layout
 
 from projector.core import tokenstore
@@ -32,7 +31,7 @@ class TokenEndpoint:
         self.issued = 1
         endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(Quiet):
             def do_POST(self) -> None:  # noqa: N802
                 form = {k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode()).items()}
                 endpoint.refreshes.append(form)
@@ -45,27 +44,14 @@ class TokenEndpoint:
                 endpoint.valid.add(fresh)
                 return self.answer(200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fresh})
 
-            def answer(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *_args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/token"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.loopback = Loopback(Handler, "/token")
+        self.url = self.loopback.url
 
     def revoke(self) -> None:
         self.valid.clear()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.loopback.close()
 
 
 @pytest.fixture
@@ -126,16 +112,20 @@ def test_a_401_renews_the_token_once_and_sends_the_request_again(kb_server, tmp_
 
 
 def test_a_refused_refresh_says_to_sign_in_again_without_waiting(kb_server, tmp_path, token_endpoint):
+    """The session still starts (answered here, no tools, the tools announced as changing), and
+    says why and what to run; with no browser here (no display, no $BROWSER) nothing is started."""
     server = kb_server()
     layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
     token_endpoint.revoke()
     began = time.monotonic()
     reply, log = answer(start(layout, env))
     assert time.monotonic() - began < 30
-    message = reply["error"]["message"]
+    message = reply["result"]["instructions"]
     assert "renewing the sign-in to docs failed (HTTP 400: invalid_grant): sign in again with `projector login docs`" in message
-    assert "refresh-1" not in message + log
+    assert reply["result"]["capabilities"]["tools"]["listChanged"] is True
+    assert "refresh-1" not in message + log and "started a sign-in" not in log
     assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-1"  # the store is left as it was
+    assert server.requests() == []
 
 
 def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path, token_endpoint):
@@ -147,3 +137,28 @@ def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path
     assert [form["refresh_token"] for form in token_endpoint.refreshes] == ["refresh-1"]  # one refresh; refresh-1 never sent twice
     assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-2"
     assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+
+
+
+def test_a_token_refused_at_the_start_without_a_refresh_starts_the_session_waiting_for_a_sign_in(kb_server, tmp_path, token_endpoint):
+    """The provider refuses the stored token (401) and the refresh is refused too: the client's
+    initialize is answered here (no tools, announced as changing) instead of failing, and once a
+    sign-in is written the provider's session opens and the client hears tools/list_changed."""
+    from test_bridge import INITIALIZED, Raw
+
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "revoked-access", time.time() + 3000)
+    token_endpoint.revoke()
+    bridge = Raw(layout, "work/a", env=env)
+    try:
+        bridge.send(INIT, INITIALIZED)
+        opened = bridge.receive()["result"]
+        assert opened["capabilities"]["tools"]["listChanged"] is True
+        assert "renewing the sign-in to docs failed (HTTP 400: invalid_grant)" in opened["instructions"]
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        bridge.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert len(bridge.receive()["result"]["tools"]) == 3
+        assert [r["auth"] for r in server.requests() if r["rpc"] == "initialize"] == ["Bearer revoked-access", f"Bearer {TOKEN}"]
+    finally:
+        bridge.close()

@@ -174,7 +174,7 @@ def _locate(options: Options, log: Any) -> Where:
 
 
 def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, log: Any, tools: Any = None,
-             show_hidden: bool = False) -> Any:
+             show_hidden: bool = False, sign_in: Any = None) -> Any:
     """The session, once stdout is claimed for it and the loop made (see bridge.session.Session);
     ``tools``: the folder's tool rule (core.tools)."""
     from functools import partial
@@ -182,7 +182,7 @@ def _session(kbs: Any, upstream_for: Any, roots_scope: Any, instructions: str, l
     from projector.runtime.bridge.session import Session
 
     return partial(Session, kbs=kbs, upstream_for=upstream_for, roots_scope=roots_scope, instructions=instructions, log=log,
-                   tools=tools, show_hidden=show_hidden)
+                   tools=tools, show_hidden=show_hidden, sign_in=sign_in)
 
 
 def _no_tools(why: str, log: Any) -> Any:
@@ -289,15 +289,16 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
 
     environ = os.environ
     loaded, provider, folder = where.model, where.provider, where.folder
-    renewer = None
+    renewer = sign_in = None
     if provider.oauth is not None and not provider.oauth.by_client:  # projector signs in: `projector login`
         from projector.runtime.bridge.renew import Renewer
+        from projector.runtime.bridge.signing import SignIn
 
-        renewer = Renewer(provider.name, environ, log)
-        if (unsigned := renewer.not_signed_in()) is not None:
-            # Answered here with no tools: a failed initialize made clients drop the server silently.
-            log(unsigned)
-            return _no_tools(f"projector: {unsigned}; no tools until then (the client lists them again after a restart).", log)
+        machine = provider.oauth.grant != "authorization_code"  # client_credentials, enterprise: no person
+        renewer = Renewer(provider.name, environ, log, config=str(loaded.source), machine=machine)
+        # With no usable token the session is answered here and starts a sign-in (bridge.session):
+        # a failed initialize made clients drop the server silently.
+        sign_in = SignIn(renewer, log, options.log_file, person=not machine)
     here = scope.resolve(loaded, provider, folder, where.projects)
     if here.dropped:
         log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
@@ -316,7 +317,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
         settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=renewer is not None)
         return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
-                        renew=renewer.renewed if renewer else None)
+                        renew=renewer.renewed if renewer else None, sign_in=sign_in)
 
     rule = scope.tools(loaded, provider.name, folder, where.projects).rule
 
@@ -336,4 +337,4 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
     else:
         instructions = f"projector: provider {provider.name}; its knowledge bases follow the folders of this session."
     unbound = not here.bound and not options.no_kb
-    return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log, rule, options.show_hidden)
+    return _session(kbs, upstream_for, roots_scope if unbound else None, instructions, log, rule, options.show_hidden, sign_in)

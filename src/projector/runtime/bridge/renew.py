@@ -6,7 +6,9 @@ under the provider's sign-in lock: every bridge waits on the same lock file, re-
 once it holds it, and uses the token another bridge got meanwhile instead of refreshing again,
 so twenty sessions starting on an expired token make one refresh request and a rotated refresh
 token is never sent twice. A refresh the server refuses (revoked, expired) leaves the store as
-it is and says to sign in again; nothing waits on a person here.
+it is and says to sign in again (a SignInNeeded: the session then starts one, bridge.signing).
+A machine's grant (``client_credentials``, ``enterprise``) has no refresh token: it is renewed by
+running `projector login` itself, which needs no person, under the same lock.
 """
 
 from __future__ import annotations
@@ -23,33 +25,41 @@ if TYPE_CHECKING:
 
 LOCK_WAIT = 60.0  # seconds a bridge waits for another's refresh (or sign-in) before giving up
 REFRESH_TIMEOUT = 30.0
+MACHINE_SIGN_IN_TIMEOUT = LOCK_WAIT + 60.0  # a machine's `projector login`: its lock wait, then a few requests
+
+
+class SignInNeeded(str):
+    """What is wrong when only a sign-in cures it (nobody signed in, a refused refresh): the
+    session starts one (bridge.signing) rather than failing."""
 
 
 class Renewer:
     """One provider's tokens, as one bridge session uses them."""
 
     def __init__(self, provider: str, environ: Mapping[str, str], log: Callable[[str], None],
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, config: str | None = None, machine: bool = False) -> None:
         self.provider = provider
         self.environ = environ
         self.state = locations.state_folder(environ)
         self.log = log
         self.clock = clock
+        self.config = config  # the model's file, for the `projector login` a bridge runs
+        self.machine = machine  # a client_credentials or enterprise grant: renewed by signing in again, no person
 
-    def _again(self, why: str) -> str:
-        return f"{why}: sign in again with `projector login {self.provider}`"
+    def _again(self, why: str) -> SignInNeeded:
+        return SignInNeeded(f"{why}: sign in again with `projector login {self.provider}`")
 
-    def _unsigned(self) -> str:
-        return f"not signed in to {self.provider}: run `projector login {self.provider}`"
+    def _unsigned(self) -> SignInNeeded:
+        return SignInNeeded(f"not signed in to {self.provider}: run `projector login {self.provider}`")
 
-    def not_signed_in(self) -> str | None:
-        """Why there is no sign-in to use, when nobody has signed in; None when there is one
-        (usable, or renewed when the session opens) or the store is unsafe (the session says so
-        when it opens)."""
-        try:
-            return self._unsigned() if tokenstore.read(self.state, self.provider) is None else None
-        except tokenstore.Unsafe:
-            return None
+    def login_command(self, *options: str) -> list[str]:
+        """`projector login` for this provider, as this bridge runs it: the same interpreter and
+        model (no token in it: the login reads the store and the model's variables itself). -P:
+        the session's folder is not put on the module path (a ``projector/`` folder there is not us)."""
+        import sys
+
+        config = ["--config", self.config] if self.config else []
+        return [sys.executable, "-P", "-m", "projector", "login", self.provider, *config, *options]
 
     def current(self) -> tuple[str | None, str | None]:
         """A token to send (refreshed first when it expires soon), and what is wrong when none."""
@@ -58,7 +68,7 @@ class Renewer:
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
         if tokens is None:
-            return None, self._unsigned()
+            return self._signed_in_again("none") if self.machine else (None, self._unsigned())
         if tokens.usable(self.clock()):
             return tokens.access_token, None
         return self.renewed(tokens.access_token)
@@ -75,22 +85,27 @@ class Renewer:
                     return None, self._unsigned()
                 if tokens.access_token != refused and tokens.usable(self.clock(), margin=0):
                     return tokens.access_token, None
-                return self._refresh(tokens)
+                keyring = tokenstore.Keyring.found(self.environ) if tokens.in_keyring else None
+                secrets = tokenstore.secrets_of(self.state, self.provider, tokens, keyring)
+                if not (self.machine and not secrets.refresh_token):
+                    return self._refresh(tokens, secrets, keyring)
+                stale = tokenstore.stamp(self.state, self.provider)
+            return self._signed_in_again(stale)  # it takes the lock itself
         except Busy:
             return None, f"another projector held the sign-in of {self.provider} for {LOCK_WAIT:.0f} s; try again"
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
 
-    def _refresh(self, tokens: tokenstore.Tokens) -> tuple[str | None, str | None]:
-        keyring = tokenstore.Keyring.found(self.environ) if tokens.in_keyring else None
+    def _refresh(self, tokens: tokenstore.Tokens, secrets: tokenstore.Secrets,
+                 keyring: tokenstore.Keyring | None) -> tuple[str | None, str | None]:
         if tokens.in_keyring and keyring is None:
             return None, self._again(f"the refresh token of {self.provider} is in the keyring, which this session cannot reach")
-        secrets = tokenstore.secrets_of(self.state, self.provider, tokens, keyring)
         if not secrets.refresh_token or not tokens.token_endpoint:
             return None, self._again(f"the sign-in to {self.provider} has expired and the server gave no refresh token")
         answer, problem = _token_request(tokens, secrets)
         if answer is None:
-            return None, self._again(f"renewing the sign-in to {self.provider} failed ({problem})")
+            why = f"renewing the sign-in to {self.provider} failed ({problem})"
+            return None, self._again(why) if problem.startswith("HTTP 4") else f"{why}; try again"
         expires_in = answer.get("expires_in")
         lifetime = float(expires_in) if isinstance(expires_in, (int, float)) else None
         renewed = replace(
@@ -105,6 +120,28 @@ class Renewer:
         tokenstore.write(self.state, self.provider, renewed, keyring)
         self.log(f"renewed the sign-in to {self.provider}")
         return renewed.access_token, None
+
+    def _signed_in_again(self, stale: str) -> tuple[str | None, str | None]:
+        """A machine's grant renewed by `projector login` (no person: its client's credentials),
+        waited for. Under the lock it signs in only while the token file is still ``stale``, so
+        bridges that meet the same expired token make one sign-in."""
+        import subprocess
+
+        try:
+            done = subprocess.run(self.login_command("--from-bridge", stale), stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, timeout=MACHINE_SIGN_IN_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as failure:
+            return None, f"signing in to {self.provider} again failed ({type(failure).__name__})"
+        for line in (done.stdout + done.stderr).splitlines():  # what login says never holds a token
+            self.log(f"login: {line}")
+        try:
+            tokens = tokenstore.read(self.state, self.provider)
+        except tokenstore.Unsafe as unsafe:
+            return None, str(unsafe)
+        if done.returncode != 0 or tokens is None or not tokens.usable(self.clock(), margin=0):
+            return None, f"signing in to {self.provider} again failed (projector login exited {done.returncode}; see above)"
+        self.log(f"renewed the sign-in to {self.provider} (signed in again with its client's credentials)")
+        return tokens.access_token, None
 
 
 def _token_request(tokens: tokenstore.Tokens, secrets: tokenstore.Secrets) -> tuple[dict[str, Any] | None, str]:

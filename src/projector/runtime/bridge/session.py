@@ -10,6 +10,12 @@ Modes:
   rule (core.scope.over_roots); then the provider's session is opened with the version already
   promised, and the queue replayed.
 
+- signing-in: an OAuth provider with no usable token (bridge.signing). ``initialize`` is answered
+  here, with ``tools.listChanged``; the session offers no tools and a tool call gets an error
+  that says what to do, while a sign-in runs; once a token is written the provider's session is
+  opened with the client's own ``initialize`` (after its roots, when it declared them) and the
+  client is told ``notifications/tools/list_changed``.
+
 ``server/discover`` (the 2026-07-28 probe) is answered -32601 in every mode, so clients fall back
 to ``initialize``. Requests are answered concurrently; the server's own requests get ids of their
 own (``u-<n>``) so they never collide with the client's.
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
 
     from projector.core.scope import Roots
     from projector.core.tools import AnyRule, ToolRule
+    from projector.runtime.bridge.signing import SignIn
 
 from projector import __version__
 from projector.core.modeltypes import KbSet
@@ -65,6 +72,7 @@ class Session:
         log: Callable[[str], None],
         tools: ToolRule | AnyRule | None = None,  # the folder's tool rule (core.tools); None: every tool
         show_hidden: bool = False,  # tools/list keeps the hidden tools, marked (`projector tools --all`)
+        sign_in: SignIn | None = None,  # an OAuth provider's (bridge.signing): started when there is no usable token
     ):
         self.writer = writer
         self.loop = loop
@@ -75,7 +83,8 @@ class Session:
         self.log = log
         # local | proxy | roots-init (initialize answered here, waiting for initialized) |
         # roots-wait (roots/list sent, client requests queued) | opening (the provider's session
-        # is being opened after the roots) | failed (it could not be: every request gets an error)
+        # is being opened after the roots) | failed (it could not be: every request gets an error) |
+        # signing-in (no usable token: answered here until a sign-in writes one)
         self.mode = "local" if kbs == () else "proxy"
         self.started = False
         self.upstream: Any = None
@@ -83,6 +92,9 @@ class Session:
         self.client_init: dict[str, Any] | None = None
         self.waiting: list[dict[str, Any]] = []  # client messages held while roots are resolved
         self.failure = ""  # why the provider is not available (mode failed)
+        self.sign_in = sign_in
+        self.initialized = False  # the client sent notifications/initialized (while signing in)
+        self.announce = False  # tell the client tools/list_changed once the provider's session is open
         self._roots_timer: Any = None
         self._server_ids = itertools.count(1)
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
@@ -141,6 +153,8 @@ class Session:
             self._answer_locally(line)
         elif self.mode == "proxy":
             self._forward(line, raw)
+        elif self.mode == "signing-in":
+            self._answer_unsigned(line)
         elif self.mode == "failed":
             if has_id:
                 self.send(error(line["id"], -32000, f"projector: the provider is not available in this session: {self.failure}"))
@@ -153,7 +167,8 @@ class Session:
 
     # ------------------------------------------------------------------ local server
 
-    def _local_initialize(self, message: dict[str, Any]) -> None:
+    def _local_initialize(self, message: dict[str, Any], list_changed: bool = False) -> None:
+        """``list_changed``: the tools come later (a sign-in), and the client is told when."""
         params = message.get("params") or {}
         self.promised_version = negotiated(params)
         self.send(
@@ -161,7 +176,7 @@ class Session:
                 message["id"],
                 {
                     "protocolVersion": self.promised_version,
-                    "capabilities": {"tools": {"listChanged": False}},
+                    "capabilities": {"tools": {"listChanged": list_changed}},
                     "serverInfo": {"name": "projector", "version": __version__},
                     "instructions": self.instructions,
                 },
@@ -193,13 +208,74 @@ class Session:
         return self.roots_scope is not None and isinstance(capabilities, dict) and "roots" in capabilities
 
     def start(self, message: dict[str, Any]) -> None:
-        """The first initialize decides between proxying and resolving roots first."""
+        """The first initialize decides between proxying, resolving roots first, and waiting for
+        a sign-in."""
+        self.client_init = message
+        if self.sign_in is not None and self.mode != "local" and (why := self.sign_in.needed()):
+            self._await_sign_in(why)
+            self._local_initialize(message, list_changed=True)
+            return
         if self.wants_roots(message):
             self.mode = "roots-init"
-            self.client_init = message
             self._local_initialize(message)
             return
+        if self.sign_in is not None and self.mode == "proxy" and "id" in message:
+            self._upstream().request(message, lambda answer, raw: self._initialize_answered(message, answer, raw))
+            return
         self.handle(message)
+
+    # ------------------------------------------------------------------ signing in
+
+    def _await_sign_in(self, why: str) -> None:
+        """No usable token: answer here, and wait for the sign-in (started unless one runs)."""
+        assert self.sign_in is not None
+        self.log(why)
+        self.mode = "signing-in"
+        self.sign_in.wait(self.loop, self._signed_in)
+        self.instructions = (f"projector: {why}; {self.sign_in.advice()}. The tools of {self.sign_in.provider} "
+                             "appear here once signed in.")
+
+    def _initialize_answered(self, message: dict[str, Any], answer: dict[str, Any], raw: bytes | None) -> None:
+        """The provider's answer to the client's initialize; one that failed for want of a sign-in
+        (a revoked token the refresh cannot cure) is answered here instead, as at an unsigned start."""
+        if self.mode == "signing-in":
+            self._local_initialize(message, list_changed=True)
+        else:
+            self.send(answer, raw)
+
+    def _signed_out(self, why: str) -> None:
+        """The provider refused the token and no refresh cures it: a sign-in, as at the start."""
+        if self.mode == "proxy":
+            self._await_sign_in(why)
+
+    def _answer_unsigned(self, message: dict[str, Any]) -> None:
+        assert self.sign_in is not None
+        if message.get("method") == "notifications/initialized":
+            self.initialized = True
+        elif message.get("method") == "tools/call" and "id" in message:
+            text = f"projector: {self.sign_in.provider} is not signed in: {self.sign_in.advice()}, then call it again."
+            self.send(result(message["id"], {"content": [{"type": "text", "text": text}], "isError": True}))
+        else:
+            self._answer_locally(message)
+
+    def _signed_in(self, _token: str | None, _problem: str | None) -> None:
+        """A sign-in wrote a usable token: the provider's session opens (anew, with the client's
+        own initialize), and the client hears that the tools changed once it is open."""
+        if self.mode != "signing-in":
+            return
+        assert self.sign_in is not None and self.client_init is not None
+        self.log(f"signed in to {self.sign_in.provider}: opening the provider's session")
+        self.announce = True
+        if self.upstream is not None:  # the one the refused token had: its session is given up
+            upstream, self.upstream = self.upstream, None
+            self.promised_version = self.promised_version or upstream.protocol_version  # what the client was told
+            upstream.close("the sign-in was renewed; call again")
+        if self.wants_roots(self.client_init):
+            self.mode = "roots-init"
+            if self.initialized:
+                self._roots_mode({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            return
+        self._open()
 
     def _roots_mode(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -235,10 +311,15 @@ class Session:
                 self._answer_locally(message)
             return
         self.kbs = kbs
+        self._open()
+
+    def _open(self) -> None:
+        """The provider's session, opened with the client's initialize and the version promised to it."""
         self.mode = "opening"
         assert self.client_init is not None
         opening = dict(self.client_init, id="projector-init-1")
-        opening["params"] = dict(opening.get("params") or {}, protocolVersion=self.promised_version)
+        if self.promised_version is not None:
+            opening["params"] = dict(opening.get("params") or {}, protocolVersion=self.promised_version)
         self._upstream().request(opening, self._opened)
 
     def _opened(self, answer: dict[str, Any], _raw: bytes | None = None) -> None:
@@ -253,6 +334,9 @@ class Session:
             return
         self.mode = "proxy"
         self.upstream.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if self.announce:
+            self.announce = False
+            self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         for message in waiting:
             self._forward(message)
 
@@ -262,6 +346,8 @@ class Session:
         if self.upstream is None:
             assert self.upstream_for is not None
             self.upstream = self.upstream_for(self.kbs, self.loop, self._from_server)
+            if self.sign_in is not None:
+                self.upstream.signed_out = self._signed_out
         return self.upstream
 
     def _forward(self, message: dict[str, Any], raw: bytes | None = None) -> None:

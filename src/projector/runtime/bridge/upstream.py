@@ -12,6 +12,11 @@ through, so the server sees them in the client's order.
 - A 404 on a request that carried the session id: the session is gone; one new session (the
   client's ``initialize`` replayed under an id of ours) for all the requests that met it, and
   each is retried once.
+- An OAuth provider's 401 renews the token once (bridge.renew); when no renewal cures it, the
+  session is told (``signed_out``) and starts a sign-in. A 403 ``insufficient_scope`` (the MCP
+  authorization spec's step-up) signs in again for the stored and the challenged scopes
+  (bridge.signing), waits for it (bounded), and sends the request again once; a second 403 for
+  that request ends it with an error, never a loop.
 - The standalone GET stream (server messages outside any request) is opened after
   ``notifications/initialized`` only when the provider's ``listen`` setting says so; a 405 means
   the server has none. Whatever the setting, a request gets an answer within the provider's
@@ -105,6 +110,7 @@ class Call:
         self.barrier = False  # later messages wait for its answer (initialize)
         self.retried = False  # sent again in a new session after a 404
         self.renewed = False  # sent again with a renewed token after a 401
+        self.stepped_up = False  # sent again after a sign-in for more scope (a 403 insufficient_scope)
         self.resumes = 0
         self.sent_session: str | None = None
         self.exchange: transport.Exchange | None = None
@@ -118,9 +124,12 @@ class Call:
 class Upstream:
     def __init__(self, loop: Loop, url: str, token: str | None, settings: Settings, environ: Mapping[str, str],
                  log: Callable[[str], None], deliver: Callable[[dict[str, Any]], None],
-                 renew: Callable[[str | None], tuple[str | None, str | None]] | None = None):
+                 renew: Callable[[str | None], tuple[str | None, str | None]] | None = None, sign_in: Any = None):
         self.loop = loop
         self.renew = renew  # an OAuth provider's: a token other than the refused one (runtime.bridge.renew)
+        self.sign_in = sign_in  # an OAuth provider's (bridge.signing.SignIn): a step-up signs in again through it
+        self.signed_out: Callable[[str], None] | None = None  # told when a refused token cannot be renewed
+        self._held: set[Call] = set()  # waiting for a step-up's sign-in (out of _calls: its time does not run)
         self.settings = settings
         self.log = log
         self.deliver = deliver  # the server's own requests and notifications, on to the client
@@ -155,7 +164,7 @@ class Upstream:
     def busy(self) -> bool:
         """Requests still waiting for their answer, or messages not yet through (a notification
         sent just before stdin ended must reach the server before the DELETE)."""
-        return bool(self._calls or self._blocked or self._queue)
+        return bool(self._calls or self._blocked or self._queue or self._held)
 
     # ------------------------------------------------------------------ what the session calls
 
@@ -182,8 +191,9 @@ class Upstream:
     def close(self, why: str) -> None:
         """Answer what is still waiting with ``why``, then DELETE the session (briefly)."""
         self._closed = True
-        for call in list(self._calls):
+        for call in [*self._calls, *self._held]:
             self._answer(call, error(call.message.get("id"), SERVER_ERROR, f"projector: {why}"))
+        self._held.clear()
         for exchange in list(self._exchanges):
             exchange.cancel()
         if self.session_id:
@@ -264,9 +274,50 @@ class Upstream:
         token, problem = self.renew(refused)
         if token is None:
             self.log(problem or "")
+            from projector.runtime.bridge.renew import SignInNeeded
+
+            if isinstance(problem, SignInNeeded) and self.signed_out is not None:
+                self.signed_out(problem)  # first: the session answers this request as a signed-out one
             self._fail(call, problem or _refused(self.settings, 401), TIMEOUT)
             return
         self._base["Authorization"] = f"Bearer {token}"
+        self._post(call)
+
+    def _step_up(self, call: Call, challenged: str) -> None:
+        """A 403 insufficient_scope: a sign-in for the stored and the challenged scopes, then the
+        request once more; the second such 403 for it is the end."""
+        name = self.settings.provider
+        if call.stepped_up:
+            self._fail(call, f"provider {name} refused {call.method} again for want of scope ({challenged or 'unnamed'}) "
+                             "after a sign-in that asked for it; not asking again")
+            return
+        if not challenged:
+            self._fail(call, f"provider {name} refused {call.method} for want of a scope it does not name (HTTP 403 "
+                             "insufficient_scope)")
+            return
+        call.stepped_up = True
+        self._calls.pop(call, None)
+        self._held.add(call)
+        wanted = self.sign_in.wanted(challenged)
+        self.log(f"provider {name} asks for more scope for {call.method} ({challenged}): signing in again for {wanted}")
+        from projector.runtime.bridge.signing import STEP_UP_WAIT
+
+        self.sign_in.wait(self.loop, lambda token, problem: self._stepped_up(call, wanted, token, problem), scope=wanted,
+                          limit=STEP_UP_WAIT)
+
+    def _stepped_up(self, call: Call, wanted: str, token: str | None, problem: str | None) -> None:
+        self._held.discard(call)
+        if call.done or self._closed:
+            return
+        if token is None:
+            self._fail(call, f"{call.method} needs more scope ({wanted}) and {problem}: run "
+                             f"`projector login {self.settings.provider} --scope \"{wanted}\"`, then call it again")
+            return
+        self._base["Authorization"] = f"Bearer {token}"
+        call.deadline = time.monotonic() + self.settings.timeout  # the latest of all: _calls stays in deadline order
+        self._calls[call] = None
+        if self._alarm is None:
+            self._alarm = self.loop.later(self.settings.timeout, self._due)
         self._post(call)
 
     def _fail(self, call: Call, message: str, code: int = SERVER_ERROR) -> None:
@@ -444,6 +495,11 @@ class _Reply:
             exchange.cancel()
             up._exchanges.discard(exchange)
             up._renew_and_resend(call)
+        elif status == 403 and up.sign_in is not None and not self.resuming and (scope := _insufficient_scope(response)) is not None:
+            self.kind = "late"
+            exchange.cancel()
+            up._exchanges.discard(exchange)
+            up._step_up(call, scope)
         elif status in (401, 403):
             self.kind = "late"
             up._fail(call, _refused(up.settings, status), TIMEOUT)
@@ -649,6 +705,18 @@ class _Listen:
             return
         wait = min(self.decoder.retry if self.decoder.retry is not None else DEFAULT_RETRY_MS * 1.5**failures, RETRY_CAP_MS) / 1000
         up.loop.later(wait, lambda: up._listen(self.decoder.last_id, self.decoder.retry, failures))
+
+
+def _insufficient_scope(response: Any) -> str | None:
+    """The scopes a 403's ``WWW-Authenticate: Bearer error="insufficient_scope", scope="..."``
+    asks for ("" when it names none); None when it is not that challenge."""
+    import re
+
+    challenge = response.getheader("WWW-Authenticate") or ""
+    if not re.search(r'\berror="?insufficient_scope\b', challenge):
+        return None
+    scope = re.search(r'\bscope="([^"]*)"', challenge) or re.search(r"\bscope=([^\s,]+)", challenge)
+    return " ".join(scope.group(1).split()) if scope else ""
 
 
 def _refused(settings: Settings, status: int) -> str:

@@ -1,0 +1,189 @@
+"""A sign-in the bridge starts itself, and waits for without blocking (standard library only).
+
+A session with no usable token (nobody signed in, a refused refresh, a 401 a refresh cannot
+cure) or a request the provider refuses for want of scope (403 ``insufficient_scope``) needs a
+person in a browser. The bridge then runs `projector login P` itself: detached in a session of
+its own (it outlives the bridge), stdin /dev/null, its output appended to the bridge's log file
+(else ``<state>/oauth/P.sign-in.log``). It does so only while nobody holds the provider's
+sign-in lock (a sign-in or refresh under way is waited for instead), and `login --from-bridge
+STAMP`, once it holds the lock, keeps a sign-in another session wrote since the token file was
+at STAMP: bridges racing to start one open the browser once. Without a display and without
+$BROWSER nobody could finish it here: nothing is started, and the session says to run
+`projector login P`.
+
+The new token is noticed by the token file's stamp, looked at on the loop's timer (POLL) only
+while something waits for it: a signed-in session's requests never pay for it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from projector.core import tokenstore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from projector.runtime.bridge.loop import Loop
+    from projector.runtime.bridge.renew import Renewer
+
+    Done = Callable[[str | None, str | None], None]  # (token, None) or (None, why)
+
+POLL = 0.75  # seconds between two looks at the token file while a session waits for a sign-in
+STEP_UP_WAIT = 310.0  # seconds a request waits for its step-up: login's own wait for the browser, and a little
+
+
+class _Waiter:
+    __slots__ = ("done", "scope", "deadline")
+
+    def __init__(self, done: Done, scope: str | None, deadline: float | None):
+        self.done = done
+        self.scope = scope  # the token must have these scopes (a step-up); None: any usable token
+        self.deadline = deadline  # time.monotonic() after which it is given up; None: for as long as the session lasts
+
+
+class SignIn:
+    """One provider's sign-in, as this bridge's session and requests wait for it."""
+
+    def __init__(self, renewer: Renewer, log: Callable[[str], None], output: str | None, person: bool):
+        self.renewer = renewer
+        self.provider = renewer.provider
+        self.log = log
+        self.output = output or os.path.join(renewer.state, tokenstore.FOLDER, f"{renewer.provider}.sign-in.log")
+        self.person = person  # someone must finish it in a browser (not a client_credentials or enterprise grant)
+        self.waiters: list[_Waiter] = []
+        self.stamp = ""  # the token file when the first of the waiters began
+        self.child: int | None = None  # the `projector login` this bridge started, until it ends
+        self.ended: int | None = None  # how the last one it started ended (its exit code)
+        self.started = False  # one was started (or joined) for the waiters of now
+        self.timer = None
+
+    def needed(self) -> str | None:
+        """Why a sign-in is needed before the provider's session can open (nobody signed in, a
+        refused refresh); None when there is a token (renewed first when it expires) or what is
+        wrong is not cured by signing in (the session then says it)."""
+        from projector.runtime.bridge.renew import SignInNeeded
+
+        token, problem = self.renewer.current()
+        return problem if token is None and isinstance(problem, SignInNeeded) else None
+
+    def advice(self) -> str:
+        """What the person can do, for a session's instructions and a tool's error."""
+        login = f"`projector login {self.provider}`"
+        if self.child is not None:
+            return f"a sign-in to {self.provider} is waiting in the browser: finish it there, or run {login}"
+        if self.ended:
+            return f"the sign-in to {self.provider} did not finish (see the log): run {login}"
+        return f"run {login}"
+
+    def wanted(self, challenged: str) -> str:
+        """The scopes a step-up asks for: those of the stored sign-in and the challenged ones."""
+        try:
+            tokens = tokenstore.read(self.renewer.state, self.provider)
+        except tokenstore.Unsafe:
+            tokens = None
+        scopes = ((tokens.scope if tokens else None) or "").split() + challenged.split()
+        return " ".join(dict.fromkeys(scopes))
+
+    def wait(self, loop: Loop, done: Done, scope: str | None = None, limit: float | None = None) -> None:
+        """``done(token, None)`` once a usable token is written (one with ``scope``, when given);
+        with a ``limit``, ``done(None, why)`` when it passes or the sign-in this started ends
+        without one. A sign-in is started for it unless one is under way."""
+        if not self.waiters:
+            self.stamp = tokenstore.stamp(self.renewer.state, self.provider)
+            self.started = False
+        waiter = _Waiter(done, scope, None if limit is None else time.monotonic() + limit)
+        self.waiters.append(waiter)
+        none = self._start(scope) if not self.started or scope is not None else None
+        if none is not None and limit is not None:  # nothing will come within the limit: said now
+            self.waiters.remove(waiter)
+            done(None, none)
+            return
+        if self.timer is None:
+            self.timer = loop.later(POLL, lambda: self._poll(loop))
+
+    # ------------------------------------------------------------------ the login
+
+    def _start(self, scope: str | None) -> str | None:
+        """Start `projector login` unless one is under way; why none is, when none is."""
+        if self.child is not None:
+            return None  # one at a time: what it writes is looked at for every waiter
+        self.started = True
+        if tokenstore.held(self.renewer.state, self.provider):
+            self.log(f"a sign-in to {self.provider} is under way in another projector: waiting for it")
+            return None
+        if self.person:
+            from projector.core.signin import headless
+
+            if headless(os.environ):
+                self.log(f"no browser can open here (no display, no $BROWSER): run `projector login {self.provider}`")
+                return "no browser can open where the bridge runs (no display, no $BROWSER)"
+        options = ["--from-bridge", self.stamp, *(["--scope", scope] if scope else [])]
+        try:
+            self.child = _spawn(self.renewer.login_command(*options), self.output)
+        except OSError as failure:
+            self.log(f"cannot start `projector login {self.provider}` ({failure.strerror}): run it yourself")
+            return f"`projector login {self.provider}` could not be started ({failure.strerror})"
+        self.ended = None
+        what = f" for {scope}" if scope else ""
+        self.log(f"started a sign-in to {self.provider}{what} (pid {self.child}, its output in {self.output})")
+        return None
+
+    def _reaped(self) -> bool:
+        """Whether the login this started has just ended."""
+        if self.child is None:
+            return False
+        try:
+            pid, status = os.waitpid(self.child, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.child, 0
+        if pid == 0:
+            return False
+        self.child = None
+        self.ended = os.waitstatus_to_exitcode(status)
+        self.log(f"the sign-in to {self.provider} ended" + (f" (exit {self.ended})" if self.ended else ""))
+        return True
+
+    # ------------------------------------------------------------------ noticing its end
+
+    def _poll(self, loop: Loop) -> None:
+        self.timer = None
+        ended = self._reaped()
+        now = tokenstore.stamp(self.renewer.state, self.provider)
+        tokens = self._usable() if now != self.stamp else None
+        clock = time.monotonic()
+        waiting: list[_Waiter] = []
+        for waiter in self.waiters:
+            if tokens is not None and (ended or waiter.scope is None
+                                       or set(waiter.scope.split()) <= set((tokens.scope or "").split())):
+                waiter.done(tokens.access_token, None)
+            elif waiter.deadline is not None and ended:
+                waiter.done(None, f"the sign-in to {self.provider} ended without a new token (see the log)")
+            elif waiter.deadline is not None and clock > waiter.deadline:
+                waiter.done(None, f"the sign-in to {self.provider} did not finish within {STEP_UP_WAIT:.0f} s")
+            else:
+                waiting.append(waiter)
+        self.waiters = waiting
+        if tokens is not None:
+            self.stamp = now
+        if self.waiters or self.child is not None:
+            self.timer = loop.later(POLL, lambda: self._poll(loop))
+
+    def _usable(self) -> tokenstore.Tokens | None:
+        try:
+            tokens = tokenstore.read(self.renewer.state, self.provider)
+        except tokenstore.Unsafe:
+            return None
+        return tokens if tokens is not None and tokens.usable(time.time(), margin=0) else None
+
+
+def _spawn(argv: list[str], output: str) -> int:
+    """Start ``argv`` detached: a session of its own, stdin /dev/null, stdout and stderr appended
+    to ``output`` (0600). posix_spawn rather than subprocess, which would import threading."""
+    os.makedirs(os.path.dirname(output), mode=0o700, exist_ok=True)
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 1, output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+               (os.POSIX_SPAWN_DUP2, 1, 2)]
+    return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsid=True)

@@ -1,0 +1,192 @@
+"""A session that starts with no sign-in (runtime.bridge.signing): answered by the bridge with no
+tools, a tool call that says what to run, and the provider's tools once a sign-in writes a token,
+announced with tools/list_changed. The conformance suite's authorization server plays the whole
+sign-in the bridge starts itself (test_peers.py); here the person signs in by hand, with no
+browser the bridge could open (no display, no $BROWSER)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from servers import TOKEN
+from servers.loopback import Loopback, Quiet
+from test_bridge import INIT, INITIALIZED, Layout, Raw
+
+from projector.core import tokenstore
+
+
+def unsigned(tmp_path, url: str) -> tuple[Layout, dict, str]:
+    layout = Layout(tmp_path, url)
+    layout.config.write_text(layout.config.read_text().replace("token_env: DOCS_TOKEN", "oauth: true"))
+    env = {k: v for k, v in layout.env.items() if k != "DOCS_TOKEN"}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    return layout, env, str(tmp_path / "state" / "projector")
+
+
+def test_a_session_without_a_sign_in_says_what_to_run_then_gets_the_tools_when_one_is_written(kb_server, tmp_path):
+    server = kb_server()
+    layout, env, state = unsigned(tmp_path, server.url)
+    bridge = Raw(layout, "work/a", env=env)
+    try:
+        bridge.send(INIT, INITIALIZED)
+        opened = bridge.receive()["result"]
+        assert opened["capabilities"]["tools"] == {"listChanged": True}
+        assert "not signed in to docs: run `projector login docs`" in opened["instructions"]
+        bridge.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "x"}}})
+        assert bridge.receive() == {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}
+        called = bridge.receive()["result"]  # a client that never lists again still learns what to do
+        assert called["isError"] is True and "run `projector login docs`" in called["content"][0]["text"]
+        assert server.requests() == []
+        assert not os.path.exists(os.path.join(state, "oauth", "docs.sign-in.log")), "no browser here: nothing was started"
+
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))  # `projector login docs`, by hand
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        bridge.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        assert sorted(t["name"] for t in bridge.receive()["result"]["tools"]) == ["big", "first_root", "search"]
+        assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+        assert server.requests()[0]["rpc"] == "initialize"  # the provider's session opened with the client's own
+    finally:
+        bridge.close()
+
+
+class Guarded:
+    """A provider on loopback that takes the tokens in ``accepted`` (401 for any other) and
+    records each request's method and token; with ``scope_refusal``, every operation is refused
+    for want of ``docs:write`` (403 insufficient_scope), whatever the token: the retry limit's case."""
+
+    def __init__(self, accepted: set[str] | None = None, scope_refusal: bool = False) -> None:
+        self.calls: list[tuple[str, str]] = []  # (JSON-RPC method, Authorization)
+        self.versions: list[str] = []  # the protocol version each initialize asks for
+        self.accepted = accepted  # None: any token
+        guard = self
+
+        class Handler(Quiet):
+            def do_POST(self) -> None:  # noqa: N802
+                message = self.json_body()
+                auth = self.headers.get("Authorization", "")
+                guard.calls.append((message.get("method"), auth))
+                if guard.accepted is not None and auth.removeprefix("Bearer ") not in guard.accepted:
+                    self.answer(401, {"error": "invalid_token"}, {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+                elif message.get("method") == "initialize":
+                    guard.versions.append(message["params"].get("protocolVersion"))
+                    self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {
+                        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "guard", "version": "1"}}},
+                        {"Mcp-Session-Id": "s1"})
+                elif "id" not in message:
+                    self.answer(202, None)
+                elif scope_refusal:
+                    self.answer(403, {"error": "insufficient_scope"},
+                                {"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="docs:write"'})
+                else:
+                    self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
+                        {"name": "search", "inputSchema": {"type": "object"}}]}})
+
+        self.loopback = Loopback(Handler, "/mcp")
+        self.url = self.loopback.url
+
+    def close(self) -> None:
+        self.loopback.close()
+
+
+def test_a_sign_in_revoked_mid_session_is_waited_for_and_the_provider_session_opened_again(tmp_path):
+    """The provider stops taking the token during a session and there is no refresh token: that
+    request says to sign in again, later ones are answered here (no tools, a tool call says what to
+    run) instead of failing, and once a sign-in is written the provider's session is opened again
+    with the client's initialize and the version it was promised, and the client hears
+    tools/list_changed."""
+    guard = Guarded(accepted={"first"})
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="first", expires_at=None))
+        bridge = Raw(layout, "work/a", env=env)
+        bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert bridge.receive()["result"]["capabilities"] == {"tools": {}}
+        assert bridge.receive()["result"]["tools"][0]["name"] == "search"
+        guard.accepted = {"second"}  # the first is revoked
+        bridge.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert "sign in again with `projector login docs`" in bridge.receive()["error"]["message"]
+        bridge.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search", "arguments": {}}})
+        called = bridge.receive()["result"]
+        assert called["isError"] is True and "run `projector login docs`" in called["content"][0]["text"]
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="second", expires_at=None))
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        bridge.send({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+        assert bridge.receive()["result"]["tools"][0]["name"] == "search"
+        assert [auth for method, auth in guard.calls if method == "initialize"] == ["Bearer first", "Bearer second"]
+        assert guard.versions == ["2025-06-18", "2025-06-18"]
+        assert bridge.close() == 0
+    finally:
+        guard.close()
+
+
+def test_a_step_up_signs_in_for_more_scope_once_and_a_second_refusal_ends_the_request(tmp_path):
+    """A 403 insufficient_scope: the bridge waits for a sign-in with the stored and the
+    challenged scopes (here one under way in another projector, which holds the lock: none is
+    started), sends the request again with its token, and the second 403 is the end: an error,
+    never a third try."""
+    guard = Guarded(scope_refusal=True)
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
+        bridge = Raw(layout, "work/a", env=env)
+        with tokenstore.locked(state, "docs", 5):  # another projector's sign-in, under way
+            bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert "result" in bridge.receive()
+            deadline = time.monotonic() + 10
+            while ("tools/list", "Bearer read-token") not in guard.calls and time.monotonic() < deadline:
+                time.sleep(0.05)
+            tokenstore.write(state, "docs", tokenstore.Tokens(access_token="write-token", expires_at=None,
+                                                              scope="docs:read docs:write"))
+        refused = bridge.receive(timeout=10)
+        assert refused["id"] == 1
+        assert "refused tools/list again for want of scope (docs:write) after a sign-in that asked for it" in refused["error"]["message"]
+        assert [auth for method, auth in guard.calls if method == "tools/list"] == ["Bearer read-token", "Bearer write-token"]
+        log = b"".join(bridge.stderr).decode()
+        assert "asks for more scope for tools/list (docs:write): signing in again for docs:read docs:write" in log
+        assert "read-token" not in log and "write-token" not in log
+        bridge.close()
+    finally:
+        guard.close()
+
+
+def test_an_unsigned_session_in_an_unbound_folder_asks_for_the_roots_once_signed_in(kb_server, tmp_path):
+    """A client that declares roots in a folder no binding covers: the sign-in comes first, then
+    the roots decide the set, then the provider's session opens and the client hears that the
+    tools changed."""
+    server = kb_server()
+    layout, env, state = unsigned(tmp_path, server.url)
+    bridge = Raw(layout, "scratch", env=env)
+    try:
+        bridge.send(dict(INIT, params=dict(INIT["params"], capabilities={"roots": {}})), INITIALIZED)
+        assert bridge.receive()["result"]["capabilities"]["tools"] == {"listChanged": True}
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))
+        roots_request = bridge.receive(timeout=10)
+        assert roots_request["method"] == "roots/list"
+        bridge.send({"jsonrpc": "2.0", "id": roots_request["id"], "result": {"roots": [{"uri": f"file://{tmp_path}/work/b"}]}})
+        assert bridge.receive() == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        bridge.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert len(bridge.receive()["result"]["tools"]) == 3
+        assert {r["query"] for r in server.requests()} == {"kbs=api-b"}
+    finally:
+        bridge.close()
+
+
+def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_login_to_run(tmp_path):
+    guard = Guarded(scope_refusal=True)
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
+        bridge = Raw(layout, "work/a", env=env)
+        bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert "result" in bridge.receive()
+        began = time.monotonic()
+        message = bridge.receive()["error"]["message"]
+        assert time.monotonic() - began < 5
+        assert "no browser can open where the bridge runs" in message
+        assert 'run `projector login docs --scope "docs:read docs:write"`, then call it again' in message
+        assert [method for method, _ in guard.calls].count("tools/list") == 1
+        bridge.close()
+    finally:
+        guard.close()
