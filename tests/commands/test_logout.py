@@ -75,3 +75,17 @@ def test_a_token_file_projector_cannot_trust_is_forgotten_without_sending_its_se
     done = sandbox.run("logout", "linear", config=model)
     assert done.stdout == "signed out of linear\n" and "nothing was revoked at the server" in done.stderr
     assert server.revocations() == [] and tokenstore.read(state(sandbox), "linear") is None
+
+
+def test_a_sign_in_the_model_no_longer_has_can_still_be_signed_out_of(sandbox, authorization_server):
+    """The provider was signed in to, then taken out of the model: its tokens are not left
+    stuck in the store (and at the server) with no command to take them out."""
+    server = authorization_server()
+    model = signed_in(sandbox, server)
+    model.write_text("version: 1\nproviders:\n  docs:\n    url: https://kb.example.com/mcp\n")
+    done = sandbox.run("logout", "linear", config=model)
+    assert (done.returncode, done.stdout) == (0, "signed out of linear (its tokens are revoked at the server)\n"), done.stderr
+    assert len(server.revocations()) == 2 and tokenstore.read(state(sandbox), "linear") is None
+    for name in ("linear", "../oauth/linear", "nobody"):  # nothing left, a name that is no provider's: the model's error
+        refused = sandbox.run("logout", name, config=model)
+        assert refused.returncode == 1 and refused.stderr.startswith(f'error: no provider named "{name}"'), refused.stderr

@@ -6,6 +6,7 @@ said, and never keeps a sign-in on this machine."""
 from __future__ import annotations
 
 import os
+import re
 
 from projector.commands.common import err, load_model
 from projector.commands.login import oauth_provider
@@ -16,13 +17,27 @@ from projector.core.record import Record
 REVOKE_TIMEOUT = 5.0  # seconds each revocation request may take: a server that hangs never holds a logout up for long
 
 
+PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # schemas/model.schema.json's: also a token file's name
+
+
 def run(name: str, config: str | None) -> int:
+    state = locations.state_folder(os.environ)
     try:
         oauth_provider(load_model(config).providers, name)
     except ProjectorError as error:
-        err(f"error: {error}")
-        return 1
-    state = locations.state_folder(os.environ)
+        if not left_behind(state, name):
+            err(f"error: {error}")
+            return 1
+    return signed_out(state, name)
+
+
+def left_behind(state: str, name: str) -> bool:
+    """Whether ``name``, which the model no longer signs in to (removed, or given a token
+    variable instead), still has a sign-in here: it can be signed out of all the same."""
+    return PROVIDER_NAME.fullmatch(name) is not None and os.path.lexists(tokenstore.token_file(state, name))
+
+
+def signed_out(state: str, name: str) -> int:
     keyring = tokenstore.Keyring.found(os.environ)
     with tokenstore.locked(state, name, timeout=60):  # not under a refresh that is writing it
         revoked = revocation(state, name, keyring)
