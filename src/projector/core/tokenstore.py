@@ -281,7 +281,13 @@ class Keychain(Keyring):
     what Apple's SecurityTool source parses (tests/core/test_tokenstore.py's stand-in)."""
 
     TOOL = "security"
+    SYSTEM_TOOL = "/usr/bin/security"  # where macOS has it: a client may start the bridge with a PATH without /usr/bin
     LINE = 4096  # SecurityTool's MAX_LINE_LEN: a longer line would be read as two commands
+
+    @classmethod
+    def reachable(cls, environ: Mapping[str, str]) -> Keyring | None:
+        found = super().reachable(environ)
+        return cls(environ, cls.SYSTEM_TOOL) if found is None and os.path.exists(cls.SYSTEM_TOOL) else found
 
     def _item(self, state: str, provider: str) -> list[str]:
         return ["-s", "projector", "-a", f"{provider}@{os.path.abspath(state)}"]
