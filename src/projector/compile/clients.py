@@ -208,6 +208,7 @@ class Client(Record):
     tool_filter: ToolFilter | None = None  # None: it cannot narrow a server's tools (a provider with a rule gets the bridge)
     programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
     folder_trust: FolderTrust | None = None  # a client that turns MCP servers off in folders it does not trust
+    tokens_by_name: bool = False  # it sends the OAuth tokens it keeps by server name to whatever URL that name has now
 
     def trusts(self, folder: str, environ: Mapping[str, str]) -> bool | None:
         """Whether the client trusts ``folder`` (canonical), as its trust file says (the longest
@@ -320,7 +321,7 @@ class Client(Record):
 
     def entries(self, compiled: Plan) -> tuple[dict[str, Any], tuple[str, ...]]:
         """This client's entries for a plan (by entry name), and why a provider has none here."""
-        servers, warnings = for_client(compiled, self.remote, self.name, self.tool_keys)
+        servers, warnings = for_client(compiled, self.remote, self.name, self.tool_keys, self.tokens_by_name)
         return {self.entry_name(name): self.render(server, name) for name, server in servers}, warnings
 
     def tool_keys(self, rule: ToolRule) -> dict[str, list[str]] | None:
@@ -558,6 +559,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         tool_filter=ToolFilter(data["tool_filter"].get("allow"), data["tool_filter"].get("deny")) if "tool_filter" in data else None,
         programs=programs or {},
         folder_trust=FolderTrust(**data["folder_trust"]) if data.get("folder_trust") else None,
+        tokens_by_name=data.get("oauth_tokens") == "by-name",
     )
 
 
