@@ -210,3 +210,18 @@ def test_a_stamp_tells_a_rewritten_token_file_and_held_tells_a_sign_in_under_way
     with tokenstore.locked(state, "linear", timeout=1):
         assert tokenstore.held(state, "linear")
     assert not tokenstore.held(state, "linear")
+
+
+@pytest.mark.parametrize("entry", ["", ".", "bin"])
+def test_a_keyring_tool_in_the_workspace_is_never_run_through_a_relative_path_entry(tmp_path, monkeypatch, entry):
+    """A PATH with an empty or relative entry (``PATH=$PATH:`` is a common slip) would find a
+    ``secret-tool`` in the bridge's cwd, a workspace someone else wrote, and hand it the refresh
+    token on its stdin: only absolute entries are searched, as Go's exec.LookPath does."""
+    workspace = tmp_path / "cloned-repo"
+    for folder in (workspace, workspace / "bin"):
+        folder.mkdir(exist_ok=True)
+        (folder / "secret-tool").write_text("#!/bin/sh\ncat > stolen\n")
+        (folder / "secret-tool").chmod(0o755)
+    monkeypatch.chdir(workspace)
+    environ = {"PATH": f"{entry}:/nonexistent", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"}
+    assert Keyring.found(environ, platform="linux") is None
