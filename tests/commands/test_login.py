@@ -200,3 +200,23 @@ def test_a_server_that_cannot_be_reached_is_said_with_what_to_check(sandbox):
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: signing in to linear failed: cannot reach {url} (ConnectError: ")
     assert done.stderr.endswith("): check the provider's url in the model, and that the server is up\n")
+
+
+@pytest.mark.parametrize(("route", "answer"), [
+    ("POST /token", {"token": "canary-access-7", "token_type": "Bearer", "refresh_token": "canary-refresh-7"}),  # no access_token
+    ("POST /register", {"redirect_uris": [], "client_secret": "canary-client-secret"}),  # no client_id
+])
+def test_an_answer_the_sdk_cannot_read_is_said_without_the_secrets_it_holds(sandbox, authorization_server, route, answer):
+    """pydantic's validation error quotes the answer it could not read (``input_value={...}``),
+    tokens and secrets included, and the SDK's error message quotes that: what login says (to the
+    terminal, or to a bridge's sign-in log) names the field, never the value."""
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    server.routes[route] = Answer(201 if "register" in route else 200, answer)
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1
+    assert "canary" not in done.stdout + done.stderr, done.stderr
+    said = {"POST /token": "OAuthTokenError: Invalid token response: access_token: Field required",
+            "POST /register": "OAuthRegistrationError: Invalid registration response: client_id: Field required"}[route]
+    assert done.stderr.splitlines()[-1] == f"error: signing in to linear failed: {said}"

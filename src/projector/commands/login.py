@@ -144,7 +144,27 @@ def _unreachable(failure: BaseException) -> bool:
 def _said(failure: BaseException) -> str:
     while isinstance(failure, BaseExceptionGroup):
         failure = failure.exceptions[0]
-    return f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
+    said = str(failure)
+    invalid = _validation_error(failure)
+    if invalid is not None:  # pydantic's text quotes the answer it could not read: tokens, a client's secret
+        fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the answer'}: {e['msg']}"
+                           for e in invalid.errors(include_url=False, include_input=False))
+        said = said.replace(str(invalid), fields) if str(invalid) in said else f"{said.split(':')[0]}: {fields}"
+    return f"{type(failure).__name__}: {said}" if said else type(failure).__name__
+
+
+def _validation_error(failure: BaseException) -> Any:
+    """The pydantic ValidationError behind ``failure`` (the SDK wraps it, as cause or context), if any."""
+    from pydantic import ValidationError
+
+    seen: BaseException | None = failure
+    for _ in range(5):
+        if seen is None:
+            return None
+        if isinstance(seen, ValidationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None) -> tokenstore.Tokens:
