@@ -56,7 +56,7 @@ class Guarded:
     records each request's method and token; with ``scope_refusal``, every operation is refused
     for want of ``docs:write`` (403 insufficient_scope), whatever the token: the retry limit's case."""
 
-    def __init__(self, accepted: set[str] | None = None, scope_refusal: bool = False) -> None:
+    def __init__(self, accepted: set[str] | None = None, scope_refusal: bool = False, scope: str = "docs:write") -> None:
         self.calls: list[tuple[str, str]] = []  # (JSON-RPC method, Authorization)
         self.versions: list[str] = []  # the protocol version each initialize asks for
         self.accepted = accepted  # None: any token
@@ -78,7 +78,7 @@ class Guarded:
                     self.answer(202, None)
                 elif scope_refusal:
                     self.answer(403, {"error": "insufficient_scope"},
-                                {"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="docs:write"'})
+                                {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}"'})
                 else:
                     self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
                         {"name": "search", "inputSchema": {"type": "object"}}]}})
@@ -185,8 +185,33 @@ def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_l
         message = bridge.receive()["error"]["message"]
         assert time.monotonic() - began < 5
         assert "no browser can open where the bridge runs" in message
-        assert 'run `projector login docs --scope "docs:read docs:write"`, then call it again' in message
+        assert "run `projector login docs --scope 'docs:read docs:write'`, then call it again" in message
         assert [method for method, _ in guard.calls].count("tools/list") == 1
         bridge.close()
     finally:
         guard.close()
+
+
+def test_the_login_a_step_up_says_to_run_is_safe_to_paste_into_a_shell_whatever_scopes_the_server_names(tmp_path):
+    """The scopes come from the provider's 403 (``$`` and ``(`` are allowed in an OAuth scope):
+    in the double quotes the message used, a shell would run ``$(...)`` when the person pastes
+    the command it says to run."""
+    import re
+    import subprocess
+
+    guard = Guarded(scope_refusal=True, scope="docs:write $(touch pwned) `touch pwned`")
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
+        bridge = Raw(layout, "work/a", env=env)
+        bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert "result" in bridge.receive()
+        message = bridge.receive()["error"]["message"]
+        bridge.close()
+    finally:
+        guard.close()
+    command = re.search(r"run `(projector login .*)`, then call it again", message).group(1)
+    pasted = subprocess.run(["sh", "-c", command.replace("projector", "printf '%s\\n'", 1)], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert not (tmp_path / "pwned").exists()
+    assert pasted.stdout.splitlines() == ["login", "docs", "--scope", "docs:read docs:write $(touch pwned) `touch pwned`"]

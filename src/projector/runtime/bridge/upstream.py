@@ -310,8 +310,10 @@ class Upstream:
         if call.done or self._closed:
             return
         if token is None:
+            import shlex  # the scopes are the provider's: quoted so that pasting the command runs nothing of theirs
+
             self._fail(call, f"{call.method} needs more scope ({wanted}) and {problem}: run "
-                             f"`projector login {self.settings.provider} --scope \"{wanted}\"`, then call it again")
+                             f"`projector login {self.settings.provider} --scope {shlex.quote(wanted)}`, then call it again")
             return
         self._base["Authorization"] = f"Bearer {token}"
         call.deadline = time.monotonic() + self.settings.timeout  # the latest of all: _calls stays in deadline order
