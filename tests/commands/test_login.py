@@ -220,3 +220,19 @@ def test_an_answer_the_sdk_cannot_read_is_said_without_the_secrets_it_holds(sand
     said = {"POST /token": "OAuthTokenError: Invalid token response: access_token: Field required",
             "POST /register": "OAuthRegistrationError: Invalid registration response: client_id: Field required"}[route]
     assert done.stderr.splitlines()[-1] == f"error: signing in to linear failed: {said}"
+
+
+def test_an_authorization_server_that_publishes_no_metadata_is_refused_where_the_resource_names_it(sandbox, authorization_server):
+    """With Protected Resource Metadata naming the authorization server, that server must publish
+    its metadata (RFC 8414 or OpenID), which says whether it does PKCE with S256: without it the
+    SDK would fall back to /authorize and /token on its origin, and nothing would be checked. Only
+    the 2025-03-26 fallback (no Protected Resource Metadata at all) signs in without metadata."""
+    server = authorization_server()
+    del server.routes["GET /.well-known/oauth-authorization-server"]
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"error: the authorization server {server.origin} that {server.origin}/mcp names publishes no metadata (RFC 8414), "
+        "so whether it does PKCE with S256, which the MCP authorization spec requires, cannot be checked: projector does not "
+        "sign in there; ask the server's operator to publish it")
+    assert "GET /authorize" not in server.paths() and "POST /token" not in server.paths()

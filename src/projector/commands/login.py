@@ -307,7 +307,7 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
 
     class Provider(SameOriginFallbackIssuer, OAuthClientProvider):
         async def _perform_authorization_code_grant(self) -> tuple[str, str]:
-            require_pkce_s256(self.context.oauth_metadata)
+            require_pkce_s256(self.context.oauth_metadata, self.context.auth_server_url, self.context.server_url)
             if scopes is not None:  # the model's scopes win over those the server suggests
                 self.context.client_metadata.scope = scopes or None
             return await super()._perform_authorization_code_grant()
@@ -391,11 +391,17 @@ def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage
                                           token_endpoint_auth_method="client_secret_basic")
 
 
-def require_pkce_s256(metadata: Any) -> None:
+def require_pkce_s256(metadata: Any, named: str | None = None, resource: str = "") -> None:
     """The MCP authorization spec: a client MUST refuse an authorization server whose metadata
     does not list S256 in ``code_challenge_methods_supported`` (absent: it does not do PKCE), for
-    its authorization codes could then be used by whoever intercepts them. A server with no
-    metadata at all (the 2025-03-26 fallback's default endpoints) says nothing to check."""
+    its authorization codes could then be used by whoever intercepts them. Only the 2025-03-26
+    fallback (no Protected Resource Metadata: ``named`` is None) signs in without metadata, at
+    its default endpoints; an authorization server the resource's metadata ``named`` must publish
+    its own, or nothing would be checked."""
+    if metadata is None and named is not None:
+        raise SignInFailed(f"the authorization server {named.rstrip('/')} that {resource} names publishes no metadata "
+                           "(RFC 8414), so whether it does PKCE with S256, which the MCP authorization spec requires, "
+                           "cannot be checked: projector does not sign in there; ask the server's operator to publish it")
     if metadata is None:
         return
     offered = list(metadata.code_challenge_methods_supported or ())
