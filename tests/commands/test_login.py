@@ -236,3 +236,14 @@ def test_an_authorization_server_that_publishes_no_metadata_is_refused_where_the
         "so whether it does PKCE with S256, which the MCP authorization spec requires, cannot be checked: projector does not "
         "sign in there; ask the server's operator to publish it")
     assert "GET /authorize" not in server.paths() and "POST /token" not in server.paths()
+
+
+def test_login_and_logout_say_a_token_folder_others_may_write_in_as_an_error(sandbox):
+    model = sandbox.model(MODEL)
+    folder = Path(sandbox.env["XDG_STATE_HOME"]) / "projector" / "oauth"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    for command in ("login", "logout"):
+        done = sandbox.run(command, "linear", config=model)
+        assert (done.returncode, done.stderr) == (1, f"error: {folder}: mode 0777 lets others write in it: check what is in "
+                                                     f"it, then make it private (chmod 700 {folder}) and sign in again\n")

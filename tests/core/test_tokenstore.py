@@ -225,3 +225,32 @@ def test_a_keyring_tool_in_the_workspace_is_never_run_through_a_relative_path_en
     monkeypatch.chdir(workspace)
     environ = {"PATH": f"{entry}:/nonexistent", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"}
     assert Keyring.found(environ, platform="linux") is None
+
+
+def test_a_token_folder_others_may_write_in_is_refused_before_any_secret_goes_there(tmp_path):
+    """Anyone who may write in ``<state>/oauth`` can plant a symlink where a bridge appends its
+    sign-in's log, or hold the sign-in lock forever: nothing is written there, and the message
+    says what to do."""
+    folder = tmp_path / "oauth"
+    folder.mkdir()
+    folder.chmod(0o777)
+    with pytest.raises(Unsafe) as refused:
+        tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+    assert str(refused.value) == (f"{folder}: mode 0777 lets others write in it: check what is in it, then make it private "
+                                  f"(chmod 700 {folder}) and sign in again")
+    with pytest.raises(Unsafe):
+        tokenstore.locked(str(tmp_path), "linear", timeout=1)
+    assert list(folder.iterdir()) == []
+    folder.chmod(0o755)  # others may only look: made private, and used
+    tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a folder to another user takes root")
+def test_a_token_folder_of_another_user_is_refused(tmp_path):
+    """As root, the folder is given to nobody (65534): the check is by owner, not by mode."""
+    folder = tmp_path / "oauth"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, 65534, 65534)
+    with pytest.raises(Unsafe, match=r"owned by user 65534, not by you \(0\)"):
+        tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)

@@ -68,7 +68,7 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
             nobrowser = headless(os.environ)
             tokens = sign_in(provider, os.environ, paste or nobrowser, device_grant(device, paste, nobrowser))
             kept = tokenstore.write(state, name, tokens, keyring)
-    except ProjectorError as error:
+    except (ProjectorError, tokenstore.Unsafe) as error:
         err(f"error: {error}")
         return 1
     where = "the keyring" if kept.in_keyring else tokenstore.token_file(state, name)

@@ -122,7 +122,11 @@ class SignIn:
                 return "no browser can open where the bridge runs (no display, no $BROWSER)"
         options = ["--from-bridge", self.stamp, *(["--scope", scope] if scope else [])]
         try:
+            tokenstore.private_folder(self.renewer.state)  # the log goes there, unless the bridge has one
             self.child = _spawn(self.renewer.login_command(*options), self.output)
+        except tokenstore.Unsafe as unsafe:
+            self.log(str(unsafe))
+            return str(unsafe)
         except OSError as failure:
             self.log(f"cannot start `projector login {self.provider}` ({failure.strerror}): run it yourself")
             return f"`projector login {self.provider}` could not be started ({failure.strerror})"
