@@ -247,3 +247,28 @@ def test_login_and_logout_say_a_token_folder_others_may_write_in_as_an_error(san
         done = sandbox.run(command, "linear", config=model)
         assert (done.returncode, done.stderr) == (1, f"error: {folder}: mode 0777 lets others write in it: check what is in "
                                                      f"it, then make it private (chmod 700 {folder}) and sign in again\n")
+
+
+def test_a_connection_to_the_listener_that_sends_nothing_holds_no_sign_in_up(sandbox, authorization_server, tmp_path):
+    """A browser's speculative connection, or another local user's, opened to the redirect's port
+    and left idle: the browser's redirect is answered all the same, at once."""
+    import sys
+
+    server = authorization_server()
+    seen = tmp_path / "seen"
+    browser = tmp_path / "preconnecting.py"
+    browser.write_text(
+        f"#!{sys.executable}\n"
+        "import socket, sys, urllib.parse, urllib.request\n"
+        "query = urllib.parse.parse_qs(urllib.parse.urlsplit(sys.argv[1]).query)\n"
+        "port = urllib.parse.urlsplit(query['redirect_uri'][0]).port\n"
+        "idle = socket.create_connection(('127.0.0.1', port))\n"
+        "try:\n"
+        "    said = urllib.request.urlopen(sys.argv[1], timeout=8).read().decode()\n"
+        "except OSError as failure:\n"
+        "    said = repr(failure)\n"
+        f"open({str(seen)!r}, 'w').write(said)\n")
+    browser.chmod(0o755)
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp", browser))
+    assert done.returncode == 0, done.stderr
+    assert "Signed in: you can close this tab." in seen.read_text()

@@ -462,8 +462,11 @@ class _Listener:
             def log_message(self, *_: Any) -> None:  # the query holds the code: never logged
                 pass
 
-        try:
-            self.server = http.server.HTTPServer(("127.0.0.1", port or 0), Callback)
+            timeout = 10  # seconds an idle connection is kept
+
+        try:  # a thread a connection: one left idle (a browser's preconnect, another user's) holds up no other
+            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port or 0), Callback)
+            self.server.daemon_threads = True
         except OSError as exc:
             raise SignInFailed(f"cannot listen on 127.0.0.1:{port} for the sign-in's redirect ({exc.strerror}): "
                                "free the port, or change redirect_port with the server's registration") from None
