@@ -272,3 +272,21 @@ def test_a_connection_to_the_listener_that_sends_nothing_holds_no_sign_in_up(san
     done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp", browser))
     assert done.returncode == 0, done.stderr
     assert "Signed in: you can close this tab." in seen.read_text()
+
+
+def test_what_the_server_says_reaches_the_terminal_without_its_control_characters(sandbox, authorization_server):
+    """A refusal's ``error_description`` is the server's text: escape sequences in it could clear
+    the screen, or a new line could forge what projector says (and a bridge's sign-in log keeps it)."""
+    from urllib.parse import quote
+
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    forged = "\x1b[2J\x1b[Hall good\nsigned in to linear until 2099-01-01 00:00\u202e"
+    server.routes["GET /authorize"] = lambda request: Answer(302, headers=(
+        ("Location", f"{request.query['redirect_uri']}?error=access_denied&error_description={quote(forged)}"
+                     f"&state={request.query['state']}"),))
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == ("error: the server refused the sign-in: access_denied "
+                                            "(\\x1b[2J\\x1b[Hall good\\nsigned in to linear until 2099-01-01 00:00\\u202e)")

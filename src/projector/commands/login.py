@@ -76,6 +76,20 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
     return 0
 
 
+def printable(text: str) -> str:
+    """``text`` with its control and format characters written out (``\\x1b``, ``\\n``, ``\\u202e``):
+    an error quotes what a server said, whose escape sequences or new lines would otherwise reach
+    the terminal, or forge a line of projector's in a bridge's sign-in log."""
+    import unicodedata
+
+    def shown(char: str) -> str:
+        if unicodedata.category(char) not in ("Cc", "Cf"):
+            return char
+        return repr(char)[1:-1] if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+    return "".join(map(shown, text))
+
+
 def signed_in_since(state: str, name: str, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
     """The sign-in written after the token file was at ``stamp``, when it is usable (and has
     ``scope``, when one is asked for); None: sign in."""
@@ -123,13 +137,13 @@ def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, device:
     assert provider.url is not None and provider.oauth is not None
     try:
         return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste, device))
-    except ProjectorError:
-        raise
+    except ProjectorError as refused:  # what it says may quote the server
+        raise SignInFailed(printable(str(refused))) from None
     except Exception as failure:  # the SDK's OAuthFlowError, OAuthTokenError, httpx's errors
         if _unreachable(failure):
-            raise SignInFailed(f"signing in to {provider.name} failed: cannot reach {provider.url} ({_said(failure)}): check "
-                               "the provider's url in the model, and that the server is up") from None
-        raise SignInFailed(f"signing in to {provider.name} failed: {_said(failure)}") from None
+            raise SignInFailed(f"signing in to {provider.name} failed: cannot reach {provider.url} ({printable(_said(failure))}): "
+                               "check the provider's url in the model, and that the server is up") from None
+        raise SignInFailed(f"signing in to {provider.name} failed: {printable(_said(failure))}") from None
 
 
 def _unreachable(failure: BaseException) -> bool:
@@ -221,7 +235,7 @@ async def _probe(client: Any, url: str, storage: _Memory) -> None:
         answer = await client.post(url, json=LIST_TOOLS, headers=headers)
     challenge = answer.headers.get("www-authenticate", "")
     if answer.status_code == 403 and storage.tokens is not None and "insufficient_scope" in challenge:
-        err(f"note: the server wants more than this sign-in allows to list its tools (HTTP 403: {challenge[:200]}); "
+        err(f"note: the server wants more than this sign-in allows to list its tools (HTTP 403: {printable(challenge[:200])}); "
             "a session asks for it when it needs it")
     elif answer.status_code in (401, 403):
         raise SignInFailed(f"the server still refuses the token (HTTP {answer.status_code}) after signing in")
