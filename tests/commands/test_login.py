@@ -290,3 +290,40 @@ def test_what_the_server_says_reaches_the_terminal_without_its_control_character
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == ("error: the server refused the sign-in: access_denied "
                                             "(\\x1b[2J\\x1b[Hall good\\nsigned in to linear until 2099-01-01 00:00\\u202e)")
+
+
+def test_an_authorization_server_over_plain_http_to_another_host_is_refused_before_anything_is_sent(sandbox, authorization_server):
+    """The model refuses a token over http:// to another host, but the authorization server is
+    the one the server's metadata names: there the code, the client's secret and the tokens would
+    cross the network in clear. (0.0.0.0 is not loopback by name, yet Linux connects it here.)"""
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    elsewhere = server.origin.replace("127.0.0.1", "0.0.0.0")
+    metadata = server.routes["GET /.well-known/oauth-authorization-server"].body
+    server.routes["GET /.well-known/oauth-protected-resource/mcp"] = Answer(200, {"resource": f"{server.origin}/mcp",
+                                                                                  "authorization_servers": [elsewhere]})
+    server.routes["GET /.well-known/oauth-authorization-server"] = Answer(200, {
+        k: v.replace(server.origin, elsewhere) if isinstance(v, str) else v for k, v in metadata.items()})
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"error: {elsewhere}/.well-known/oauth-authorization-server is plain http:// to 0.0.0.0, which is not this machine: "
+        "the sign-in's codes, secrets and tokens would cross the network in clear (the MCP authorization spec requires "
+        "HTTPS there), so projector does not sign in; say insecure: true of the provider if you accept that")
+    assert [path for path in server.paths() if path.startswith("POST")] == ["POST /mcp"]
+    assert tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear") is None
+
+
+def test_an_authorization_page_over_plain_http_to_another_host_is_never_opened(sandbox, authorization_server):
+    """Where the person types a password: the browser is not sent there."""
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    elsewhere = server.origin.replace("127.0.0.1", "0.0.0.0")
+    metadata = server.routes["GET /.well-known/oauth-authorization-server"].body
+    server.routes["GET /.well-known/oauth-authorization-server"] = Answer(200, dict(metadata, authorization_endpoint=f"{elsewhere}/authorize"))
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1].startswith(f"error: {elsewhere}/authorize is plain http:// to 0.0.0.0, which is not this machine")
+    assert "GET /authorize" not in server.paths() and "POST /token" not in server.paths()

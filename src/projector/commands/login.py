@@ -136,7 +136,7 @@ def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, device:
     logging.getLogger("mcp").propagate = False
     assert provider.url is not None and provider.oauth is not None
     try:
-        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste, device))
+        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste, device, provider.insecure))
     except ProjectorError as refused:  # what it says may quote the server
         raise SignInFailed(printable(str(refused))) from None
     except Exception as failure:  # the SDK's OAuthFlowError, OAuthTokenError, httpx's errors
@@ -181,8 +181,27 @@ def _validation_error(failure: BaseException) -> Any:
     return None
 
 
-async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None) -> tokenstore.Tokens:
+def in_clear(url: str) -> str | None:
+    """Why a sign-in's request to ``url`` is not made: plain http:// to a host that is not this
+    machine (the model's rule for the provider's url, held to the authorization server the
+    server's metadata names, where the code, the client's secret and the tokens go); None: it may."""
+    from projector.core.modeltypes import loopback
+
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "http" or loopback(parts.hostname or ""):
+        return None
+    return (f"{url.split('?')[0]} is plain http:// to {parts.hostname}, which is not this machine: the sign-in's codes, "
+            "secrets and tokens would cross the network in clear (the MCP authorization spec requires HTTPS there), so "
+            "projector does not sign in; say insecure: true of the provider if you accept that")
+
+
+async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None,
+                   insecure: bool = False) -> tokenstore.Tokens:
     import httpx2
+
+    async def refuse_clear_text(request: Any) -> None:
+        if not insecure and (why := in_clear(str(request.url))):
+            raise SignInFailed(why)
 
     if device and oauth.grant not in ("client_credentials", "enterprise"):
         signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED)
@@ -196,9 +215,10 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
         auth = _enterprise_auth(url, oauth, environ, storage)
     else:
         listener = _Listener(oauth.redirect_port)
-        auth = _person_auth(url, oauth, environ, storage, listener, paste)
+        auth = _person_auth(url, oauth, environ, storage, listener, paste, insecure)
     try:
-        async with httpx2.AsyncClient(auth=auth, timeout=30.0, follow_redirects=False) as client:
+        async with httpx2.AsyncClient(auth=auth, timeout=30.0, follow_redirects=False,
+                                      event_hooks={"request": [refuse_clear_text]}) as client:
             await _probe(client, url, storage)
     finally:
         if listener is not None:
@@ -304,7 +324,8 @@ def _secret(environ: Mapping[str, str], name: str | None, what: str) -> str | No
     return value
 
 
-def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory, listener: _Listener, paste: bool) -> Any:
+def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory, listener: _Listener, paste: bool,
+                 insecure: bool = False) -> Any:
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
@@ -327,6 +348,8 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
             return await super()._perform_authorization_code_grant()
 
     async def redirect(authorization_url: str) -> None:
+        if not insecure and (why := in_clear(authorization_url)):  # where the person types a password
+            raise SignInFailed(why)
         listener.expect(_state_of(authorization_url))
         if not _open(authorization_url, paste):
             listener.read_pasted()
