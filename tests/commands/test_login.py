@@ -116,3 +116,29 @@ def test_an_expired_machine_grant_is_said_to_be_renewed_at_the_next_session(sand
     doctor = sandbox.run("doctor", config=model).stdout
     assert "ci: signed in through projector; the token expired at " in doctor and "is renewed at the next session" in doctor
     assert "run `projector login ci`" not in doctor
+
+
+def test_a_sign_in_for_the_providers_old_address_is_said_to_need_a_new_one(sandbox):
+    """The model moved the provider after `projector login`: status, doctor and explain name the
+    address it was signed in for and the one the model says now, and what to run."""
+    model = sandbox.model(MODEL.replace("https://mcp.linear.app/mcp", "https://mcp.linear.app/v2/mcp"))
+    sandbox.install_projector()
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None, resource="https://mcp.linear.app/mcp"))
+    said = ("signed in for https://mcp.linear.app/mcp, the model now says https://mcp.linear.app/v2/mcp: "
+            "run `projector login linear`")
+    assert f"sign-in: linear: {said}" in sandbox.run("status", config=model).stdout
+    assert f"PROBLEM  linear: {said}" in sandbox.run("doctor", config=model).stdout
+    assert f"authenticates with OAuth: {said}" in sandbox.run("explain", str(sandbox.root), config=model).stdout
+
+
+def test_a_login_a_bridge_started_signs_in_when_what_was_written_meanwhile_is_for_another_address(sandbox):
+    """`login --from-bridge STAMP` keeps another session's sign-in only when it serves the
+    provider's address: one for the old address (a session the model had not moved yet renewed
+    it) is no sign-in for the new one, so the sign-in goes on (here it fails: nothing listens)."""
+    model = sandbox.model(MODEL.replace("https://mcp.linear.app/mcp", "http://127.0.0.1:9/mcp"))
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    asked_at = tokenstore.stamp(state, "linear")
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None, resource="https://mcp.linear.app/mcp"))
+    done = sandbox.run("login", "linear", "--from-bridge", asked_at, config=model)
+    assert "already" not in done.stdout and done.returncode == 1, done.stdout + done.stderr

@@ -150,3 +150,20 @@ def test_a_stamp_tells_a_rewritten_token_file_and_held_tells_a_sign_in_under_way
     with tokenstore.locked(state, "linear", timeout=1):
         assert tokenstore.held(state, "linear")
     assert not tokenstore.held(state, "linear")
+
+
+@pytest.mark.parametrize(("resource", "url"), [
+    ("https://mcp.example/mcp", "https://mcp.example/mcp"),
+    ("https://mcp.example/", "https://mcp.example/mcp"),  # the Protected Resource Metadata names a parent
+    ("https://MCP.example/mcp/", "https://mcp.example/mcp?x=1"),
+    ("https://mcp.example/mcp", "https://mcp.example/mcp2"),  # a sibling is not below it
+    ("https://mcp.example/mcp", "https://mcp.example/v2/mcp"),  # the model moved the provider
+    ("https://mcp.example/mcp", "http://mcp.example/mcp"),
+    ("https://mcp.example/mcp", "https://mcp.example:8443/mcp"),
+    ("https://mcp.example/mcp/sub", "https://mcp.example/mcp"),  # a child's sign-in does not serve its parent
+])
+def test_a_sign_in_serves_the_addresses_the_sdk_allows_its_resource_for(resource, url):
+    from mcp.shared.auth_utils import check_resource_allowed
+
+    assert Tokens(access_token="x", expires_at=None, resource=resource).serves(url) == check_resource_allowed(url, resource)
+    assert Tokens(access_token="x", expires_at=None).serves(url)  # a sign-in that names no resource is taken as it is

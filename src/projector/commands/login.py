@@ -61,7 +61,7 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
         state = locations.state_folder(os.environ)
         keyring = tokenstore.Keyring.found(os.environ)
         with tokenstore.locked(state, name, timeout=WAIT_FOR_BROWSER + 60):  # one sign-in at a time, bridges included
-            if replacing is not None and (meanwhile := signed_in_since(state, name, replacing, scope)) is not None:
+            if replacing is not None and (meanwhile := signed_in_since(state, provider, replacing, scope)) is not None:
                 print(f"signed in to {name} already (another session did){until(meanwhile)}")
                 return 0
             nobrowser = headless(os.environ)
@@ -75,16 +75,16 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
     return 0
 
 
-def signed_in_since(state: str, name: str, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
-    """The sign-in written after the token file was at ``stamp``, when it is usable (and has
-    ``scope``, when one is asked for); None: sign in."""
-    if tokenstore.stamp(state, name) == stamp:
+def signed_in_since(state: str, provider: Provider, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
+    """The sign-in written after the token file was at ``stamp``, when it is usable for the
+    provider's address (and has ``scope``, when one is asked for); None: sign in."""
+    if tokenstore.stamp(state, provider.name) == stamp:
         return None
     try:
-        tokens = tokenstore.read(state, name)
+        tokens = tokenstore.read(state, provider.name)
     except tokenstore.Unsafe:
         return None
-    if tokens is None or not tokens.usable(time.time(), margin=0):
+    if tokens is None or not tokens.usable(time.time(), margin=0) or not tokens.serves(provider.url):
         return None
     if scope is not None and not set(scope.split()) <= set((tokens.scope or "").split()):
         return None

@@ -41,6 +41,8 @@ def sign_in_state(provider: Provider, environ: Mapping[str, str], now: float | N
         return False, f"{name}: {unsafe}"
     if tokens is None:
         return False, f"{name}: needs a sign-in: run `projector login {name}`"
+    if not tokens.serves(provider.url):  # the model moved the provider since: the bridge does not use this sign-in
+        return False, f"{name}: signed in for {tokens.resource}, the model now says {provider.url}: run `projector login {name}`"
     now = time.time() if now is None else now
     machine = provider.oauth.grant != "authorization_code"  # signed in again with its client's credentials, no person
     renewable = tokens.in_keyring or bool(tokens.secrets.refresh_token) or machine

@@ -67,6 +67,20 @@ class Tokens(Record):
     def usable(self, now: float, margin: float = EXPIRES_SOON) -> bool:
         return self.expires_at is None or self.expires_at - self.renewed_before(margin) > now
 
+    def serves(self, url: str | None) -> bool:
+        """Whether this sign-in was issued for ``url`` (its RFC 8707 resource), compared as the
+        MCP SDK's check_resource_allowed does: the same origin, and the URL's path at or below
+        the resource's (the Protected Resource Metadata may name a parent). A sign-in that names
+        no resource, or a provider with no URL, is taken as it is."""
+        if not self.resource or not url:
+            return True
+        from urllib.parse import urlsplit
+
+        issued, asked = urlsplit(self.resource), urlsplit(url)
+        if (issued.scheme.lower(), issued.netloc.lower()) != (asked.scheme.lower(), asked.netloc.lower()):
+            return False
+        return (asked.path.rstrip("/") + "/").startswith(issued.path.rstrip("/") + "/")
+
     def renewed_before(self, margin: float) -> float:
         """How long before its expiry the token is renewed: ``margin``, but at most half its
         lifetime: a server that gives two-minute tokens would otherwise see a refresh at every

@@ -38,8 +38,10 @@ class Renewer:
     """One provider's tokens, as one bridge session uses them."""
 
     def __init__(self, provider: str, environ: Mapping[str, str], log: Callable[[str], None],
-                 clock: Callable[[], float] = time.time, config: str | None = None, machine: bool = False) -> None:
+                 clock: Callable[[], float] = time.time, config: str | None = None, machine: bool = False,
+                 url: str | None = None) -> None:
         self.provider = provider
+        self.url = url  # the provider's address in the model: a sign-in issued for another is not used
         self.environ = environ
         self.state = locations.state_folder(environ)
         self.log = log
@@ -52,6 +54,14 @@ class Renewer:
 
     def _unsigned(self) -> SignInNeeded:
         return SignInNeeded(f"not signed in to {self.provider}: run `projector login {self.provider}`")
+
+    def _elsewhere(self, tokens: tokenstore.Tokens) -> SignInNeeded | None:
+        """A sign-in issued for another address (the model moved the provider since): its token
+        and its refresh both ask for the old resource, so neither is spent on the new one."""
+        if tokens.serves(self.url):
+            return None
+        return SignInNeeded(f"signed in to {self.provider} for {tokens.resource}, the model now says {self.url}: "
+                            f"run `projector login {self.provider}`")
 
     def login_command(self, *options: str) -> list[str]:
         """`projector login` for this provider, as this bridge runs it: the same interpreter and
@@ -70,6 +80,8 @@ class Renewer:
             return None, str(unsafe)
         if tokens is None:
             return self._signed_in_again("none") if self.machine else (None, self._unsigned())
+        if moved := self._elsewhere(tokens):
+            return self.renewed(tokens.access_token) if self.machine else (None, moved)
         if tokens.usable(self.clock()):
             return tokens.access_token, None
         return self.renewed(tokens.access_token)
@@ -84,12 +96,16 @@ class Renewer:
                 tokens = tokenstore.read(self.state, self.provider)  # again: another bridge may have renewed it
                 if tokens is None:
                     return None, self._unsigned()
-                if tokens.access_token != refused and tokens.usable(self.clock(), margin=0):
-                    return tokens.access_token, None
-                keyring = tokenstore.Keyring.found(self.environ) if tokens.in_keyring else None
-                secrets = tokenstore.secrets_of(self.state, self.provider, tokens, keyring)
-                if not (self.machine and not secrets.refresh_token):
-                    return self._refresh(tokens, secrets, keyring)
+                moved = self._elsewhere(tokens)
+                if moved and not self.machine:
+                    return None, moved
+                if not moved:
+                    if tokens.access_token != refused and tokens.usable(self.clock(), margin=0):
+                        return tokens.access_token, None
+                    keyring = tokenstore.Keyring.found(self.environ) if tokens.in_keyring else None
+                    secrets = tokenstore.secrets_of(self.state, self.provider, tokens, keyring)
+                    if not (self.machine and not secrets.refresh_token):
+                        return self._refresh(tokens, secrets, keyring)
                 stale = tokenstore.stamp(self.state, self.provider)
             return self._signed_in_again(stale)  # it takes the lock itself
         except Busy:
@@ -139,7 +155,7 @@ class Renewer:
             tokens = tokenstore.read(self.state, self.provider)
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
-        if done.returncode != 0 or tokens is None or not tokens.usable(self.clock(), margin=0):
+        if done.returncode != 0 or tokens is None or not tokens.usable(self.clock(), margin=0) or not tokens.serves(self.url):
             return None, f"signing in to {self.provider} again failed (projector login exited {done.returncode}; see above)"
         self.log(f"renewed the sign-in to {self.provider} (signed in again with its client's credentials)")
         return tokens.access_token, None

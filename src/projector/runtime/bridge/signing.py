@@ -176,7 +176,9 @@ class SignIn:
             tokens = tokenstore.read(self.renewer.state, self.provider)
         except tokenstore.Unsafe:
             return None
-        return tokens if tokens is not None and tokens.usable(time.time(), margin=0) else None
+        if tokens is None or not tokens.usable(time.time(), margin=0) or not tokens.serves(self.renewer.url):
+            return None  # (a sign-in for another address: the provider's old one, as a session the model has not moved yet writes it)
+        return tokens
 
 
 def _spawn(argv: list[str], output: str) -> int:
