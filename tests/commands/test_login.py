@@ -73,21 +73,26 @@ def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_th
 
 
 def test_sync_says_once_that_an_oauth_provider_needs_a_sign_in(sandbox):
-    """Every client gets the bridge for an OAuth provider; until `projector login` its sessions
-    offer no tools, and nothing in a client would tell the user why."""
+    """Every client gets the bridge for an OAuth provider; nobody signed in, its first session
+    starts the sign-in itself where a browser can open (a machine's grant: with its client's
+    credentials), and sync says so once, in one line."""
     sandbox.install_projector()
-    model = sandbox.model(MODEL)
+    machine = ("  ci:\n    url: https://ci.example.com/mcp\n    oauth:\n      client_id: ci-bot\n      client_secret_env: CI_SECRET\n"
+               "      client_credentials: true\n")
+    model = sandbox.model(MODEL + machine)
     first = sandbox.run("sync", config=model)
     assert first.returncode == 0, first.stderr
     said = [line for line in first.stderr.splitlines() if "signs in through projector" in line]
-    assert said == ['warning: provider "linear" signs in through projector, once for every client: needs a sign-in: run '
-                    "`projector login linear` (until then its sessions offer no tools; `oauth: client` lets each client sign "
-                    "itself in instead)"]
-    model.write_text(MODEL + "# touched\n")
+    assert said == ['warning: provider "ci" signs in through projector, once for every client: needs a sign-in: run '
+                    "`projector login ci` (or the first session signs in itself: its grant needs no person)",
+                    'warning: provider "linear" signs in through projector, once for every client: needs a sign-in: run '
+                    "`projector login linear` (or the first session opens the browser for it, where one can open; "
+                    "`oauth: client` lets each client sign itself in instead)"]
+    model.write_text(MODEL + machine + "# touched\n")
     assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # said once
     tokenstore.write(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear",
                      tokenstore.Tokens(access_token="canary", expires_at=None))
-    model.write_text(MODEL)
+    model.write_text(MODEL + machine)
     assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # signed in: nothing to say
 
 
