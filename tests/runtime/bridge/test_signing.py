@@ -190,3 +190,34 @@ def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_l
         bridge.close()
     finally:
         guard.close()
+
+
+def test_a_session_that_starts_while_another_projector_signs_in_is_answered_at_once(kb_server, tmp_path):
+    """A sign-in waiting in the browser holds the provider's lock for minutes: a session that
+    starts meanwhile with an expired token does not wait on that lock (its client would give up
+    on initialize); it is answered here, waits for that sign-in, and gets the tools once it is
+    written, even when it was written while the session still waited for the lock."""
+    server = kb_server()
+    layout, env, state = unsigned(tmp_path, server.url)
+    tokenstore.write(state, "docs", tokenstore.Tokens(access_token="expired", expires_at=time.time() - 60,
+                                                      token_endpoint="http://127.0.0.1:9/token", client_id="projector-test",
+                                                      secrets=tokenstore.Secrets(refresh_token="refresh-1")))
+    with tokenstore.locked(state, "docs", 5):  # `projector login docs`, waiting for the browser
+        bridge = Raw(layout, "work/a", env=env)
+        try:
+            began = time.monotonic()
+            bridge.send(INIT, INITIALIZED)
+            time.sleep(1)  # the bridge waits for the lock meanwhile
+            tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))
+            opened = bridge.receive(timeout=30)["result"]
+            assert time.monotonic() - began < 15
+            assert opened["capabilities"]["tools"] == {"listChanged": True}
+            assert "a sign-in to docs is under way in another projector" in opened["instructions"]
+        except BaseException:
+            bridge.close()
+            raise
+    try:
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+    finally:
+        bridge.close()

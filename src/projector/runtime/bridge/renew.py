@@ -24,9 +24,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-LOCK_WAIT = 60.0  # seconds a bridge waits for another's refresh (or sign-in) before giving up
+# Seconds a bridge waits for the sign-in lock: another bridge's refresh (one request) is over
+# by then; a lock held longer is a sign-in waiting for a person (minutes), which the session
+# waits for answered here (bridge.signing) rather than leave its client's initialize unanswered.
+LOCK_WAIT = 5.0
 REFRESH_TIMEOUT = 30.0
-MACHINE_SIGN_IN_TIMEOUT = LOCK_WAIT + 60.0  # a machine's `projector login`: its lock wait, then a few requests
+MACHINE_SIGN_IN_TIMEOUT = 120.0  # a machine's `projector login`: a wait for the lock, then a few requests
 
 
 class SignInNeeded(str):
@@ -48,6 +51,9 @@ class Renewer:
         self.clock = clock
         self.config = config  # the model's file, for the `projector login` a bridge runs
         self.machine = machine  # a client_credentials or enterprise grant: renewed by signing in again, no person
+        # The token file as it was when last read (core.tokenstore.stamp): a sign-in waited for
+        # is one written after it, even in the instant between this read and the wait.
+        self.seen = ""
 
     def _again(self, why: str) -> SignInNeeded:
         return SignInNeeded(f"{why}: sign in again with `projector login {self.provider}`")
@@ -75,6 +81,7 @@ class Renewer:
     def current(self) -> tuple[str | None, str | None]:
         """A token to send (refreshed first when it expires soon), and what is wrong when none."""
         try:
+            self.seen = tokenstore.stamp(self.state, self.provider)
             tokens = tokenstore.read(self.state, self.provider)
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
@@ -92,7 +99,9 @@ class Renewer:
         from projector.core.files import Busy
 
         try:
+            self.seen = tokenstore.stamp(self.state, self.provider)
             with tokenstore.locked(self.state, self.provider, LOCK_WAIT):
+                self.seen = tokenstore.stamp(self.state, self.provider)
                 tokens = tokenstore.read(self.state, self.provider)  # again: another bridge may have renewed it
                 if tokens is None:
                     return None, self._unsigned()
@@ -108,8 +117,8 @@ class Renewer:
                         return self._refresh(tokens, secrets, keyring)
                 stale = tokenstore.stamp(self.state, self.provider)
             return self._signed_in_again(stale)  # it takes the lock itself
-        except Busy:
-            return None, f"another projector held the sign-in of {self.provider} for {LOCK_WAIT:.0f} s; try again"
+        except Busy:  # a person signing in elsewhere: waited for as a sign-in (seen: the file before it)
+            return None, SignInNeeded(f"a sign-in to {self.provider} is under way in another projector")
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
 

@@ -91,8 +91,9 @@ class SignIn:
         """``done(token, None)`` once a usable token is written (one with ``scope``, when given);
         with a ``limit``, ``done(None, why)`` when it passes or the sign-in this started ends
         without one. A sign-in is started for it unless one is under way."""
-        if not self.waiters:
-            self.stamp = tokenstore.stamp(self.renewer.state, self.provider)
+        if not self.waiters:  # a sign-in is one written since the file the renewer last read (a step-up's: since now)
+            seen = self.renewer.seen if scope is None else ""
+            self.stamp = seen or tokenstore.stamp(self.renewer.state, self.provider)
             self.started = False
         waiter = _Waiter(done, scope, None if limit is None else time.monotonic() + limit)
         self.waiters.append(waiter)
