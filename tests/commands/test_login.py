@@ -135,6 +135,14 @@ def test_a_sign_in_for_the_providers_old_address_is_said_to_need_a_new_one(sandb
     assert f"sign-in: linear: {said}" in sandbox.run("status", config=model).stdout
     assert f"PROBLEM  linear: {said}" in sandbox.run("doctor", config=model).stdout
     assert f"authenticates with OAuth: {said}" in sandbox.run("explain", str(sandbox.root), config=model).stdout
+    machine = model.read_text() + ("  ci:\n    url: https://ci.example.com/v2/mcp\n    oauth:\n      client_id: ci-bot\n"
+                                   "      client_secret_env: CI_SECRET\n      client_credentials: true\n")
+    model.write_text(machine)
+    tokenstore.write(state, "ci", tokenstore.Tokens(access_token="canary", expires_at=None, resource="https://ci.example.com/mcp"))
+    doctor = sandbox.run("doctor", config=model).stdout  # a machine's grant: the bridge signs in again by itself
+    assert ("ci: signed in for https://ci.example.com/mcp, the model now says https://ci.example.com/v2/mcp: the next session "
+            "signs in again (its grant needs no person)") in doctor
+    assert "PROBLEM  ci:" not in doctor
 
 
 def test_a_login_a_bridge_started_signs_in_when_what_was_written_meanwhile_is_for_another_address(sandbox):
