@@ -221,3 +221,32 @@ def test_a_session_that_starts_while_another_projector_signs_in_is_answered_at_o
         assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
     finally:
         bridge.close()
+
+
+def test_a_token_refused_when_the_roots_open_the_session_waits_for_a_sign_in_instead_of_failing_for_good(tmp_path):
+    """An unbound folder, a client that declares roots, and a stored token the provider no
+    longer takes (no refresh token): the provider's session, opened once the roots are known,
+    is refused; the session then waits for a sign-in (a tool call says what to run) rather than
+    answering every request 'not available' until the client restarts, and once one is written
+    it opens and the client hears tools/list_changed (its initialize promised it)."""
+    guard = Guarded(accepted={"second"})
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="first", expires_at=None))
+        bridge = Raw(layout, "scratch", env=env)
+        bridge.send(dict(INIT, params=dict(INIT["params"], capabilities={"roots": {}})), INITIALIZED)
+        assert bridge.receive()["result"]["capabilities"]["tools"] == {"listChanged": True}
+        roots_request = bridge.receive()
+        assert roots_request["method"] == "roots/list"
+        bridge.send({"jsonrpc": "2.0", "id": roots_request["id"], "result": {"roots": [{"uri": f"file://{tmp_path}/work/b"}]}},
+                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {}}})
+        called = bridge.receive()["result"]
+        assert called["isError"] is True and "run `projector login docs`" in called["content"][0]["text"]
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="second", expires_at=None))
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}  # the roots kept
+        bridge.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert bridge.receive()["result"]["tools"][0]["name"] == "search"
+        assert [auth for method, auth in guard.calls if method == "initialize"] == ["Bearer first", "Bearer second"]
+        assert bridge.close() == 0
+    finally:
+        guard.close()
