@@ -79,6 +79,23 @@ def sandbox(tmp_path) -> Sandbox:
 
 
 @pytest.fixture
+def authorization_server():
+    """Start scripted loopback authorization servers (tests/servers/scripted.py; keyword
+    arguments: AuthorizationServer's); each is closed after the test."""
+    from servers.scripted import AuthorizationServer
+
+    started: list[AuthorizationServer] = []
+
+    def start(**options) -> AuthorizationServer:
+        started.append(AuthorizationServer(**options))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
+
+
+@pytest.fixture
 def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent (a user's clone): corpus tests need it beside the project")

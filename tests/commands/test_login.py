@@ -4,6 +4,10 @@ sign-in itself runs against the MCP conformance suite's authorization servers
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from projector.core import tokenstore
 
 MODEL = """\
@@ -39,7 +43,8 @@ def test_logout_forgets_the_stored_tokens(sandbox):
     tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None,
                                                         secrets=tokenstore.Secrets(refresh_token="canary-refresh")))
     done = sandbox.run("logout", "linear", config=model)
-    assert (done.returncode, done.stdout) == (0, "signed out of linear\n")
+    assert (done.returncode, done.stdout) == (0, "signed out of linear (the server names no revocation endpoint: its tokens stay "
+                                                 "valid there until they expire)\n")
     assert tokenstore.read(state, "linear") is None
     assert sandbox.run("logout", "linear", config=model).stdout == "not signed in to linear\n"
 
@@ -155,3 +160,82 @@ def test_a_login_a_bridge_started_signs_in_when_what_was_written_meanwhile_is_fo
     tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None, resource="https://mcp.linear.app/mcp"))
     done = sandbox.run("login", "linear", "--from-bridge", asked_at, config=model)
     assert "already" not in done.stdout and done.returncode == 1, done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------------- what a person sees when a sign-in fails
+
+
+FOLLOW = Path(__file__).resolve().parents[1] / "runtime" / "bridge" / "follow_redirects.py"
+
+
+def login_model(sandbox, url: str, browser: str | Path = FOLLOW) -> Path:
+    sandbox.env["BROWSER"] = str(browser)
+    return sandbox.model(f"version: 1\nproviders:\n  linear:\n    url: {url}\n    oauth: true\n")
+
+
+@pytest.mark.parametrize(("pkce", "said"), [
+    (None, "does not offer PKCE (its metadata lists no code_challenge_methods_supported)"),
+    (("plain",), "offers PKCE only as plain, not S256"),
+])
+def test_an_authorization_server_without_pkce_s256_is_refused(sandbox, authorization_server, pkce, said):
+    server = authorization_server(pkce=pkce)
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert (done.returncode, done.stderr) == (1, f"error: the authorization server {server.origin} {said}, which the MCP "
+                                                 "authorization spec requires: projector does not sign in there; ask the "
+                                                 "server's operator to turn on PKCE with S256\n")
+    assert "GET /authorize" not in server.paths() and "POST /token" not in server.paths()  # no code was ever asked for
+    assert tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear") is None
+
+
+def test_an_answer_of_another_sign_in_is_passed_over_and_this_one_completes(sandbox, authorization_server, tmp_path):
+    """An old tab, or a redirect someone else forged, reaches the listener first: its state is
+    not this sign-in's, so it is said and ignored, and the sign-in goes on."""
+    import sys
+
+    server = authorization_server()
+    browser = tmp_path / "two-tabs.py"
+    browser.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, urllib.parse, urllib.request\n"
+        "query = urllib.parse.parse_qs(urllib.parse.urlsplit(sys.argv[1]).query)\n"
+        "urllib.request.urlopen(query['redirect_uri'][0] + '?code=forged&state=not-this-one', timeout=10).read()\n"
+        "urllib.request.urlopen(sys.argv[1], timeout=10).read()\n")
+    browser.chmod(0o755)
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp", browser))
+    assert done.returncode == 0, done.stderr
+    assert ("an answer of another sign-in came back (its state is not this one's): it is ignored; finish this sign-in in "
+            "the page it opened, or paste the address that page is sent back to") in done.stderr
+    assert [r.form.get("code") for r in server.received if r.path == "/token"] == ["code-7"]  # the forged code was never used
+
+
+def test_when_no_browser_opens_the_address_is_printed_and_taken_back_pasted(sandbox, authorization_server):
+    """$BROWSER names a browser that fails to start: the address is printed, and the one the
+    browser elsewhere was sent back to is read from stdin (as --paste does)."""
+    import subprocess
+    import sys
+
+    from elsewhere import paste_back
+
+    server = authorization_server()
+    model = login_model(sandbox, f"{server.origin}/mcp", "/bin/false")
+    login = subprocess.Popen([sys.executable, "-m", "projector", "login", "linear", "--config", str(model)], env=sandbox.env,
+                             cwd=sandbox.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        said = paste_back(login)
+        login.wait(timeout=30)
+        out, rest = login.stdout.read(), login.stderr.read()
+    finally:
+        login.kill()
+    assert login.returncode == 0, said + rest
+    assert "then paste here the address the browser was sent back to" in said + rest
+    assert out.startswith("signed in to linear until ")
+
+
+def test_a_server_that_cannot_be_reached_is_said_with_what_to_check(sandbox):
+    from servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    done = sandbox.run("login", "linear", config=login_model(sandbox, url))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: signing in to linear failed: cannot reach {url} (ConnectError: ")
+    assert done.stderr.endswith("): check the provider's url in the model, and that the server is up\n")

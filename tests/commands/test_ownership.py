@@ -138,3 +138,21 @@ def test_after_an_upgrade_a_sync_that_rewrites_a_0_3_0_entry_keeps_its_original(
     assert "projector" in codex.read_text()
     assert sandbox.run("remove", config=config).returncode == 0
     assert codex.read_text() == CODEX
+
+
+def test_after_an_upgrade_remove_takes_out_a_kbs_url_a_0_3_0_ledger_recorded(sandbox):
+    """A URL narrowed with ?kbs= is, like the bridge, a shape only projector writes: the entry a
+    0.3.0 ledger recorded goes at `remove`, as it would have with the ledger lost (issue 27)."""
+    sandbox.install_projector()
+    narrowed = {"type": "http", "url": "https://kb.dev/mcp?kbs=a,b"}
+    claude = CLAUDE.replace('"sentry"', '"kb": ' + json.dumps(narrowed) + ',\n    "sentry"')
+    path = sandbox.file(".claude.json", claude)
+    _ledger_of_0_3_0(sandbox, {".claude.json": ("claude-code", {"kb": narrowed})})
+    config = sandbox.model(MODEL.replace("clients: [claude-code, codex]", "clients: [claude-code]")
+                           + "  kb:\n    url: https://kb.dev/mcp\n")
+    synced = sandbox.run("sync", config=config)
+    assert synced.returncode == 0, synced.stderr
+    assert "took over kb" not in synced.stderr, "nothing of the user's to take over"
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    assert path.read_text() == CLAUDE

@@ -128,3 +128,29 @@ def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_s
     assert not same("claude-code", {"type": "stdio", "command": "npx", "args": ["-y", "fs"]},
                     {"type": "stdio", "command": "/bin/projector", "args": ["mcp", "--provider", "s"]})
     assert not same("cursor", {"url": "https://t.dev/mcp", "timeout": 5}, {"url": "https://t.dev/mcp"}), "what the model cannot say"
+
+
+def test_a_vibe_entry_naming_its_token_variable_is_imported_with_it():
+    """Mistral Vibe names an HTTP entry's token variable in api_key_env (MCPStaticAuth, sent as
+    "Authorization: Bearer <token>"): the provider's token_env, and the entry projector's."""
+    vibe = _found("vibe", "docs", {"name": "docs", "transport": "streamable-http", "url": "https://d.dev/mcp", "api_key_env": "DOCS"})
+    server = server_of(vibe)
+    assert server.spec == {"url": "https://d.dev/mcp", "token_env": "DOCS"} and server.unsaid == ()
+    assert [c.name for c in gather([vibe], {}).claims] == ["docs"]
+    kimi = server_of(_found("kimi", "docs", {"transport": "http", "url": "https://d.dev/mcp", "bearerTokenEnvVar": "DOCS"}))
+    assert kimi.spec == server.spec and kimi.unsaid == (), "Kimi Code's key for it: bearerTokenEnvVar"
+    other = server_of(_found("claude-code", "docs", {"type": "http", "url": "https://d.dev/mcp", "api_key_env": "DOCS"}))
+    assert other.unsaid == ("api_key_env",), "a key another client names its token in is nothing Claude Code reads"
+
+
+def test_a_reference_in_a_vibe_or_kimi_env_value_is_text_and_the_entry_stays_the_users():
+    """Vibe hands a stdio server its env as written (registry.py: StdioServerParameters(env=srv.env)),
+    and so does Kimi Code (client-stdio.ts mergeStdioEnv): ${Y} there is that text, which the
+    model cannot say."""
+    vibe = _found("vibe", "lint", {"name": "lint", "transport": "stdio", "command": "lint-mcp", "env": {"Y": "${Y}"}})
+    assert server_of(vibe).unsaid == ("env Y (Mistral Vibe hands the server the text ${Y} as it is: it expands no variable, and reads one "
+                                      "only through api_key_env; the model would read it as a variable)",)
+    assert gather([vibe], {}).claims == ()
+    kimi = _found("kimi", "lint", {"transport": "stdio", "command": "lint-mcp", "env": {"Y": "${Y}"}})
+    assert server_of(kimi).unsaid == ("env Y (Kimi Code hands the server the text ${Y} as it is: it expands no variable, and reads one "
+                                      "only through bearerTokenEnvVar; the model would read it as a variable)",)

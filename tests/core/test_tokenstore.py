@@ -3,6 +3,7 @@ Secret Service (gnome-keyring in its own D-Bus session) when one runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -131,6 +132,65 @@ def test_two_state_folders_keep_apart_in_one_keyring(tmp_path, secret_service):
 def test_usable_until_a_margin_before_expiry():
     assert SIGNED_IN.usable(now=2_000_000_000.0 - 301) and not SIGNED_IN.usable(now=2_000_000_000.0 - 299)
     assert Tokens(access_token="x", expires_at=None).usable(now=1e12)
+
+
+def test_each_platform_has_its_keyring():
+    assert tokenstore.backend("darwin") is tokenstore.Keychain
+    assert tokenstore.backend("linux") is tokenstore.SecretService and tokenstore.backend("freebsd14") is tokenstore.SecretService
+
+
+@pytest.fixture
+def keychain(tmp_path):
+    """macOS's `security` played by tests/core/security_standin.py (no Mac here: the real
+    Keychain is untested), on PATH as `security`; it logs each run's argv, stdin and environment."""
+    import json
+    import sys
+    from pathlib import Path
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    standin = Path(__file__).with_name("security_standin.py")
+    (bin_ / "security").write_text(f"#!/bin/sh\nexec {sys.executable} {standin} \"$@\"\n")
+    (bin_ / "security").chmod(0o755)
+    log = tmp_path / "security.log"
+    environ = {"PATH": f"{bin_}:/usr/bin:/bin", "SECURITY_LOG": str(log), "SECURITY_ITEMS": str(tmp_path / "items.json")}
+    keyring = Keyring.found(environ, platform="darwin")
+    assert isinstance(keyring, tokenstore.Keychain)
+    keyring.runs = lambda: [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return keyring
+
+
+def test_on_macos_the_refresh_token_is_in_the_keychain_and_never_on_a_command_line(tmp_path, keychain):
+    awkward = Tokens(access_token=ACCESS, expires_at=None, client_id="c",
+                     secrets=Secrets(refresh_token='canary "refresh" \\ with spaces', client_secret="dcr 'secret'"))
+    state = str(tmp_path / "state with space")
+    kept = tokenstore.write(state, "linear", awkward, keychain)
+    assert kept.in_keyring
+    text = (tmp_path / "state with space" / "oauth" / "linear.json").read_text()
+    assert "canary" not in text.replace(ACCESS, "") and "dcr" not in text
+    read = tokenstore.read(state, "linear")
+    assert tokenstore.secrets_of(state, "linear", read, keychain) == awkward.secrets  # quoted and read back whole
+    assert tokenstore.remove(state, "linear", keychain) and keychain.lookup(state, "linear") is None
+    account = f"linear@{os.path.abspath(state)}"
+    runs = keychain.runs()
+    assert [run["argv"] for run in runs] == [
+        ["-i"],
+        ["find-generic-password", "-s", "projector", "-a", account, "-w"],
+        ["delete-generic-password", "-s", "projector", "-a", account],
+        ["find-generic-password", "-s", "projector", "-a", account, "-w"],
+    ]
+    assert runs[0]["stdin"].startswith(f'"add-generic-password" "-U" "-s" "projector" "-a" "{account}" "-l" "projector: linear (OAuth)" "-w" ')
+    for run in runs:  # ps shows argv and (to the same user) the environment: neither holds a secret
+        assert "canary" not in json.dumps(run["argv"]) + json.dumps(run["environ"]) and "dcr" not in json.dumps(run["argv"])
+
+
+def test_a_secret_too_long_for_one_security_line_stays_in_the_token_file(tmp_path, keychain):
+    """`security -i` reads 4096 bytes a line: a longer one would run as two commands."""
+    long = Tokens(access_token=ACCESS, expires_at=None, secrets=Secrets(refresh_token="r" * 4100))
+    kept = tokenstore.write(str(tmp_path), "linear", long, keychain)
+    assert not kept.in_keyring and tokenstore.read(str(tmp_path), "linear").secrets.refresh_token == "r" * 4100
+    assert [run["argv"] for run in keychain.runs()] == [["delete-generic-password", "-s", "projector", "-a",
+                                                         f"linear@{tmp_path}"]]  # no stale item left behind
 
 
 def test_a_short_lived_token_is_renewed_at_half_its_life_not_five_minutes_early(tmp_path):

@@ -54,11 +54,12 @@ class Discovered(Exception):
 class Grant:
     """What a device sign-in ends with, for the token store."""
 
-    def __init__(self, tokens: Any, client: Any, token_endpoint: str, resource: str | None) -> None:
+    def __init__(self, tokens: Any, client: Any, token_endpoint: str, resource: str | None, metadata: Any = None) -> None:
         self.tokens = tokens  # the SDK's OAuthToken
         self.client = client  # the SDK's OAuthClientInformationFull
         self.token_endpoint = token_endpoint
         self.resource = resource
+        self.metadata = metadata  # the SDK's OAuthMetadata of the authorization server
 
 
 async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[str, Any], tell: Callable[[str], None],
@@ -92,7 +93,8 @@ async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[s
 
     if tokens.get("scope") is None:
         tokens["scope"] = context.client_metadata.scope
-    return Grant(OAuthToken.model_validate(tokens), context.client_info, str(context.oauth_metadata.token_endpoint), resource)
+    return Grant(OAuthToken.model_validate(tokens), context.client_info, str(context.oauth_metadata.token_endpoint), resource,
+                 context.oauth_metadata)
 
 
 async def discover(http: Any, url: str, oauth: OAuth, initialize: dict[str, Any]) -> Any:
@@ -100,7 +102,9 @@ async def discover(http: Any, url: str, oauth: OAuth, initialize: dict[str, Any]
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-    class Stopped(OAuthClientProvider):
+    from projector.commands.fallback_issuer import SameOriginFallbackIssuer
+
+    class Stopped(SameOriginFallbackIssuer, OAuthClientProvider):  # the 2025-03-26 fallback's issuer as login's
         async def _perform_authorization(self) -> Any:
             raise Discovered(self.context)
 

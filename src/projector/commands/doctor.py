@@ -31,8 +31,8 @@ LABELS = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
 
 def run(config: str | None, client: list[str] | None, as_json: bool = False, ack: bool = False, show_all: bool = False) -> int:
     try:
-        outcome, _ = compute(config, client, False)
         loaded = load_model(config)
+        outcome, _ = compute(config, client, False, loaded=loaded)
     except ProjectorError as error:
         if as_json:
             import json
@@ -89,11 +89,11 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if binding.distrust:
             check(True, binding.distrust, "note")  # a folder anyone could make under a root: the user decides, doctor does not urge
     projects = recorded(environ)
-    folders = [b.path for b in model.bindings] + [p.root for p in projects]
+    setters = EnvSetters([b.path for b in model.bindings] + [p.root for p in projects])
     for provider in model.providers:
         if provider.token_env and not (environ.get(provider.token_env) or "").strip():
             unset = f"${provider.token_env} (provider {provider.name}) is not set in this shell"
-            setter = set_per_folder(provider.token_env, folders)
+            setter = setters.setting(provider.token_env)
             if setter is None:
                 check(False, unset)
             else:
@@ -101,7 +101,7 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if (host := clear_text_host(provider)) is not None:
             check(True, insecure_warning(provider, host), "note")
         if provider.local:
-            for ok, message in _local_checks(model, projects, provider, environ):
+            for ok, message in _local_checks(model, projects, provider, environ, setters):
                 check(ok, message, "note" if ok else None)
         if provider.oauth is not None:
             from projector.core.signin import sign_in_state
@@ -268,33 +268,42 @@ def _pending_removals(outcome: engine.Outcome) -> list[str]:
 ENV_SETTERS = (".envrc", ".env")  # direnv's file, and the dotenv file env_files and direnv's dotenv read
 
 
-def set_per_folder(name: str, folders: list[str], files: list[str] = ()) -> str | None:  # type: ignore[assignment]
-    """The first ``.envrc`` or ``.env`` in ``folders`` (or of ``files``: a workspace's env_files)
-    that sets variable ``name`` (``NAME=`` or ``export NAME=`` at a line's start): a token kept per
-    folder, as direnv users keep theirs, is missing from a shell elsewhere without anything
-    failing where it is used."""
-    import re
+class EnvSetters:
+    """The ``.envrc`` and ``.env`` files of the bound folders and recorded workspaces (and of
+    workspaces' env_files), each read once however many variables are looked for in them: a
+    token kept per folder, as direnv users keep theirs, is missing from a shell elsewhere without
+    anything failing where it is used."""
 
-    setting = re.compile(rf"^[ \t]*(export[ \t]+)?{re.escape(name)}=", re.MULTILINE)
-    for file in [os.path.join(folder, env_file) for folder in folders for env_file in ENV_SETTERS] + list(files):
-        try:
-            with open(file, encoding="utf-8", errors="replace") as handle:
-                if setting.search(handle.read(1 << 20)):
-                    return file
-        except OSError:
-            continue
-    return None
+    def __init__(self, folders: list[str]):
+        self.files = [os.path.join(folder, env_file) for folder in folders for env_file in ENV_SETTERS]
+        self.texts: dict[str, str | None] = {}
+
+    def setting(self, name: str, files: list[str] = ()) -> str | None:  # type: ignore[assignment]
+        """The first of the files (then of ``files``) that sets variable ``name`` (``NAME=`` or
+        ``export NAME=`` at a line's start)."""
+        import re
+
+        setting = re.compile(rf"^[ \t]*(export[ \t]+)?{re.escape(name)}=", re.MULTILINE)
+        return next((file for file in self.files + list(files) if setting.search(self._text(file) or "")), None)
+
+    def _text(self, file: str) -> str | None:
+        if file not in self.texts:
+            try:
+                with open(file, encoding="utf-8", errors="replace") as handle:
+                    self.texts[file] = handle.read(1 << 20)
+            except OSError:
+                self.texts[file] = None
+        return self.texts[file]
 
 
-def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping[str, str]) -> list[tuple[bool, str]]:
-    folders = [b.path for b in model.bindings] + [p.root for p in projects]
+def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping[str, str], setters: EnvSetters) -> list[tuple[bool, str]]:
     env_files = [os.path.join(b.path, e) for b in model.bindings if (said := b.settings(provider.name)) is not None
                  for e in said.env_files or ()]
     checks = []
     for name in local_references(model, projects, provider.name):
         if name in environ:
             continue
-        setter = set_per_folder(name, folders, env_files)
+        setter = setters.setting(name, env_files)
         checks.append((True, f"${name} (in the env of local provider {provider.name}) is not set in this shell; "
                              f"{display_path(setter)} sets it in its workspace") if setter else
                       (False, f"${name} (in the env of local provider {provider.name}) is not set in this shell"))

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from urllib.parse import parse_qs, urlsplit
 
 from projector.commands.common import err, load_model
+from projector.commands.fallback_issuer import SameOriginFallbackIssuer
 from projector.core import locations, tokenstore
 from projector.core.errors import ProjectorError, did_you_mean
 from projector.core.modeltypes import OAuth, Provider
@@ -130,7 +131,19 @@ def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, device:
     except ProjectorError:
         raise
     except Exception as failure:  # the SDK's OAuthFlowError, OAuthTokenError, httpx's errors
+        if _unreachable(failure):
+            raise SignInFailed(f"signing in to {provider.name} failed: cannot reach {provider.url} ({_said(failure)}): check "
+                               "the provider's url in the model, and that the server is up") from None
         raise SignInFailed(f"signing in to {provider.name} failed: {_said(failure)}") from None
+
+
+def _unreachable(failure: BaseException) -> bool:
+    """Whether ``failure`` is the network's (no connection, no answer in time), not the server's."""
+    import httpx2
+
+    while isinstance(failure, BaseExceptionGroup):
+        failure = failure.exceptions[0]
+    return isinstance(failure, (httpx2.ConnectError, httpx2.TimeoutException))
 
 
 def _said(failure: BaseException) -> str:
@@ -168,7 +181,14 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
     context = auth.context
     metadata = context.oauth_metadata
     resource = context.get_resource_url() if context.should_include_resource_param(context.protocol_version) else None
-    return _kept(storage, context.client_info, str(metadata.token_endpoint) if metadata is not None else None, resource)
+    return _kept(storage, context.client_info, str(metadata.token_endpoint) if metadata is not None else None, resource,
+                 _revocation_endpoint(metadata))
+
+
+def _revocation_endpoint(metadata: Any) -> str | None:
+    """Where the authorization server revokes tokens (RFC 7009), when its metadata says."""
+    endpoint = getattr(metadata, "revocation_endpoint", None)
+    return str(endpoint) if endpoint else None
 
 
 async def _probe(client: Any, url: str, storage: _Memory, signed_in: bool = False) -> None:
@@ -214,16 +234,18 @@ async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], re
     bearer = {"Authorization": f"Bearer {grant.tokens.access_token}"}
     async with httpx2.AsyncClient(headers=bearer, timeout=30.0, follow_redirects=False) as client:
         await _probe(client, url, checked, signed_in=True)  # as after the browser's sign-in: a token refused is said, not kept
-    return _kept(checked, grant.client, grant.token_endpoint, grant.resource)
+    return _kept(checked, grant.client, grant.token_endpoint, grant.resource, _revocation_endpoint(grant.metadata))
 
 
-def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None) -> tokenstore.Tokens:
+def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None,
+          revocation_endpoint: str | None = None) -> tokenstore.Tokens:
     tokens = storage.tokens
     return tokenstore.Tokens(
         access_token=tokens.access_token,
         expires_at=None if tokens.expires_in is None else time.time() + tokens.expires_in,
         lifetime=None if tokens.expires_in is None else float(tokens.expires_in),
         token_endpoint=endpoint,
+        revocation_endpoint=revocation_endpoint,
         client_id=client.client_id if client else None,
         auth_method=(client.token_endpoint_auth_method or "none") if client else "none",
         resource=resource,
@@ -276,15 +298,17 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
                                                          grant_types=["authorization_code", "refresh_token"])
     scopes = " ".join(oauth.scopes) if oauth.scopes is not None else None
 
-    class Provider(OAuthClientProvider):
+    class Provider(SameOriginFallbackIssuer, OAuthClientProvider):
         async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+            require_pkce_s256(self.context.oauth_metadata)
             if scopes is not None:  # the model's scopes win over those the server suggests
                 self.context.client_metadata.scope = scopes or None
             return await super()._perform_authorization_code_grant()
 
     async def redirect(authorization_url: str) -> None:
-        listener.expect(paste)
-        _open(authorization_url, paste)
+        listener.expect(_state_of(authorization_url))
+        if not _open(authorization_url, paste):
+            listener.read_pasted()
 
     async def callback() -> AuthorizationCodeResult:
         import anyio
@@ -360,16 +384,37 @@ def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage
                                           token_endpoint_auth_method="client_secret_basic")
 
 
-def _open(url: str, paste: bool) -> None:
-    """Send the person to ``url``: the browser, or (``paste``) the URL printed to open elsewhere."""
+def require_pkce_s256(metadata: Any) -> None:
+    """The MCP authorization spec: a client MUST refuse an authorization server whose metadata
+    does not list S256 in ``code_challenge_methods_supported`` (absent: it does not do PKCE), for
+    its authorization codes could then be used by whoever intercepts them. A server with no
+    metadata at all (the 2025-03-26 fallback's default endpoints) says nothing to check."""
+    if metadata is None:
+        return
+    offered = list(metadata.code_challenge_methods_supported or ())
+    if "S256" not in offered:
+        said = (f"offers PKCE only as {', '.join(offered)}, not S256" if offered
+                else "does not offer PKCE (its metadata lists no code_challenge_methods_supported)")
+        raise SignInFailed(f"the authorization server {metadata.issuer} {said}, which the MCP authorization spec requires: "
+                           "projector does not sign in there; ask the server's operator to turn on PKCE with S256")
+
+
+def _state_of(authorization_url: str) -> str | None:
+    return parse_qs(urlsplit(authorization_url).query).get("state", [None])[0]
+
+
+def _open(url: str, paste: bool) -> bool:
+    """Send the person to ``url``: the browser, or (``paste``, or no browser would open) the URL
+    printed to open elsewhere; whether a browser opened."""
     if not paste:
         import webbrowser
 
         if webbrowser.open(url):
             err("opened the browser to sign in; waiting for it to come back…")
-            return
+            return True
     err(f"open this address in a browser and sign in:\n\n  {url}\n\n"
         "then paste here the address the browser was sent back to (it starts with http://127.0.0.1):")
+    return False
 
 
 class _Listener:
@@ -381,6 +426,8 @@ class _Listener:
 
         answers: queue.Queue[dict[str, str]] = queue.Queue()
         self.answers = answers
+        self.state: str | None = None
+        listener = self
 
         class Callback(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
@@ -388,8 +435,11 @@ class _Listener:
                 if parts.path != CALLBACK:
                     self.send_error(404)
                     return
-                answers.put({k: v[0] for k, v in parse_qs(parts.query).items()})
-                body = b"<!doctype html><title>projector</title><p>Signed in: you can close this tab.</p>\n"
+                answer = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                answers.put(answer)
+                said = ("Signed in: you can close this tab." if answer.get("state") == listener.state
+                        else "This is not the sign-in projector is waiting for: finish the one it opened.")
+                body = f"<!doctype html><title>projector</title><p>{said}</p>\n".encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
@@ -407,23 +457,35 @@ class _Listener:
         self.redirect_uri = f"http://127.0.0.1:{self.server.server_address[1]}{CALLBACK}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def expect(self, paste: bool) -> None:
-        if paste:
-            threading.Thread(target=self._read_pasted, daemon=True).start()
+    def expect(self, state: str | None) -> None:
+        """This sign-in's ``state``: an answer with another is not this sign-in's."""
+        self.state = state
+
+    def read_pasted(self) -> None:
+        """Take the address from standard input too (the loopback listener stays)."""
+        threading.Thread(target=self._read_pasted, daemon=True).start()
 
     def _read_pasted(self) -> None:
         for line in sys.stdin:
             parts = urlsplit(line.strip())
             if parts.query:
-                self.answers.put({k: v[0] for k, v in parse_qs(parts.query).items()})
-                return
+                self.answers.put({k: v[0] for k, v in parse_qs(parts.query).items()})  # wait() says if it is not this sign-in's
+                continue
             err("that is not the address the browser was sent back to (it has ?code=...&state=...); paste it again:")
 
     def wait(self) -> dict[str, str]:
-        try:
-            return self.answers.get(timeout=WAIT_FOR_BROWSER)
-        except queue.Empty:
-            raise SignInFailed(f"the browser did not come back within {WAIT_FOR_BROWSER:.0f} seconds; sign in again") from None
+        """The answer of this sign-in; another sign-in's (an old tab, a forged redirect: its
+        ``state`` is not this one's) is said and passed over, and the wait goes on."""
+        deadline = time.monotonic() + WAIT_FOR_BROWSER
+        while True:
+            try:
+                answer = self.answers.get(timeout=max(deadline - time.monotonic(), 0))
+            except queue.Empty:
+                raise SignInFailed(f"the browser did not come back within {WAIT_FOR_BROWSER:.0f} seconds; sign in again") from None
+            if answer.get("state") == self.state:
+                return answer
+            err("an answer of another sign-in came back (its state is not this one's): it is ignored; finish this sign-in "
+                "in the page it opened, or paste the address that page is sent back to")
 
     def close(self) -> None:
         self.server.shutdown()

@@ -96,6 +96,15 @@ class Reading(Record):
 
         return self.endpoint(value)[:3] == ("command", "projector", BRIDGE)
 
+    def only_projectors(self, value: Any) -> bool:
+        """Whether an entry has a shape only projector (or its predecessor) writes: its bridge,
+        or a URL narrowed to knowledge bases (``?kbs=``). Found where no ledger says so (a lost
+        state folder, a 0.3.0 ledger), it is projector's own: no original of the user's to keep."""
+        from projector.core.scope import kbs_in_url
+
+        url = self.url_of(value)
+        return self.runs_bridge(value) or (url is not None and kbs_in_url(url) is not None)
+
     def passed(self, value: Any) -> tuple[str, ...]:
         """The variables a stdio entry hands its server by name."""
         listed = value.get(self.env_key) if isinstance(value, Mapping) and self.env_key else None
@@ -199,6 +208,7 @@ class Client(Record):
     tool_filter: ToolFilter | None = None  # None: it cannot narrow a server's tools (a provider with a rule gets the bridge)
     programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
     folder_trust: FolderTrust | None = None  # a client that turns MCP servers off in folders it does not trust
+    tokens_by_name: bool = False  # it sends the OAuth tokens it keeps by server name to whatever URL that name has now
 
     def trusts(self, folder: str, environ: Mapping[str, str]) -> bool | None:
         """Whether the client trusts ``folder`` (canonical), as its trust file says (the longest
@@ -311,7 +321,7 @@ class Client(Record):
 
     def entries(self, compiled: Plan) -> tuple[dict[str, Any], tuple[str, ...]]:
         """This client's entries for a plan (by entry name), and why a provider has none here."""
-        servers, warnings = for_client(compiled, self.remote, self.name, self.tool_keys)
+        servers, warnings = for_client(compiled, self.remote, self.name, self.tool_keys, self.tokens_by_name)
         return {self.entry_name(name): self.render(server, name) for name, server in servers}, warnings
 
     def tool_keys(self, rule: ToolRule) -> dict[str, list[str]] | None:
@@ -370,6 +380,17 @@ class Client(Record):
             return variable in self.reading.passed(self.render(StdioServer("projector", (), (variable,))))
         except RuntimeError:  # its template needs a reference the client has no syntax for
             return False
+
+    def token_key(self) -> str | None:
+        """The key where this client's HTTP entry names its token's variable (Codex's
+        bearer_token_env_var): what its template writes for one, read back; None when the token
+        goes elsewhere (a header referring to it) or the client takes no HTTP entry."""
+        marker = "PROJECTOR_TOKEN_KEY"
+        try:
+            written = self.render(HttpServer("https://x.invalid/", marker))
+        except RuntimeError:
+            return None
+        return next((key for key, value in written.items() if value == marker), None)
 
     def server_environment(self, entry: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
         """The environment this client gives the stdio server of ``entry`` when it starts from
@@ -538,6 +559,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         tool_filter=ToolFilter(data["tool_filter"].get("allow"), data["tool_filter"].get("deny")) if "tool_filter" in data else None,
         programs=programs or {},
         folder_trust=FolderTrust(**data["folder_trust"]) if data.get("folder_trust") else None,
+        tokens_by_name=data.get("oauth_tokens") == "by-name",
     )
 
 

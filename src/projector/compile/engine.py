@@ -31,7 +31,6 @@ from projector.compile.system import System
 from projector.compile.targets import Survey, TargetFile, targets
 from projector.core import files
 from projector.core.errors import DocumentError, Problem
-from projector.core.fingerprint import WORKSPACE
 from projector.core.invocation import bridge_options, runs_dispatch
 from projector.core.locations import on_path
 from projector.core.modeltypes import Model, Project, Provider
@@ -221,8 +220,12 @@ def _decide(
     why = target.client.not_writable(target.path) if read.text is None and target.kind == "servers" and decision.edits else None
     if why is not None:
         raise DocumentError(Problem(target.shown, None, None, f"{why}; nothing written"))
-    text = document.edited(target.key, decision.edits) if decision.edits else document.text
-    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record)
+    if target.kind == "servers":
+        edited = document.edit(target.key, decision.edits)  # the new text as its check parsed it: the scopes are read there
+        text = edited.text
+    else:
+        edited, text = None, document.edited(target.key, decision.edits) if decision.edits else document.text
+    text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record, edited)
     notes, states = decision.notes + local_notes, decision.states + replaced + local_states
     after: str | None = text
     new_record = intent = None
@@ -254,11 +257,12 @@ def _decide(
 def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, reading: Reading) -> dict[str, Any]:
     """The entries an older ledger records as projector's that may be the user's (``FileRecord.
     unsure``), each taken over now with its original: what the file holds (given back, so kept,
-    when projector lets go of it). The bridge is projector's own: no one else writes it."""
+    when projector lets go of it). One of a shape only projector writes (its bridge, a ``?kbs=``
+    URL) is its own, as ``reconcile`` finds it with no ledger at all: it keeps no original."""
     if record is None or not record.unsure or not current:
         return {}
     return {name: {"value": current[name]} for name in record.unsure
-            if name in current and name not in record.taken and not reading.runs_bridge(current[name])}
+            if name in current and name not in record.taken and not reading.only_projectors(current[name])}
 
 
 def _reads_the_same(client: Client) -> Callable[[str, Any, Any], bool]:
@@ -355,26 +359,27 @@ def _stood_in(target: TargetFile, document: documents.Document, record: FileReco
             out[name] = None
     if not out:
         return document, ()
-    return documents.parse(target.format, document.edited(target.key, out), target.shown), tuple((name, "replaced") for name in sorted(out))
+    return document.edit(target.key, out), tuple((name, "replaced") for name in sorted(out))
 
 
 def _prune_local_scopes(
-    target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None
+    target: TargetFile, text: str, providers: Mapping[str, Provider], record: FileRecord | None,
+    parsed: documents.Document | None = None,
 ) -> tuple[str, tuple, tuple, dict[str, Any]]:
     """Per-folder servers inside a global file (a client's per-folder scope), pruned like project
     files in every folder a binding governs, each kept in the ledger (by its key path and name)
     and put back as it was once no binding of its provider governs that folder (`remove`: none
     does). Likewise an entry `import` found under another name than its provider's: taken out
-    while the provider's entry (``for``) stands in for it. One parse for all of them; again only
-    after an edit."""
+    while the provider's entry (``for``) stands in for it. ``parsed``: ``text`` already parsed
+    (the sync's edit leaves the document its check parsed), else one parse for all of them; an
+    edit here gives the next document likewise."""
     notes: list[str] = []
     states: list[tuple[str, str]] = []
     recorded = dict(record.pruned) if record is not None and not target.is_project else {}
     if not target.workspaces and not recorded:
         return text, (), (), {}
-    scoped = documents.parse(target.format, text, target.shown)
-    containers = {scope[: scope.index(WORKSPACE)] for scope in target.client.local_scopes}
-    governed = target.local_scope_keys({c: scoped.servers(c) for c in containers}) if target.workspaces else ()
+    scoped = parsed if parsed is not None else documents.parse(target.format, text, target.shown)
+    governed = target.local_scope_keys(scoped.servers) if target.workspaces else ()
     for composite, original in list(recorded.items()):
         *path, name = json.loads(composite)
         key = tuple(path)
@@ -389,8 +394,8 @@ def _prune_local_scopes(
         del recorded[composite]  # given back; or the user has put another entry in its place since
         back = given_back(name, present.get(name), original) if name not in present else {}
         if back:
-            text = scoped.edited(key, back)
-            scoped = documents.parse(target.format, text, target.shown)
+            scoped = scoped.edit(key, back)
+            text = scoped.text
             states.append((f"{'.'.join(key[:-1])}: {name}" if "for" not in original else name, "give-back"))
     for key in governed:
         where = ".".join(key[:-1])
@@ -398,8 +403,8 @@ def _prune_local_scopes(
         if local.edits:
             local = _with_original_text(local, scoped, key)
             recorded.update((json.dumps([*key, name]), original) for name, original in local.taken.items())
-            text = scoped.edited(key, local.edits)
-            scoped = documents.parse(target.format, text, target.shown)
+            scoped = scoped.edit(key, local.edits)
+            text = scoped.text
         notes += local.notes
         states += [(f"{where}: {name}", state) for name, state in local.states]
     return text, tuple(notes), tuple(states), recorded

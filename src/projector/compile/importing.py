@@ -22,6 +22,7 @@ from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, Client, without_query
 from projector.core import files
 from projector.core.errors import display_path
+from projector.core.keys import scope_keys
 from projector.core.record import Factory, Record
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # the model's provider names
@@ -29,7 +30,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # the model's provider n
 REFERENCE = re.compile(r"^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$|^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
 TOKEN_LOOKING = re.compile(r"^(?:sk-|ghp_|gho_|github_pat_|xox[abpr]-|glpat-|AKIA|ya29\.|eyJ)|^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-.+/=]{24,}$")
 # Keys that say how to reach a server, what it is, or what projector writes itself: read, not lost.
-UNDERSTOOD = {"type", "transport", "headers", "http_headers", "bearer_token_env_var", "enabled", "name", "description", "cwd", "env"}
+UNDERSTOOD = {"type", "transport", "headers", "http_headers", "enabled", "name", "description", "cwd", "env"}
 TURNED_OFF = (("disabled", True), ("enabled", False))
 
 
@@ -90,12 +91,9 @@ def found_entries(clients: list[Client], environ: Mapping[str, str]) -> tuple[li
             entries = document.servers(client.servers_key) or {}
             found += [Found(client, path, shown, str(name), value) for name, value in entries.items()
                       if not client.reading.runs_bridge(value)]  # projector's own, from an earlier import and sync
-            for scope in client.local_scopes:
-                step = scope.index("{workspace}")
-                folders = document.servers(tuple(scope[:step])) or {}
-                for folder in sorted(folders):
-                    local = document.servers((*scope[:step], folder, *scope[step + 1 :])) or {}
-                    found += [Found(client, path, shown, str(name), value, str(folder)) for name, value in local.items()]
+            for scope in scope_keys(client.local_scopes, document.servers):
+                local = document.servers(scope.key) or {}
+                found += [Found(client, path, shown, str(name), value, scope.folder) for name, value in local.items()]
         except Exception as error:  # one file's failure is reported; the other clients are still read
             problems.append(f"{shown}: {getattr(error, 'problems', [error])[0]}; its entries were not read")
     return found, problems
@@ -111,7 +109,7 @@ def server_of(entry: Found) -> Server | str:
     reading = client.reading
     url = reading.url_of(value)
     known = UNDERSTOOD | set(reading.url_keys) | {reading.command_key, reading.args_key} | set(reading.added_keys)
-    known |= {reading.env_key} if reading.env_key else set()
+    known |= {key for key in (reading.env_key, client.token_key()) if key}
     usual = dict(reading.default_values) | _written(client) | {"disabled": False}
     unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])]
     if url is not None and _transport(value):  # projector's entries speak streamable HTTP: written so, it would stop working
@@ -192,7 +190,8 @@ def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
     secrets: list[str] = []
     notes: list[str] = []
     value = entry.value
-    variable = value.get("bearer_token_env_var")
+    token_key = entry.client.token_key()
+    variable = value.get(token_key) if token_key else None
     headers = value.get("headers") or value.get("http_headers") or {}
     if not isinstance(headers, Mapping):
         headers = {}

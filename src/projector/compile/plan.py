@@ -20,7 +20,7 @@ from collections.abc import Callable
 from projector.core import hooks
 from projector.core.invocation import bridge_args, dispatch_args
 from projector.core.modeltypes import Model, Project, Provider, clear_text_host, token_words
-from projector.core.record import Record
+from projector.core.record import Record, replace
 from projector.core.scope import with_kbs
 from projector.core.tools import ToolRule
 from projector.core.variables import references
@@ -40,6 +40,7 @@ class HttpServer(Record):
     url: str
     token_env: str | None
     tools: ToolRule | None = None  # the provider's tool rule: the client's own filter must say it, or the bridge stands in
+    chosen_by: str | None = None  # a layer nobody trusted that chose this URL (Model.urls_chosen): see for_client
 
 
 Server = StdioServer | HttpServer
@@ -110,7 +111,8 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
                             "was written (each client signs itself in) until a sync finds projector on PATH")
         server = _direct(provider)
         if server is not None:
-            servers.append((provider.name, server))
+            chosen_by = dict(model.urls_chosen).get(provider.name)
+            servers.append((provider.name, replace(server, chosen_by=chosen_by) if chosen_by else server))
             bridges.append((provider.name, bridge))
     return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings), bridges=tuple(bridges))
 
@@ -127,17 +129,21 @@ def _turned_on(model: Model, projects: tuple[Project, ...], name: str) -> bool:
     return any(s is not None and s.enabled for s in said)
 
 
-def for_client(compiled: Plan, remote: str, client: str, filters: Callable[[ToolRule], object | None] = lambda rule: None
-               ) -> tuple[tuple[tuple[str, Server], ...], tuple[str, ...]]:
+def for_client(compiled: Plan, remote: str, client: str, filters: Callable[[ToolRule], object | None] = lambda rule: None,
+               tokens_by_name: bool = False) -> tuple[tuple[tuple[str, Server], ...], tuple[str, ...]]:
     """The servers of a client that takes remote entries with a token reference (``token``),
     only without a token (``no-token``: it cannot reference a variable in a header), or none
     (``none``), and whose own tool filter can say a rule when ``filters(rule)`` is not None: an
-    HTTP server it cannot take becomes the bridge, or no entry with a warning."""
+    HTTP server it cannot take becomes the bridge, or no entry with a warning.
+    ``tokens_by_name``: the client keeps the OAuth tokens it signed in with by server name and
+    sends them to whatever URL the entry of that name has; it takes no HTTP entry whose URL a
+    layer nobody trusted chose, which could be a name the user signed in to there (the bridge
+    it starts gets no token of its)."""
     bridges = dict(compiled.bridges)
     servers: list[tuple[str, Server]] = []
     warnings: list[str] = []
     for name, server in compiled.servers:
-        why = _refused(server, remote, filters) if isinstance(server, HttpServer) else None
+        why = _refused(server, remote, filters, tokens_by_name) if isinstance(server, HttpServer) else None
         bridge = bridges.get(name)
         if why is None:
             servers.append((name, server))
@@ -148,12 +154,15 @@ def for_client(compiled: Plan, remote: str, client: str, filters: Callable[[Tool
     return tuple(servers), tuple(warnings)
 
 
-def _refused(server: HttpServer, remote: str, filters: Callable[[ToolRule], object | None]) -> str | None:
+def _refused(server: HttpServer, remote: str, filters: Callable[[ToolRule], object | None], tokens_by_name: bool = False) -> str | None:
     """Why a client cannot take ``server`` as its HTTP entry; None: it can."""
     if not (remote == "token" or (remote == "no-token" and server.token_env is None)):
         return "it cannot take its HTTP entry"
     if server.tools is not None and filters(server.tools) is None:
         return "its own tool filter cannot say the provider's tool rule"
+    if tokens_by_name and server.chosen_by:
+        return (f"it would send an OAuth token it keeps for a server of that name to the URL {server.chosen_by} chose, "
+                f"and that file is not trusted (review it, then run `projector trust {server.chosen_by}`)")
     return None
 
 

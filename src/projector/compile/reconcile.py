@@ -11,8 +11,9 @@
   ``<path>/projector mcp --provider <name>``; for a hook group, one that runs ``projector
   dispatch``. A server entry taken over keeps its original in the ledger (``taken``), and is
   given back as it was, never deleted, when projector lets go of it; the sync says so once.
-  One of a shape only projector writes keeps none: it is projector's own, found where a lost
-  ledger no longer says so, and goes with its provider.
+  One of a shape only projector writes (``Reading.only_projectors``) keeps none: it is
+  projector's own, found where a lost or 0.3.0 ledger no longer says so, and goes with its
+  provider.
   Anything else is left alone, with a warning (`projector adopt` or `projector import` make it
   projector's, its original kept).
 """
@@ -28,7 +29,6 @@ from projector.compile.ledger import entry_hash
 from projector.core.invocation import bridge_args
 from projector.core.modeltypes import Provider
 from projector.core.record import Factory, Record
-from projector.core.scope import kbs_in_url
 
 
 class Decision(Record):
@@ -89,7 +89,7 @@ def reconcile(
         the user's, given back at `remove`. Not one of a shape only projector writes (its bridge,
         its ``?kbs=`` URL), found with no ledger to say so (a state folder deleted): keeping
         that as an original would make `remove` give projector's own entry back."""
-        if keeps_originals and not recognise(name, current[name]):
+        if keeps_originals and not reading.only_projectors(current[name]):
             originals[name] = {"value": current[name]}
             notes.append(took_over(name, where))
 
@@ -160,15 +160,17 @@ def took_over(name: str, where: str) -> str:
 
 
 def recognisable(value: Any, provider: Provider, readings: tuple[Reading, ...]) -> bool:
-    """An entry only projector or its predecessor writes: the bridge for ``provider``, or its URL
-    narrowed to KBs (``?kbs=``). The plain URL is not one: people write it by hand (and teams
-    commit it in a repository's files for those who do not run projector)."""
+    """An entry of a shape only projector or its predecessor writes (``Reading.only_projectors``)
+    that is ``provider``'s: its bridge, or its URL narrowed to KBs (``?kbs=``). The plain URL is
+    not one: people write it by hand (and teams commit it in a repository's files for those who
+    do not run projector)."""
     bridge = ("command", "projector", *bridge_args(provider.name))
     for reading in readings:
-        if reading.endpoint(value)[: len(bridge)] == bridge:
-            return True
+        if not reading.only_projectors(value):
+            continue
         url = reading.url_of(value)
-        if provider.url is not None and url is not None and without_query(url) == without_query(provider.url) and kbs_in_url(url) is not None:
+        if reading.endpoint(value)[: len(bridge)] == bridge or (
+                provider.url is not None and url is not None and without_query(url) == without_query(provider.url)):
             return True
     return False
 

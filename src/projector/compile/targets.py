@@ -14,14 +14,14 @@ system calls.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from projector.compile.clients import Client, Reading, expand
 from projector.core import locations
 from projector.core.errors import display_path
-from projector.core.fingerprint import WORKSPACE
+from projector.core.keys import scope_keys
 from projector.core.modeltypes import Model, Project
 from projector.core.projects import trust_path
 from projector.core.record import Record, replace
@@ -57,19 +57,12 @@ class TargetFile(Record):
         path and key for the other kinds (one file may hold several)."""
         return str(self.path) if self.kind == "servers" else f"{self.path}#{'.'.join(self.key)}"
 
-    def local_scope_keys(self, folders: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+    def local_scope_keys(self, at: Callable[[tuple[str, ...]], Any]) -> tuple[tuple[str, ...], ...]:
         """The per-folder scopes of the client's global file (``projects["/w/sub"].mcpServers``)
         that a binding governs: every folder at or below a bound one, not only the bound folder
-        itself. ``folders``: what each scope's container
-        holds (the folder keys the file has), by the scope's key path up to its folder."""
-        keys = []
+        itself. ``at(path)``: what the file holds at a key path."""
         bound = set(self.workspaces)
-        for scope in self.client.local_scopes:
-            step = scope.index(WORKSPACE)
-            for folder in sorted(folders.get(scope[:step]) or ()):
-                if governed(str(folder), bound):
-                    keys.append((*scope[:step], str(folder), *scope[step + 1 :]))
-        return tuple(keys)
+        return tuple(scope.key for scope in scope_keys(self.client.local_scopes, at) if governed(scope.folder, bound))
 
 
 def governed(folder: str, bound: set[str]) -> bool:

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Mapping
 from projector.core import locations
 
 NOTHING_TO_DO = "nothing to do: every client's file already matches the model"
-WORKSPACE = "{workspace}"  # in a descriptor's local scope: any folder key at this step
 
 Stat = list[int] | None
 
@@ -167,14 +166,14 @@ def entries_slice(text: str, format: str, key: list[str], scopes: list[list[str]
     wanted = set(names)
     servers = _at(data, key)
     picked: dict[str, object] = {"": {n: v for n, v in servers.items() if n in wanted} if isinstance(servers, dict) else servers}
-    for scope in scopes:
-        step = scope.index(WORKSPACE)
-        folders = _at(data, scope[:step])
-        for folder, value in sorted(folders.items()) if isinstance(folders, dict) else ():
-            inner = _at(value, scope[step + 1 :])
+    if scopes:
+        from projector.core.keys import scope_keys
+
+        for scope in scope_keys(scopes, lambda path: _at(data, path)):
+            inner = _at(data, scope.key)
             chosen = {n: v for n, v in inner.items() if n in wanted} if isinstance(inner, dict) else {}
             if chosen:
-                picked[f"{'.'.join(scope[:step])}[{folder}]"] = chosen
+                picked[f"{'.'.join(scope.container)}[{scope.folder}]"] = chosen
     return json.dumps(picked, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 

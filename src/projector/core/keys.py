@@ -9,8 +9,10 @@ compiler, the fast path and the ledger treat both forms alike.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+WORKSPACE = "{workspace}"  # in a descriptor's per-folder scope: any folder key at this step
 
 
 def list_field(step: str) -> str | None:
@@ -31,3 +33,25 @@ def named_entries(items: Any, field: str) -> dict[str, Any] | None:
     if not isinstance(items, list):
         return None
     return {item[field]: item for item in items if isinstance(item, dict) and isinstance(item.get(field), str)}
+
+
+class FolderScope(NamedTuple):
+    """One folder's servers in a global file's per-folder scope."""
+
+    folder: str  # the folder key, as the file spells it
+    container: tuple[str, ...]  # the key path of the mapping whose keys are the folders
+    key: tuple[str, ...]  # the key path of the folder's servers
+
+
+def scope_keys(scopes: Iterable[Sequence[str]], at: Callable[[tuple[str, ...]], Any]) -> list[FolderScope]:
+    """Every folder of a global file's per-folder scopes (a descriptor's ``local_scopes``, such as
+    ``projects.{workspace}.mcpServers``), the folders of each scope in order. ``at(path)``: what
+    the file holds at a key path (the folders are the keys of the mapping at a scope's container)."""
+    found = []
+    for scope in scopes:
+        step = list(scope).index(WORKSPACE)
+        container = tuple(scope[:step])
+        folders = at(container)
+        for folder in sorted(map(str, folders)) if isinstance(folders, Mapping) else ():
+            found.append(FolderScope(folder, container, (*container, folder, *scope[step + 1 :])))
+    return found

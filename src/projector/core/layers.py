@@ -481,6 +481,21 @@ def remote_layers(merged: Merged, reads: list[Read]) -> dict[int, list[str]]:
     return {index: sorted(names) for index, names in found.items()}
 
 
+def url_layers(merged: Merged) -> dict[int, list[str]]:
+    """For each layer, the remote providers without a token whose url it gives (adding the
+    provider gives it). Such a provider needs no trust, but a client that keeps the OAuth tokens
+    it signed in with by server name sends them to whatever URL an entry of that name has: there
+    such an entry stands for a URL this layer chose (compile.plan.for_client)."""
+    found: dict[int, set[str]] = {}
+    for name, spec in (merged.data.get("providers") or {}).items():
+        if "url" not in spec or spec.get("token_env") or spec.get("oauth"):
+            continue
+        found_at = merged.origins.find(("providers", name, "url"))
+        if found_at is not None:
+            found.setdefault(found_at[0], set()).add(name)
+    return {index: sorted(names) for index, names in found.items()}
+
+
 def _turning_off(reads: list[Read], name: str) -> set[int]:
     """The layers that say ``enabled: false`` of provider ``name``, in the provider or in a binding."""
     off = set()
@@ -583,7 +598,7 @@ def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, .
         order = {read.shown: index for index, read in enumerate(gathered.reads)}
         raise ModelError(sorted(problems, key=lambda p: (order.get(p.file, 0), p.line or 0, p.column or 0)))
     index_of = {id(read): index for index, read in enumerate(gathered.reads)}
-    local, hooks, remote = local_layers(merged), hook_layers(merged), remote_layers(merged, gathered.reads)
+    local, hooks, remote, urls = local_layers(merged), hook_layers(merged), remote_layers(merged, gathered.reads), url_layers(merged)
     return {
         "root": str(path),
         "files": [[file, text, stats.get(file)] for file, text in gathered.files],
@@ -592,6 +607,7 @@ def _checked(path: Path, environ: Mapping[str, str], known_clients: tuple[str, .
         "data": merged.data,
         "layers": [{"path": read.path, "sha256": digest(read.text), "local": local.get(index, []) if read.by else [],
                     "hooks": hooks.get(index, []) if read.by else [], "remote": remote.get(index, []) if read.by else [],
+                    "urls": urls.get(index, []) if read.by else [],
                     "by": [index_of[id(read.by[0])], read.by[1]] if read.by else None} for index, read in enumerate(gathered.reads)],
         "clones": clones(merged.data, environ),
     }

@@ -53,7 +53,7 @@ def checked_text(text: str, path: Path, environ: Mapping[str, str], known_client
 
 
 
-CACHE_SCHEMA = 5  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks, 4 its token-carrying providers, 5 those it turns on
+CACHE_SCHEMA = 6  # what a kept check holds (core.layers.checked): 3 adds each layer's hooks, 4 its token-carrying providers, 5 those it turns on, 6 the token-less ones whose url it gives
 
 
 def cached(path: Path, environ: Mapping[str, str], known_clients: Callable[[], tuple[str, ...]], cache: Path,
@@ -184,7 +184,22 @@ def _build(path: Path, entry: Mapping[str, Any], environ: Mapping[str, str]) -> 
                              | set(entry["clones"]["watched"]))),
         variables=tuple(sorted({name for name, _ in entry["variables"]} | _named_variables(data.get("roots") or []))),
         withheld=tuple(p for p in every if p.name in left_out),
+        urls_chosen=_urls_chosen(kept[:-1], environ),
     )
+
+
+def _urls_chosen(included: list[Mapping[str, Any]], environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """(provider, layer) for each token-less remote provider whose url an included layer gave
+    while that layer is not trusted with its bytes (the trust store is read only when one did)."""
+    giving = [layer for layer in included if layer.get("urls")]
+    if not giving:
+        return ()
+    from projector.core.errors import display_path
+    from projector.core.projects import layer_standing
+
+    standing = layer_standing([(layer["path"], layer["sha256"]) for layer in giving], environ)
+    return tuple(sorted((name, display_path(layer["path"], locations.home(environ)))
+                        for layer in giving if layer["path"] in standing for name in layer["urls"]))
 
 
 def runs_something(binding: Mapping[str, Any], providers: Mapping[str, Any]) -> bool:

@@ -152,6 +152,8 @@ class Model(Record):
     watched: tuple[str, ...] = ()  # what else the model depends on: optional includes, globs' folders, the clones' folders and configs
     variables: tuple[str, ...] = ()  # variables the includes and roots name
     withheld: tuple[Provider, ...] = ()  # token-carrying remote providers left out: a layer that placed their url or token is not trusted
+    # (provider, layer file) for each token-less remote provider whose url a layer not trusted with its bytes chose
+    urls_chosen: tuple[tuple[str, str], ...] = ()
 
     def provider(self, name: str) -> Provider | None:
         return next((p for p in self.providers if p.name == name), None)

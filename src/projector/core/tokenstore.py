@@ -4,8 +4,9 @@ Two places, chosen from what a bridge's start can afford (bench/tokenstore_bench
 reads the provider's token file, ``<state>/oauth/<provider>.json`` (mode 0600, in a 0700
 folder), which holds the short-lived access token, its expiry and what a refresh needs but
 its secrets. The long-lived secrets (the refresh token, a registered client's secret) go to
-the OS keyring when a Secret Service runs (read through ``secret-tool``, only when a token is
-refreshed, about once an hour); else they stay in the same file. Asking the keyring at every
+the OS keyring when one is reachable (a Secret Service through ``secret-tool``, the macOS
+Keychain through ``security``; read only when a token is refreshed, about once an hour); else
+they stay in the same file. Asking the keyring at every
 start would cost 20 ms of CPU through ``secret-tool``, 50 through ``secretstorage`` and 175
 through ``keyring``, against a 40 ms start.
 
@@ -52,6 +53,7 @@ class Tokens(Record):
     access_token: str
     expires_at: float | None  # seconds since the epoch; None: the server did not say
     token_endpoint: str | None = None  # where a refresh goes
+    revocation_endpoint: str | None = None  # where `projector logout` revokes them (RFC 7009), when the server has one
     client_id: str | None = None
     auth_method: str = "none"  # how the client authenticates there: none, client_secret_basic, client_secret_post
     resource: str | None = None  # the resource indicator (RFC 8707) of every token request
@@ -137,6 +139,7 @@ def _tokens(data: Mapping[str, Any]) -> Tokens:
         access_token=str(data["access_token"]),
         expires_at=None if data.get("expires_at") is None else float(data["expires_at"]),
         token_endpoint=data.get("token_endpoint"),
+        revocation_endpoint=data.get("revocation_endpoint"),
         client_id=data.get("client_id"),
         auth_method=data.get("auth_method", "none"),
         resource=data.get("resource"),
@@ -159,8 +162,9 @@ def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = N
     in_keyring = bool(secrets) and keyring is not None and keyring.store(state, provider, json.dumps(secrets))
     if keyring is not None and not in_keyring:
         keyring.clear(state, provider)  # no stale refresh token left behind where the file no longer points
-    data = {name: getattr(tokens, name) for name in ("access_token", "expires_at", "token_endpoint", "client_id", "auth_method",
-                                                     "resource", "scope", "account", "lifetime") if getattr(tokens, name) is not None}
+    data = {name: getattr(tokens, name) for name in ("access_token", "expires_at", "token_endpoint", "revocation_endpoint",
+                                                     "client_id", "auth_method", "resource", "scope", "account", "lifetime")
+            if getattr(tokens, name) is not None}
     data["secrets"] = KEYRING if in_keyring else secrets
     _replace(token_file(state, provider), json.dumps(data, indent=1).encode())
     return replace(tokens, in_keyring=in_keyring)
@@ -204,41 +208,71 @@ def secrets_of(state: str, provider: str, tokens: Tokens, keyring: Keyring | Non
 
 
 class Keyring:
-    """The Secret Service (GNOME Keyring, KWallet's, KeePassXC's), through ``secret-tool``: a
-    secret goes on its standard input, never on a command line; its items are named by service
-    ``projector``, the state folder and the provider."""
+    """The OS keyring, through its command-line tool, a secret never on a command line (any
+    user sees those in ``ps``): the Secret Service on Linux and the BSDs, the Keychain on macOS
+    (``backend`` chooses). An item is named by service ``projector``, the state folder and the
+    provider."""
+
+    TOOL = ""
 
     def __init__(self, environ: Mapping[str, str], tool: str) -> None:
         self.environ = dict(environ)
         self.tool = tool
 
+    @staticmethod
+    def found(environ: Mapping[str, str], platform: str | None = None) -> Keyring | None:
+        """This system's keyring when it can be reached from here; None: the token file keeps the secrets."""
+        import sys
+
+        return backend(platform or sys.platform).reachable(environ)
+
     @classmethod
-    def found(cls, environ: Mapping[str, str]) -> Keyring | None:
-        """The keyring when a session bus is there to reach one and ``secret-tool`` is installed.
-        A client that starts the bridge with a few variables only leaves the bus's
-        address out: systemd's /run/user/UID/bus is the user's session bus then."""
+    def reachable(cls, environ: Mapping[str, str]) -> Keyring | None:
         from projector.core.locations import on_path
 
+        tool = on_path(cls.TOOL, environ)
+        return cls(environ, tool) if tool else None
+
+    def _run(self, args: list[str], stdin: str = "") -> tuple[int, str]:
+        import subprocess
+
+        try:
+            done = subprocess.run([self.tool, *args], input=stdin, capture_output=True, text=True, env=self.environ,
+                                  timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return 1, ""
+        return done.returncode, done.stdout
+
+    def store(self, state: str, provider: str, secret: str) -> bool:
+        raise NotImplementedError
+
+    def lookup(self, state: str, provider: str) -> str | None:
+        raise NotImplementedError
+
+    def clear(self, state: str, provider: str) -> None:
+        raise NotImplementedError
+
+
+class SecretService(Keyring):
+    """The Secret Service (GNOME Keyring, KWallet's, KeePassXC's), through ``secret-tool``: a
+    secret goes on its standard input."""
+
+    TOOL = "secret-tool"
+
+    @classmethod
+    def reachable(cls, environ: Mapping[str, str]) -> Keyring | None:
+        """When a session bus is there to reach one and ``secret-tool`` is installed. A client
+        that starts the bridge with a few variables only leaves the bus's address out: systemd's
+        /run/user/UID/bus is the user's session bus then."""
         if not environ.get("DBUS_SESSION_BUS_ADDRESS"):
             bus = f"/run/user/{os.getuid()}/bus"
             if not os.path.exists(bus):
                 return None
             environ = dict(environ, DBUS_SESSION_BUS_ADDRESS=f"unix:path={bus}")
-        tool = on_path("secret-tool", environ)
-        return cls(environ, tool) if tool else None
+        return super().reachable(environ)
 
     def _attributes(self, state: str, provider: str) -> list[str]:
         return ["service", "projector", "state", os.path.abspath(state), "provider", provider]
-
-    def _run(self, args: list[str], secret: str | None = None) -> tuple[int, str]:
-        import subprocess
-
-        try:
-            done = subprocess.run([self.tool, *args], input=secret or "", capture_output=True, text=True, env=self.environ,
-                                  timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return 1, ""
-        return done.returncode, done.stdout
 
     def store(self, state: str, provider: str, secret: str) -> bool:
         label = f"projector: {provider} (OAuth)"
@@ -250,6 +284,52 @@ class Keyring:
 
     def clear(self, state: str, provider: str) -> None:
         self._run(["clear", *self._attributes(state, provider)])
+
+
+class Keychain(Keyring):
+    """The macOS Keychain, through ``security`` (/usr/bin/security): a generic password of
+    service ``projector`` whose account is the provider and the state folder. A secret is stored
+    by ``security -i``, which reads the command from its standard input (one line, at most 4096
+    bytes, split as a shell would: double quotes, backslash escapes); reading and deleting name
+    no secret and run as plain commands. Untested on a real Mac: the command sequence is held to
+    what Apple's SecurityTool source parses (tests/core/test_tokenstore.py's stand-in)."""
+
+    TOOL = "security"
+    SYSTEM_TOOL = "/usr/bin/security"  # where macOS has it: a client may start the bridge with a PATH without /usr/bin
+    LINE = 4096  # SecurityTool's MAX_LINE_LEN: a longer line would be read as two commands
+
+    @classmethod
+    def reachable(cls, environ: Mapping[str, str]) -> Keyring | None:
+        found = super().reachable(environ)
+        return cls(environ, cls.SYSTEM_TOOL) if found is None and os.path.exists(cls.SYSTEM_TOOL) else found
+
+    def _item(self, state: str, provider: str) -> list[str]:
+        return ["-s", "projector", "-a", f"{provider}@{os.path.abspath(state)}"]
+
+    def store(self, state: str, provider: str, secret: str) -> bool:
+        label = f"projector: {provider} (OAuth)"
+        words = ["add-generic-password", "-U", *self._item(state, provider), "-l", label, "-w", secret]
+        line = " ".join(_security_quoted(word) for word in words) + "\n"
+        if len(line.encode()) >= self.LINE or "\n" in secret or "\0" in secret:
+            return False  # the token file keeps it
+        return self._run(["-i"], line)[0] == 0
+
+    def lookup(self, state: str, provider: str) -> str | None:
+        code, out = self._run(["find-generic-password", *self._item(state, provider), "-w"])
+        return out.removesuffix("\n") if code == 0 and out.strip() else None
+
+    def clear(self, state: str, provider: str) -> None:
+        self._run(["delete-generic-password", *self._item(state, provider)])
+
+
+def _security_quoted(word: str) -> str:
+    """``word`` as one argument of a ``security -i`` line: in double quotes, ``\\`` and ``"`` escaped."""
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def backend(platform: str) -> type[Keyring]:
+    """Which keyring ``platform`` (a ``sys.platform``) has."""
+    return Keychain if platform == "darwin" else SecretService
 
 
 def stamp(state: str, provider: str) -> str:

@@ -320,3 +320,16 @@ def test_a_sign_in_without_a_browser_confirms_a_code_on_another_device(servers, 
         return await client.call_tool("whoami", {})
 
     assert text(person.session(work)) == f"ada through {tokens.client_id}"
+
+
+def test_logout_revokes_the_grant_at_the_authorization_server(servers, tmp_path):
+    """`projector logout` takes the sign-in back at oidc-provider (RFC 7009, the endpoint its
+    metadata names), not only here: the refresh token it had no longer refreshes."""
+    person = Person(tmp_path, servers.url)
+    tokens = person.login()
+    assert tokens.revocation_endpoint == f"{servers.issuer}/token/revocation"
+    done = person.projector("logout", "docs")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "signed out of docs (its tokens are revoked at the server)\n", "")
+    status, refused = servers.post("/token", {"grant_type": "refresh_token", "refresh_token": tokens.secrets.refresh_token,
+                                              "client_id": tokens.client_id})
+    assert (status, refused.get("error")) == (400, "invalid_grant")

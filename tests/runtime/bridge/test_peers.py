@@ -88,7 +88,7 @@ AUTH_SCENARIOS = [
     "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none", "auth/pre-registration",
     "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
     "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
-    "auth/cross-app-access-complete-flow",
+    "auth/cross-app-access-complete-flow", "auth/2025-03-26-oauth-metadata-backcompat",
 ]
 
 
@@ -128,10 +128,12 @@ def test_a_sign_in_without_a_browser_takes_the_redirect_pasted_back(node22, tmp_
     assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
 
 
-def test_without_a_browser_or_a_device_grant_the_redirect_is_pasted_back(node22, tmp_path):
+@pytest.mark.parametrize("scenario", ["auth/metadata-default", "auth/2025-03-26-oauth-metadata-backcompat"])
+def test_without_a_browser_or_a_device_grant_the_redirect_is_pasted_back(node22, tmp_path, scenario):
     """No $BROWSER, no display, no --paste: the suite's authorization server offers no device
-    grant, so `projector login` prints the address and takes the redirect pasted back."""
-    output = conformance(node22, tmp_path, "auth/metadata-default", "--oauth", "--no-browser")
+    grant, so `projector login` prints the address and takes the redirect pasted back (the
+    device grant's discovery takes the 2025-03-26 fallback's issuer as the sign-in does)."""
+    output = conformance(node22, tmp_path, scenario, "--oauth", "--no-browser")
     assert re.search(r"Passed: (\d+)/\1, 0 failed, 0 warnings", output), output[-3000:]
 
 

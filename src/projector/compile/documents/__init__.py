@@ -29,6 +29,9 @@ class Document(Protocol):
     def edited(self, key: tuple[str, ...], edits: Edits) -> str:
         """The text with entries under ``key`` set (value) or removed (None), nothing else changed."""
 
+    def edit(self, key: tuple[str, ...], edits: Edits) -> Document:
+        """``edited``'s text as a document (the one its check parsed: no parse again)."""
+
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         """Whether ``key`` exists and holds no entries."""
 

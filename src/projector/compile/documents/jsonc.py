@@ -139,6 +139,12 @@ class JsonDocument:
     # ------------------------------------------------------------------ editing
 
     def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        return self.edit(key, edits).text
+
+    def edit(self, key: tuple[str, ...], edits: Edits) -> JsonDocument:
+        """The document of the edited text (``edited``), as its check parsed it."""
+        if not edits:
+            return self  # its syntax tree unbuilt: a file read through the plain-JSON path stays read that way
         before = self.servers(key)
         self._refuse_twice_written(key, edits)
         document: JsonDocument = self
@@ -149,7 +155,7 @@ class JsonDocument:
             document = document._reparsed(document._set_members(key, sets))
         if document is not self:
             check_edit(self.source, self.value, document.value, key, edits)
-        return document.text
+        return document
 
     def _refuse_twice_written(self, key: tuple[str, ...], names: Edits) -> None:
         """An entry to edit that the file holds twice: which one is meant is not ours to guess

@@ -44,11 +44,15 @@ class NamedLists:
         return self.document.without_key(split(key)[0])
 
     def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        return self.edit(key, edits).text
+
+    def edit(self, key: tuple[str, ...], edits: Edits) -> NamedLists:
+        """The edited document, as its check parsed it: what ``parse`` makes of ``edited``'s text."""
         container, field = split(key)
         if field is None:
-            return self.document.edited(key, edits)
+            return NamedLists(self.document.edit(key, edits))
         if not edits:
-            return self.text
+            return self
         before = self.document.array(container) or []
         self._refuse_twice_named(container, field, before, edits)
         document = self.document
@@ -67,7 +71,7 @@ class NamedLists:
             else:
                 expected[index] = item
         self._check(document, container, expected)
-        return document.text
+        return NamedLists(document)
 
     # ------------------------------------------------------------------ helpers
 

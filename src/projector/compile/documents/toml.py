@@ -114,8 +114,12 @@ class TomlDocument:
     # ------------------------------------------------------------------ editing
 
     def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        return self.edit(key, edits).text
+
+    def edit(self, key: tuple[str, ...], edits: Edits) -> TomlDocument:
+        """The document of the edited text (``edited``), as its check parsed it."""
         if not edits:
-            return self.text
+            return self
         self._refuse_inline(key)
         splices: list[Splice] = []
         doomed: list[_Piece] = []  # removed together, so neighbours share one blank-line rule
@@ -144,7 +148,7 @@ class TomlDocument:
             splices.append(self._insertion(key, new))
         document = self._reparsed(self._apply(splices))
         check_edit(self.source, self.value, document.value, key, edits)
-        return document.text
+        return document
 
     def _reparsed(self, text: str) -> TomlDocument:
         return TomlDocument(text, source=self.source)

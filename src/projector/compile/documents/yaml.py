@@ -119,15 +119,19 @@ class YamlDocument:
     # ------------------------------------------------------------------ editing
 
     def edited(self, key: tuple[str, ...], edits: Edits) -> str:
+        return self.edit(key, edits).text
+
+    def edit(self, key: tuple[str, ...], edits: Edits) -> YamlDocument:
+        """The document of the edited text (``edited``), as its check parsed it."""
         if not edits:
-            return self.text
+            return self
         mapping = self._mapping_at(key)
         if mapping is None:  # the key is absent, or an empty {} written on its own line
             document = self._reparsed(self._apply(self._creation(key, {n: v for n, v in edits.items() if v is not None})))
         else:
             document = self._reparsed(self._apply(self._changes(key, mapping, edits)))
         check_edit(self.source, self.value, document.value, key, edits)
-        return document.text
+        return document
 
     def _changes(self, key: tuple[str, ...], mapping: Any, edits: Edits) -> list[Splice]:
         pairs = _pairs(mapping)

@@ -13,7 +13,6 @@ running `projector login` itself, which needs no person, under the same lock.
 
 from __future__ import annotations
 
-import json
 import time
 
 from projector.core import locations, tokenstore
@@ -173,41 +172,20 @@ class Renewer:
 def _token_request(tokens: tokenstore.Tokens, secrets: tokenstore.Secrets) -> tuple[dict[str, Any] | None, str]:
     """The token endpoint's answer to a refresh (RFC 6749 §6, with RFC 8707's resource); None and
     why when there is none. Neither the request's secrets nor the answer's tokens are ever said."""
-    import base64
-    import urllib.error
-    import urllib.parse
-    import urllib.request
+    from projector.core import tokenrequest  # a refresh's only: a start with a usable token never loads it
 
     form = {"grant_type": "refresh_token", "refresh_token": secrets.refresh_token or ""}
     if tokens.resource:
         form["resource"] = tokens.resource
-    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
-    if tokens.auth_method == "client_secret_basic" and secrets.client_secret:
-        pair = f"{urllib.parse.quote(tokens.client_id or '', safe='')}:{urllib.parse.quote(secrets.client_secret, safe='')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-    else:
-        form["client_id"] = tokens.client_id or ""
-        if tokens.auth_method == "client_secret_post" and secrets.client_secret:
-            form["client_secret"] = secrets.client_secret
-    request = urllib.request.Request(tokens.token_endpoint or "", data=urllib.parse.urlencode(form).encode(), headers=headers,
-                                     method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=REFRESH_TIMEOUT) as response:
-            answer = json.loads(response.read())
-    except urllib.error.HTTPError as refused:
-        return None, f"HTTP {refused.code}{_oauth_error(refused)}"
-    except (OSError, ValueError) as failure:
-        return None, type(failure).__name__
-    if not isinstance(answer, dict) or not isinstance(answer.get("access_token"), str):
+    form, headers = tokenrequest.client_authenticated(tokens, secrets, form)
+    status, body, failure = tokenrequest.post(tokens.token_endpoint or "", form, headers, REFRESH_TIMEOUT)
+    if status == 0:
+        return None, failure
+    if not 200 <= status < 300:
+        return None, f"HTTP {status}{tokenrequest.oauth_error(body)}"
+    answer = tokenrequest.json_object(body)
+    if answer is None:
+        return None, "the answer is not JSON"
+    if not isinstance(answer.get("access_token"), str):
         return None, "the answer has no access token"
     return answer, ""
-
-
-def _oauth_error(refused: Any) -> str:
-    """`: invalid_grant` from an OAuth error answer (its code only: a description may quote anything)."""
-    try:
-        code = json.loads(refused.read()).get("error")
-    except (OSError, ValueError, AttributeError):
-        return ""
-    return f": {code}" if isinstance(code, str) and code.replace("_", "").isalnum() else ""
-

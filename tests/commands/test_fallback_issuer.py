@@ -1,0 +1,84 @@
+"""The 2025-03-26 fallback's issuer at `projector login`: an issuer with a path on the MCP
+server's own origin is accepted there (the conformance suite's
+auth/2025-03-26-oauth-metadata-backcompat, tests/runtime/bridge/test_peers.py, signs in through
+it); an issuer on another origin is refused before anything is sent there, and with Protected
+Resource Metadata the SDK's exact check stands."""
+
+from __future__ import annotations
+
+import pytest
+from servers.scripted import Answer, Scripted
+
+from projector.commands.fallback_issuer import ForeignIssuer, fallback_issuer
+
+CHALLENGE = Answer(401, {"error": "invalid_token"}, headers=(("WWW-Authenticate", 'Bearer error="invalid_token"'),))
+
+
+def metadata(issuer: str, endpoints: str) -> Answer:
+    return Answer(200, {"issuer": issuer, "authorization_endpoint": f"{endpoints}/authorize", "token_endpoint": f"{endpoints}/token",
+                        "registration_endpoint": f"{endpoints}/register", "response_types_supported": ["code"],
+                        "code_challenge_methods_supported": ["S256"]})
+
+
+@pytest.fixture
+def servers():
+    started: list[Scripted] = []
+
+    def start(routes=None) -> Scripted:
+        started.append(Scripted(routes))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
+
+
+def login(sandbox, url: str):
+    sandbox.env["BROWSER"] = "/bin/false"  # nothing must get as far as a browser
+    model = sandbox.model(f"version: 1\nproviders:\n  legacy:\n    url: {url}\n    oauth: true\n")
+    return sandbox.run("login", "legacy", config=model)
+
+
+def test_an_issuer_on_another_origin_is_refused_before_anything_is_sent_there(sandbox, servers):
+    elsewhere = servers()
+    mcp = servers({"POST /mcp": CHALLENGE})
+    mcp.routes["GET /.well-known/oauth-authorization-server"] = metadata(elsewhere.origin, elsewhere.origin)
+    done = login(sandbox, f"{mcp.origin}/mcp")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"error: the authorization server metadata at {mcp.origin}/.well-known/oauth-authorization-server names the issuer "
+        f"{elsewhere.origin}, not on the MCP server's own origin ({mcp.origin}): without Protected Resource Metadata the "
+        "server is its own authorization server, so projector does not sign in there (RFC 8414 §3.3); ask the server's "
+        "operator to publish Protected Resource Metadata naming that authorization server")
+    assert elsewhere.received == []  # no registration, no token request went there
+    assert "POST /register" not in mcp.paths()
+
+
+def test_with_protected_resource_metadata_the_issuer_must_be_the_one_it_names(sandbox, servers):
+    """The fallback's leeway is the fallback's only: a named authorization server whose metadata
+    says another issuer, even on its own origin, is refused (the SDK's RFC 8414 §3.3 check)."""
+    mcp = servers({"POST /mcp": CHALLENGE})
+    mcp.routes["GET /.well-known/oauth-protected-resource/mcp"] = Answer(200, {"resource": f"{mcp.origin}/mcp",
+                                                                               "authorization_servers": [mcp.origin]})
+    mcp.routes["GET /.well-known/oauth-authorization-server"] = metadata(f"{mcp.origin}/oauth", f"{mcp.origin}/oauth")
+    done = login(sandbox, f"{mcp.origin}/mcp")
+    assert done.returncode == 1
+    assert f"issuer mismatch: {mcp.origin}/oauth != {mcp.origin}" in done.stderr
+    assert "POST /oauth/register" not in mcp.paths()
+
+
+@pytest.mark.parametrize(("issuer", "accepted"), [
+    ("https://mcp.example.com/oauth", "https://mcp.example.com/oauth"),
+    ("https://MCP.example.com:443/tenant/", "https://MCP.example.com:443/tenant/"),  # the same origin, written otherwise
+    ("https://mcp.example.com", None), ("https://mcp.example.com/", None),  # the bare origin: the SDK's own case
+    (None, None), (42, None),  # no issuer said: the SDK decides
+])
+def test_an_issuer_on_the_servers_origin_is_accepted_as_it_is(issuer, accepted):
+    assert fallback_issuer("https://mcp.example.com/mcp", "https://mcp.example.com/.well-known/x", issuer) == accepted
+
+
+@pytest.mark.parametrize("issuer", ["http://mcp.example.com/oauth", "https://mcp.example.com:8443/oauth",
+                                    "https://auth.example.com/oauth", "https://mcp.example.com.evil.test"])
+def test_another_scheme_host_or_port_is_another_origin(issuer):
+    with pytest.raises(ForeignIssuer, match="not on the MCP server's own origin"):
+        fallback_issuer("https://mcp.example.com/mcp", "https://mcp.example.com/.well-known/x", issuer)
