@@ -227,3 +227,19 @@ def test_a_sign_in_serves_the_addresses_the_sdk_allows_its_resource_for(resource
 
     assert Tokens(access_token="x", expires_at=None, resource=resource).serves(url) == check_resource_allowed(url, resource)
     assert Tokens(access_token="x", expires_at=None).serves(url)  # a sign-in that names no resource is taken as it is
+
+
+@pytest.mark.skipif(not shutil.which("secret-tool"), reason="no secret-tool (.ci/run installs it)")
+def test_a_session_bus_address_naming_a_socket_that_is_not_there_means_no_keyring(tmp_path):
+    """`unix:path=X` where X does not exist: no Secret Service can answer there, so none is used
+    (secret-tool would fail at each store and read); other address forms are left to secret-tool."""
+    def found(address: str) -> Keyring | None:
+        return Keyring.found({"PATH": os.environ["PATH"], "DBUS_SESSION_BUS_ADDRESS": address}, "linux")
+
+    assert found("unix:path=/nonexistent/projector-test/bus") is None
+    assert found(f"unix:path={tmp_path}/bus,guid=0123456789abcdef") is None
+    (tmp_path / "bus").touch()
+    assert found(f"unix:path={tmp_path}/bus,guid=0123456789abcdef") is not None
+    assert found(f"unix:path={str(tmp_path).replace('/', '%2f')}%2fbus") is not None  # D-Bus escapes bytes as %XX
+    assert found("unix:abstract=/tmp/dbus-projector-test") is not None  # not a path: secret-tool finds out
+    assert found("unix:path=/nonexistent/bus;unix:abstract=/tmp/dbus-projector-test") is not None  # a list: the next may answer

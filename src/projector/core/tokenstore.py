@@ -264,11 +264,14 @@ class SecretService(Keyring):
         """When a session bus is there to reach one and ``secret-tool`` is installed. A client
         that starts the bridge with a few variables only leaves the bus's address out: systemd's
         /run/user/UID/bus is the user's session bus then."""
-        if not environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        address = environ.get("DBUS_SESSION_BUS_ADDRESS")
+        if not address:
             bus = f"/run/user/{os.getuid()}/bus"
             if not os.path.exists(bus):
                 return None
             environ = dict(environ, DBUS_SESSION_BUS_ADDRESS=f"unix:path={bus}")
+        elif (socket := _unix_path(address)) is not None and not os.path.exists(socket):
+            return None  # nothing listens there: no secret-tool run that can only fail, at each store and read
         return super().reachable(environ)
 
     def _attributes(self, state: str, provider: str) -> list[str]:
@@ -284,6 +287,21 @@ class SecretService(Keyring):
 
     def clear(self, state: str, provider: str) -> None:
         self._run(["clear", *self._attributes(state, provider)])
+
+
+def _unix_path(address: str) -> str | None:
+    """The socket of a session-bus address of the form ``unix:path=X[,key=value...]`` (D-Bus
+    escapes a byte as %XX); None for any other form (abstract sockets, tcp, a list of addresses
+    to try in turn), which secret-tool is left to judge."""
+    if ";" in address or not address.startswith("unix:"):
+        return None
+    for pair in address.removeprefix("unix:").split(","):
+        key, _, value = pair.partition("=")
+        if key == "path" and value:
+            from urllib.parse import unquote
+
+            return unquote(value)
+    return None
 
 
 class Keychain(Keyring):
