@@ -209,7 +209,7 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
             raise SignInFailed(why)
 
     if device and oauth.grant not in ("client_credentials", "enterprise"):
-        signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED)
+        signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED, insecure)
         if signed_in is not None:
             return signed_in
     storage = _Memory()
@@ -270,14 +270,15 @@ async def _probe(client: Any, url: str, storage: _Memory, signed_in: bool = Fals
         await client.delete(url, headers=headers)
 
 
-async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], required: bool) -> tokenstore.Tokens | None:
+async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], required: bool,
+                          insecure: bool = False) -> tokenstore.Tokens | None:
     """The device authorization grant (commands.device_grant); None where the server does not
     offer it and it was not asked for (the address is then pasted back, as without it)."""
     from projector.commands import device_grant
 
     secret = _secret(environ, oauth.client_secret_env, "the client's secret")
     try:
-        grant = await device_grant.sign_in(url, oauth, secret, INITIALIZE, err)
+        grant = await device_grant.sign_in(url, oauth, secret, INITIALIZE, err, insecure=insecure)
     except device_grant.NotOffered as offered:
         if required:
             raise SignInFailed(f"{offered}: sign in without --device") from None
