@@ -287,3 +287,13 @@ def test_a_session_bus_address_naming_a_socket_that_is_not_there_means_no_keyrin
     assert found(f"unix:path={str(tmp_path).replace('/', '%2f')}%2fbus") is not None  # D-Bus escapes bytes as %XX
     assert found("unix:abstract=/tmp/dbus-projector-test") is not None  # not a path: secret-tool finds out
     assert found("unix:path=/nonexistent/bus;unix:abstract=/tmp/dbus-projector-test") is not None  # a list: the next may answer
+
+
+def test_a_temporary_file_a_killed_writer_left_does_not_stop_the_next_write(tmp_path):
+    """A login or refresh killed mid-write leaves its temporary file; a later process with the
+    same pid (pids repeat, in a container soon) must still write the tokens, not fail on it."""
+    tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+    (tmp_path / "oauth" / f"linear.json.{os.getpid()}.tmp").write_text("left behind")
+    renewed = Tokens(access_token="canary-renewed", expires_at=None)
+    tokenstore.write(str(tmp_path), "linear", renewed, keyring=None)
+    assert tokenstore.read(str(tmp_path), "linear").access_token == "canary-renewed"

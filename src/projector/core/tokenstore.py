@@ -188,15 +188,24 @@ def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = N
 
 
 def _replace(path: str, data: bytes) -> None:
-    temporary = f"{path}.{os.getpid()}.tmp"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    while True:  # a name no one has: one of the pid alone may be a killed writer's, left behind
+        temporary = f"{path}.{os.urandom(6).hex()}.tmp"
+        try:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            break
+        except FileExistsError:
+            continue
     try:
-        os.fchmod(descriptor, 0o600)  # whatever the umask
-        os.write(descriptor, data)
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    os.replace(temporary, path)
+        try:
+            os.fchmod(descriptor, 0o600)  # whatever the umask
+            os.write(descriptor, data)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)  # no copy of the tokens left beside the file
+        raise
 
 
 def remove(state: str, provider: str, keyring: Keyring | None = None) -> bool:
