@@ -173,6 +173,14 @@ def login_model(sandbox, url: str, browser: str | Path = FOLLOW) -> Path:
     return sandbox.model(f"version: 1\nproviders:\n  linear:\n    url: {url}\n    oauth: true\n")
 
 
+def refused(sandbox, server) -> str:
+    """The last line of a `projector login` against ``server`` that fails, having kept nothing."""
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1, done.stdout
+    assert tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear") is None
+    return done.stderr.splitlines()[-1]
+
+
 @pytest.mark.parametrize(("pkce", "said"), [
     (None, "does not offer PKCE (its metadata lists no code_challenge_methods_supported)"),
     (("plain",), "offers PKCE only as plain, not S256"),
@@ -268,9 +276,7 @@ def test_an_authorization_server_that_publishes_no_metadata_is_refused_where_the
     the 2025-03-26 fallback (no Protected Resource Metadata at all) signs in without metadata."""
     server = authorization_server()
     del server.routes["GET /.well-known/oauth-authorization-server"]
-    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
-    assert done.returncode == 1
-    assert done.stderr.splitlines()[-1] == (
+    assert refused(sandbox, server) == (
         f"error: the authorization server {server.origin} that {server.origin}/mcp names publishes no metadata (RFC 8414), "
         "so whether it does PKCE with S256, which the MCP authorization spec requires, cannot be checked: projector does not "
         "sign in there; ask the server's operator to publish it")
@@ -325,9 +331,7 @@ def test_what_the_server_says_reaches_the_terminal_without_its_control_character
     server.routes["GET /authorize"] = lambda request: Answer(302, headers=(
         ("Location", f"{request.query['redirect_uri']}?error=access_denied&error_description={quote(forged)}"
                      f"&state={request.query['state']}"),))
-    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
-    assert done.returncode == 1
-    assert done.stderr.splitlines()[-1] == ("error: the server refused the sign-in: access_denied "
+    assert refused(sandbox, server) == ("error: the server refused the sign-in: access_denied "
                                             "(\\x1b[2J\\x1b[Hall good\\nsigned in to linear until 2099-01-01 00:00\\u202e)")
 
 
@@ -344,14 +348,11 @@ def test_an_authorization_server_over_plain_http_to_another_host_is_refused_befo
                                                                                   "authorization_servers": [elsewhere]})
     server.routes["GET /.well-known/oauth-authorization-server"] = Answer(200, {
         k: v.replace(server.origin, elsewhere) if isinstance(v, str) else v for k, v in metadata.items()})
-    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
-    assert done.returncode == 1
-    assert done.stderr.splitlines()[-1] == (
+    assert refused(sandbox, server) == (
         f"error: {elsewhere}/.well-known/oauth-authorization-server is plain http:// to 0.0.0.0, which is not this machine: "
         "the sign-in's codes, secrets and tokens would cross the network in clear (the MCP authorization spec requires "
         "HTTPS there), so projector does not sign in; say insecure: true of the provider if you accept that")
     assert [path for path in server.paths() if path.startswith("POST")] == ["POST /mcp"]
-    assert tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear") is None
 
 
 def test_an_authorization_page_over_plain_http_to_another_host_is_never_opened(sandbox, authorization_server):
@@ -362,7 +363,5 @@ def test_an_authorization_page_over_plain_http_to_another_host_is_never_opened(s
     elsewhere = server.origin.replace("127.0.0.1", "0.0.0.0")
     metadata = server.routes["GET /.well-known/oauth-authorization-server"].body
     server.routes["GET /.well-known/oauth-authorization-server"] = Answer(200, dict(metadata, authorization_endpoint=f"{elsewhere}/authorize"))
-    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
-    assert done.returncode == 1
-    assert done.stderr.splitlines()[-1].startswith(f"error: {elsewhere}/authorize is plain http:// to 0.0.0.0, which is not this machine")
+    assert refused(sandbox, server).startswith(f"error: {elsewhere}/authorize is plain http:// to 0.0.0.0, which is not this machine")
     assert "GET /authorize" not in server.paths() and "POST /token" not in server.paths()

@@ -173,8 +173,10 @@ def test_an_unsigned_session_in_an_unbound_folder_asks_for_the_roots_once_signed
         bridge.close()
 
 
-def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_login_to_run(tmp_path):
-    guard = Guarded(scope_refusal=True)
+def refused_step_up(tmp_path, scope: str = "docs:write") -> tuple[str, float, list[str]]:
+    """A tools/list the provider refuses for want of ``scope``, where no browser can open: the
+    error's message, how long it took, and the methods the provider was sent."""
+    guard = Guarded(scope_refusal=True, scope=scope)
     try:
         layout, env, state = unsigned(tmp_path, guard.url)
         tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
@@ -183,13 +185,19 @@ def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_l
         assert "result" in bridge.receive()
         began = time.monotonic()
         message = bridge.receive()["error"]["message"]
-        assert time.monotonic() - began < 5
-        assert "no browser can open where the bridge runs" in message
-        assert "run `projector login docs --scope 'docs:read docs:write'`, then call it again" in message
-        assert [method for method, _ in guard.calls].count("tools/list") == 1
+        took = time.monotonic() - began
         bridge.close()
     finally:
         guard.close()
+    return message, took, [method for method, _ in guard.calls]
+
+
+def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_login_to_run(tmp_path):
+    message, took, methods = refused_step_up(tmp_path)
+    assert took < 5
+    assert "no browser can open where the bridge runs" in message
+    assert "run `projector login docs --scope 'docs:read docs:write'`, then call it again" in message
+    assert methods.count("tools/list") == 1
 
 
 def test_the_login_a_step_up_says_to_run_is_safe_to_paste_into_a_shell_whatever_scopes_the_server_names(tmp_path):
@@ -199,17 +207,7 @@ def test_the_login_a_step_up_says_to_run_is_safe_to_paste_into_a_shell_whatever_
     import re
     import subprocess
 
-    guard = Guarded(scope_refusal=True, scope="docs:write $(touch pwned) `touch pwned`")
-    try:
-        layout, env, state = unsigned(tmp_path, guard.url)
-        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
-        bridge = Raw(layout, "work/a", env=env)
-        bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        assert "result" in bridge.receive()
-        message = bridge.receive()["error"]["message"]
-        bridge.close()
-    finally:
-        guard.close()
+    message, _, _ = refused_step_up(tmp_path, "docs:write $(touch pwned) `touch pwned`")
     command = re.search(r"run `(projector login .*)`, then call it again", message).group(1)
     pasted = subprocess.run(["sh", "-c", command.replace("projector", "printf '%s\\n'", 1)], cwd=tmp_path,
                             capture_output=True, text=True)
