@@ -74,7 +74,7 @@ async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[s
     import anyio
     import httpx2
 
-    from projector.commands.login import in_clear
+    from projector.commands.signin_guard import in_clear
 
     async def refuse_clear_text(request: Any) -> None:
         if not insecure and (why := in_clear(str(request.url))):
@@ -225,7 +225,7 @@ def instructions(code: dict[str, Any], issuer: str) -> str:
     a server could show a well-known sign-in page with a code of its own (device-code phishing)."""
     from urllib.parse import urlsplit
 
-    from projector.commands.login import in_clear, printable
+    from projector.commands.signin_guard import in_clear, printable
 
     complete = code.get("verification_uri_complete")
     where = complete or code.get("verification_uri", "")

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from projector.commands.common import err, load_model
 from projector.commands.fallback_issuer import SameOriginFallbackIssuer
+from projector.commands.signin_guard import in_clear, printable
 from projector.core import locations, tokenstore
 from projector.core.errors import ProjectorError, did_you_mean
 from projector.core.modeltypes import OAuth, Provider
@@ -80,19 +81,6 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
     print(f"signed in to {name}{until(kept)}; tokens kept in {where}")
     return 0
 
-
-def printable(text: str) -> str:
-    """``text`` with its control and format characters written out (``\\x1b``, ``\\n``, ``\\u202e``):
-    an error quotes what a server said, whose escape sequences or new lines would otherwise reach
-    the terminal, or forge a line of projector's in a bridge's sign-in log."""
-    import unicodedata
-
-    def shown(char: str) -> str:
-        if unicodedata.category(char) not in ("Cc", "Cf"):
-            return char
-        return repr(char)[1:-1] if ord(char) < 0x100 else f"\\u{ord(char):04x}"
-
-    return "".join(map(shown, text))
 
 
 def signed_in_since(state: str, provider: Provider, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
@@ -185,19 +173,6 @@ def _validation_error(failure: BaseException) -> Any:
         seen = seen.__cause__ or seen.__context__
     return None
 
-
-def in_clear(url: str) -> str | None:
-    """Why a sign-in's request to ``url`` is not made: plain http:// to a host that is not this
-    machine (the model's rule for the provider's url, held to the authorization server the
-    server's metadata names, where the code, the client's secret and the tokens go); None: it may."""
-    from projector.core.modeltypes import loopback
-
-    parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or loopback(parts.hostname or ""):
-        return None
-    return (f"{url.split('?')[0]} is plain http:// to {parts.hostname}, which is not this machine: the sign-in's codes, "
-            "secrets and tokens would cross the network in clear (the MCP authorization spec requires HTTPS there), so "
-            "projector does not sign in; say insecure: true of the provider if you accept that")
 
 
 async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None,
