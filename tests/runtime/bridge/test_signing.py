@@ -16,9 +16,9 @@ from test_bridge import INIT, INITIALIZED, Layout, Raw
 from projector.core import tokenstore
 
 
-def unsigned(tmp_path, url: str) -> tuple[Layout, dict, str]:
+def unsigned(tmp_path, url: str, oauth: str = "true") -> tuple[Layout, dict, str]:
     layout = Layout(tmp_path, url)
-    layout.config.write_text(layout.config.read_text().replace("token_env: DOCS_TOKEN", "oauth: true"))
+    layout.config.write_text(layout.config.read_text().replace("token_env: DOCS_TOKEN", f"oauth: {oauth}"))
     env = {k: v for k, v in layout.env.items() if k != "DOCS_TOKEN"}
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     return layout, env, str(tmp_path / "state" / "projector")
@@ -173,12 +173,12 @@ def test_an_unsigned_session_in_an_unbound_folder_asks_for_the_roots_once_signed
         bridge.close()
 
 
-def refused_step_up(tmp_path, scope: str = "docs:write") -> tuple[str, float, list[str]]:
+def refused_step_up(tmp_path, scope: str = "docs:write", oauth: str = "true") -> tuple[str, float, list[str]]:
     """A tools/list the provider refuses for want of ``scope``, where no browser can open: the
     error's message, how long it took, and the methods the provider was sent."""
     guard = Guarded(scope_refusal=True, scope=scope)
     try:
-        layout, env, state = unsigned(tmp_path, guard.url)
+        layout, env, state = unsigned(tmp_path, guard.url, oauth)
         tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
         bridge = Raw(layout, "work/a", env=env)
         bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
@@ -273,3 +273,12 @@ def test_a_token_refused_when_the_roots_open_the_session_waits_for_a_sign_in_ins
         assert bridge.close() == 0
     finally:
         guard.close()
+
+
+def test_a_step_up_never_asks_for_a_scope_the_models_scopes_leave_out(tmp_path):
+    """The model fixes the provider's scopes: a server asking for more does not widen them (no
+    sign-in, no browser), and the error says where to grant it."""
+    message, took, methods = refused_step_up(tmp_path, "docs:write docs:read", oauth="{scopes: [docs:read]}")
+    assert took < 5 and methods.count("tools/list") == 1
+    assert message == ("projector: provider docs refused tools/list for want of scope docs:write, which the model's scopes "
+                       "leave out: add it to the oauth `scopes` of docs in the model if you mean to grant it, then call it again")

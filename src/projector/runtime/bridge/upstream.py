@@ -295,6 +295,11 @@ class Upstream:
             self._fail(call, f"provider {name} refused {call.method} for want of a scope it does not name (HTTP 403 "
                              "insufficient_scope)")
             return
+        if beyond := self.sign_in.beyond(challenged):
+            self._fail(call, f"provider {name} refused {call.method} for want of scope {' '.join(beyond)}, which the model's "
+                             f"scopes leave out: add it to the oauth `scopes` of {name} in the model if you mean to grant it, "
+                             "then call it again")
+            return
         call.stepped_up = True
         self._calls.pop(call, None)
         self._held.add(call)
