@@ -11,7 +11,7 @@ from projector.compile import clients as client_registry
 from projector.compile import engine, ledger
 from projector.compile.system import DryRunSystem, RealSystem, System
 from projector.core import files, model, projects
-from projector.core.errors import did_you_mean, display_path
+from projector.core.errors import ProjectorError, did_you_mean, display_path
 from projector.core.locations import state_dir
 from projector.core.modeltypes import Model, Provider
 from projector.core.record import replace
@@ -34,6 +34,19 @@ def load_model(config: str | None) -> Model:
     with the clones of its repository bindings looked for again."""
     cache = state_dir(os.environ) / "model-cache.json"
     return model.cached(model.model_path(config, os.environ), os.environ, lambda: tuple(client_registry.registry()), cache, rescan=True)
+
+
+def oauth_provider(providers: tuple[Provider, ...], name: str) -> Provider:
+    """The provider called ``name``, if projector signs in to it (`login`, `logout`)."""
+    found = next((p for p in providers if p.name == name), None)
+    if found is None:
+        names = [p.name for p in providers if p.oauth]
+        raise ProjectorError(f'no provider named "{name}"{did_you_mean(name, names)} (OAuth providers: {", ".join(names) or "none"})')
+    if found.oauth is None:
+        raise ProjectorError(f'provider "{name}" does not sign in with OAuth (give it oauth: true in the model)')
+    if found.oauth.by_client:
+        raise ProjectorError(f'provider "{name}" has oauth: client: each client signs itself in, projector does not')
+    return found
 
 
 def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bool = True,
@@ -59,7 +72,7 @@ def sign_in_warnings(loaded: Model) -> tuple[str, ...]:
     fail with no word in the client that the user would see."""
     signing_in = [p for p in loaded.providers if p.oauth is not None and not p.oauth.by_client and p.enabled]
     if not signing_in:
-        return ()  # commands.login is not imported: a sync of a model without OAuth does not pay for it
+        return ()  # core.signin is not imported: a sync of a model without OAuth does not pay for it
     from projector.core.signin import sign_in_state
 
     return tuple(f'provider "{p.name}" signs in through projector, once for every client: {state.split(": ", 1)[1]} '

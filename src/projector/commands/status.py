@@ -47,7 +47,7 @@ def _sign_ins(loaded: Model) -> list[dict[str, object]]:
     """Each OAuth provider's sign-in: signed in (until when), expiring, or needing `projector login`."""
     signing_in = [p for p in loaded.providers if p.oauth is not None]
     if not signing_in:
-        return []  # commands.login is not imported: status is on the speed guard's budget
+        return []  # core.signin is not imported: status is on the speed guard's budget
     from projector.core.signin import sign_in_state
 
     return [{"provider": p.name, "ok": ok, "state": state} for p in signing_in for ok, state in [sign_in_state(p, os.environ)]]

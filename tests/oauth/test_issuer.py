@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from servers.scripted import Answer, Scripted
 
-from projector.commands.fallback_issuer import ForeignIssuer, fallback_issuer
+from projector.oauth.issuer import ForeignIssuer, fallback_issuer
 
 CHALLENGE = Answer(401, {"error": "invalid_token"}, headers=(("WWW-Authenticate", 'Bearer error="invalid_token"'),))
 

@@ -70,11 +70,11 @@ async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[s
     """Sign in to the MCP server at ``url`` (asked ``initialize`` to be told where to sign in)
     with the device grant; ``NotOffered`` when its authorization server has none (before
     anything is registered or printed). ``insecure``: the provider accepts plain http:// to
-    another host (commands.login.in_clear)."""
+    another host (oauth.guard.in_clear)."""
     import anyio
     import httpx2
 
-    from projector.commands.signin_guard import in_clear
+    from projector.oauth.guard import in_clear
 
     async def refuse_clear_text(request: Any) -> None:
         if not insecure and (why := in_clear(str(request.url))):
@@ -112,7 +112,7 @@ async def discover(http: Any, url: str, oauth: OAuth, initialize: dict[str, Any]
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-    from projector.commands.fallback_issuer import SameOriginFallbackIssuer
+    from projector.oauth.issuer import SameOriginFallbackIssuer
 
     class Stopped(SameOriginFallbackIssuer, OAuthClientProvider):  # the 2025-03-26 fallback's issuer as login's
         async def _perform_authorization(self) -> Any:
@@ -225,7 +225,7 @@ def instructions(code: dict[str, Any], issuer: str) -> str:
     a server could show a well-known sign-in page with a code of its own (device-code phishing)."""
     from urllib.parse import urlsplit
 
-    from projector.commands.signin_guard import in_clear, printable
+    from projector.oauth.guard import in_clear, printable
 
     complete = code.get("verification_uri_complete")
     where = complete or code.get("verification_uri", "")

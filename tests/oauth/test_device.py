@@ -10,8 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from projector.commands import device_grant
-from projector.commands.login import OFFERED, REQUIRED, device_grant as chosen
+from projector.oauth import device
 
 
 class Answer:
@@ -45,7 +44,7 @@ def polled(endpoint: TokenEndpoint, code: dict) -> tuple[dict, list[float]]:
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    return asyncio.run(device_grant.poll(endpoint, CONTEXT, code, "http://127.0.0.1:2/mcp", sleep)), waits
+    return asyncio.run(device.poll(endpoint, CONTEXT, code, "http://127.0.0.1:2/mcp", sleep)), waits
 
 
 def pending(error: str = "authorization_pending") -> Answer:
@@ -57,7 +56,7 @@ def test_polls_at_the_interval_and_five_seconds_slower_after_each_slow_down():
     tokens, waits = polled(endpoint, {"device_code": "d", "interval": 2, "expires_in": 600})
     assert tokens == {"access_token": "a"}
     assert waits == [2, 2, 7, 7, 12]
-    assert endpoint.forms[0] == {"grant_type": device_grant.GRANT, "device_code": "d", "client_id": "projector-device",
+    assert endpoint.forms[0] == {"grant_type": device.GRANT, "device_code": "d", "client_id": "projector-device",
                                  "resource": "http://127.0.0.1:2/mcp"}
 
 
@@ -70,15 +69,8 @@ def test_without_an_interval_it_polls_every_five_seconds():
                                              ("expired_token", "the code expired before it was confirmed; sign in again"),
                                              ("invalid_client", "refused the device sign-in (HTTP 400: invalid_client)")])
 def test_a_refusal_ends_the_wait_with_what_happened(error, said):
-    with pytest.raises(device_grant.DeviceSignInFailed, match=said.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(device.DeviceSignInFailed, match=said.replace("(", r"\(").replace(")", r"\)")):
         polled(TokenEndpoint(pending(), pending(error)), {"device_code": "d", "interval": 1})
-
-
-def test_the_device_grant_is_used_when_asked_or_where_no_browser_can_open_and_nothing_is_pasted():
-    assert chosen(asked=True, paste=False, nobrowser=False) == REQUIRED
-    assert chosen(asked=False, paste=False, nobrowser=True) == OFFERED
-    assert chosen(asked=False, paste=True, nobrowser=True) is None
-    assert chosen(asked=False, paste=False, nobrowser=False) is None
 
 
 class RefusingServer:
@@ -143,15 +135,6 @@ def test_a_device_sign_in_whose_token_the_server_refuses_is_said_and_not_kept(sa
     assert "canary" not in done.stdout + done.stderr
 
 
-def test_device_with_a_machine_grant_is_an_error_that_says_why(sandbox):
-    model = sandbox.model("version: 1\nproviders:\n  ci:\n    url: https://ci.example.com/mcp\n    oauth:\n      client_id: ci-bot\n"
-                          "      client_secret_env: CI_SECRET\n      client_credentials: true\n")
-    done = sandbox.run("login", "ci", "--device", config=model)
-    assert (done.returncode, done.stderr.strip()) == (
-        1, 'error: provider "ci" signs in with its client\'s credentials (client_credentials), with no person: '
-           "--device is for a person's sign-in; run `projector login ci` without it")
-
-
 ISSUER = "https://auth.example.com"
 
 
@@ -164,19 +147,19 @@ ISSUER = "https://auth.example.com"
 def test_an_address_or_code_that_is_not_what_it_claims_is_never_shown(code, said):
     """The address and the code are the server's text, printed for a person to act on: an escape
     sequence would rewrite the terminal, a new line forge what projector says."""
-    with pytest.raises(device_grant.DeviceSignInFailed, match=said) as refused:
-        device_grant.instructions(code, ISSUER)
+    with pytest.raises(device.DeviceSignInFailed, match=said) as refused:
+        device.instructions(code, ISSUER)
     assert "\x1b" not in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_an_address_on_another_host_than_the_issuer_is_said_to_be_so():
     """Device-code phishing: a server shows a well-known sign-in page with a code of its own."""
-    shown = device_grant.instructions({"verification_uri": "https://microsoft.com/devicelogin", "user_code": "WDJB-MJHT",
+    shown = device.instructions({"verification_uri": "https://microsoft.com/devicelogin", "user_code": "WDJB-MJHT",
                                        "expires_in": 900}, ISSUER)
     assert shown.endswith("(that address is on microsoft.com, not on auth.example.com, the authorization server the MCP "
                           "server named: go on only if you expected microsoft.com to sign you in)")
     assert "then enter the code WDJB-MJHT (it expires in 15 minutes)" in shown
-    own = device_grant.instructions({"verification_uri_complete": "https://auth.example.com/device?code=WDJB", "user_code": "WDJB"}, ISSUER)
+    own = device.instructions({"verification_uri_complete": "https://auth.example.com/device?code=WDJB", "user_code": "WDJB"}, ISSUER)
     assert "that address is on" not in own and "confirm the code WDJB" in own
 
 
@@ -184,5 +167,5 @@ def test_a_server_cannot_hold_a_login_with_a_huge_interval_or_expiry():
     """A login holds the provider's sign-in lock while it polls: every bridge waits for it."""
     _, waits = polled(TokenEndpoint(pending(), Answer(200, {"access_token": "a"})), {"device_code": "d", "interval": 10**9})
     assert waits == [60, 60]
-    shown = device_grant.instructions({"verification_uri": f"{ISSUER}/device", "user_code": "A", "expires_in": 10**9}, ISSUER)
+    shown = device.instructions({"verification_uri": f"{ISSUER}/device", "user_code": "A", "expires_in": 10**9}, ISSUER)
     assert "(it expires in 30 minutes)" in shown
