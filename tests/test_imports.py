@@ -3,9 +3,12 @@ under TYPE_CHECKING and inside functions alike), resolved to the module it loads
 
 - No circle: a module never reaches itself through the modules it imports.
 - ``core/`` imports neither wing (``compile/``, ``runtime/``) nor what stands on them; the wings
-  never import each other; nothing in ``compile/``, ``runtime/``, ``core/`` or ``commands/``
-  imports the entry points (``entry``, ``cli``, ``direct``, ``fastpath``): they call down, never
-  the other way.
+  never import each other; nothing in ``compile/``, ``runtime/``, ``core/``, ``oauth/`` or
+  ``commands/`` imports the entry points (``entry``, ``cli``, ``direct``, ``fastpath``): they
+  call down, never the other way.
+- ``oauth/`` (the sign-in, on the MCP SDK) is a leaf above ``core/`` for ``commands/`` only: it
+  imports neither wing nor the commands, and neither wing imports it (a bridge signs in by
+  running `projector login`, and never pays for the SDK).
 - No private name (``_name``) crosses a file: neither ``from m import _name`` nor ``m._name``
   on a module imported from another file.
 """
@@ -148,15 +151,16 @@ def test_no_module_imports_itself_through_others():
     assert not found, "circles in the import graph:\n\n" + "\n\n".join(ties)
 
 
-@pytest.mark.parametrize("part", ["core", "compile", "runtime", "commands"])
+@pytest.mark.parametrize("part", ["core", "compile", "runtime", "oauth", "commands"])
 def test_the_lower_floors_never_import_the_entry_points(part):
     wrong = [where(name, target) for name, imports in GRAPH.items() if in_part(name, part)
              for target in imports.targets if target in ENTRY_POINTS]
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize(("part", "above"), [("core", ("compile", "runtime", "commands")), ("compile", ("runtime", "commands")),
-                                             ("runtime", ("compile", "commands"))])
+@pytest.mark.parametrize(("part", "above"), [("core", ("compile", "runtime", "oauth", "commands")),
+                                             ("compile", ("runtime", "oauth", "commands")), ("runtime", ("compile", "oauth", "commands")),
+                                             ("oauth", ("compile", "runtime", "commands"))])
 def test_a_floor_never_imports_a_wing_beside_or_above_it(part, above):
     wrong = [where(name, target) for name, imports in GRAPH.items() if in_part(name, part)
              for target in imports.targets if any(in_part(target, other) for other in above)]
