@@ -22,7 +22,7 @@ from projector.core.modeltypes import OAuth, Provider
 from projector.oauth import SignInFailed, tell
 from projector.oauth.guard import in_clear, printable
 from projector.oauth.issuer import SameOriginFallbackIssuer
-from projector.oauth.redirect import Listener, send_to, state_of
+from projector.oauth.redirect import Listener, send_person_to, state_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
         if not insecure and (why := in_clear(authorization_url)):  # where the person types a password
             raise SignInFailed(why)
         listener.expect(state_of(authorization_url))
-        if not send_to(authorization_url, paste):
+        if not send_person_to(authorization_url, paste):
             listener.read_pasted()
 
     async def callback() -> AuthorizationCodeResult:

@@ -26,7 +26,7 @@ def state_of(authorization_url: str) -> str | None:
     return parse_qs(urlsplit(authorization_url).query).get("state", [None])[0]
 
 
-def send_to(url: str, paste: bool) -> bool:
+def send_person_to(url: str, paste: bool) -> bool:
     """Send the person to ``url``: the browser, or (``paste``, or no browser would open) the URL
     printed to open elsewhere; whether a browser opened."""
     if not paste:
