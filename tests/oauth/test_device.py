@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from projector.oauth import device
+from projector.oauth import SignInFailed, device
 
 
 class Answer:
@@ -69,7 +69,7 @@ def test_without_an_interval_it_polls_every_five_seconds():
                                              ("expired_token", "the code expired before it was confirmed; sign in again"),
                                              ("invalid_client", "refused the device sign-in (HTTP 400: invalid_client)")])
 def test_a_refusal_ends_the_wait_with_what_happened(error, said):
-    with pytest.raises(device.DeviceSignInFailed, match=said.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(SignInFailed, match=said.replace("(", r"\(").replace(")", r"\)")):
         polled(TokenEndpoint(pending(), pending(error)), {"device_code": "d", "interval": 1})
 
 
@@ -147,7 +147,7 @@ ISSUER = "https://auth.example.com"
 def test_an_address_or_code_that_is_not_what_it_claims_is_never_shown(code, said):
     """The address and the code are the server's text, printed for a person to act on: an escape
     sequence would rewrite the terminal, a new line forge what projector says."""
-    with pytest.raises(device.DeviceSignInFailed, match=said) as refused:
+    with pytest.raises(SignInFailed, match=said) as refused:
         device.instructions(code, ISSUER)
     assert "\x1b" not in str(refused.value) and "\n" not in str(refused.value)
 

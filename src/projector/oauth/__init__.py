@@ -22,6 +22,8 @@ import sys
 
 from projector.core.errors import ProjectorError
 
+PROTOCOL = "2025-11-25"  # the MCP version a sign-in's own requests to the server say they speak
+
 
 class SignInFailed(ProjectorError):
     """The sign-in did not end with a token (the message says why, never a token)."""

@@ -22,6 +22,7 @@ import re
 import time
 
 from projector.core.errors import ProjectorError
+from projector.oauth import PROTOCOL, SignInFailed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,11 +36,6 @@ DEFAULT_INTERVAL = 5.0  # RFC 8628 §3.2: when the answer has no interval
 SLOW_DOWN = 5.0  # RFC 8628 §3.5: seconds added to the interval at each slow_down
 INTERVAL_AT_MOST = 60.0  # seconds between polls, whatever the server says
 EXPIRES_AT_MOST = 1800.0  # seconds a code is waited for, whatever the server says (Google's: 1800; Microsoft's, GitHub's: 900)
-PROTOCOL = "2025-11-25"
-
-
-class DeviceSignInFailed(ProjectorError):
-    """The device grant did not end with a token (the message says why, never a token)."""
 
 
 class NotOffered(ProjectorError):
@@ -78,7 +74,7 @@ async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[s
 
     async def refuse_clear_text(request: Any) -> None:
         if not insecure and (why := in_clear(str(request.url))):
-            raise DeviceSignInFailed(why)
+            raise SignInFailed(why)
 
     async with httpx2.AsyncClient(timeout=30.0, follow_redirects=False, event_hooks={"request": [refuse_clear_text]}) as http:
         context = await discover(http, url, oauth, initialize)
@@ -95,7 +91,7 @@ async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[s
             form["resource"] = resource
         started = await _post(http, context, endpoint, form)
         if started.status_code != 200:
-            raise DeviceSignInFailed(f"the authorization server refused to start a device sign-in ({_refusal(started)})")
+            raise SignInFailed(f"the authorization server refused to start a device sign-in ({_refusal(started)})")
         code = started.json()
         tell(instructions(code, str(context.oauth_metadata.issuer)))
         tokens = await poll(http, context, code, resource, sleep or anyio.sleep)
@@ -139,11 +135,11 @@ async def discover(http: Any, url: str, oauth: OAuth, initialize: dict[str, Any]
             "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL})
     except Discovered as found:
         if found.context.oauth_metadata is None:
-            raise DeviceSignInFailed("the server's authorization server publishes no metadata (RFC 8414)") from None
+            raise SignInFailed("the server's authorization server publishes no metadata (RFC 8414)") from None
         if oauth.scopes is not None:  # the model's scopes win over those the server suggests
             found.context.client_metadata.scope = " ".join(oauth.scopes) or None
         return found.context
-    raise DeviceSignInFailed(f"the server answered HTTP {answer.status_code} without asking to sign in: "
+    raise SignInFailed(f"the server answered HTTP {answer.status_code} without asking to sign in: "
                              "it may not need OAuth (remove oauth: from the model)")
 
 
@@ -199,11 +195,11 @@ async def poll(http: Any, context: Any, code: dict[str, Any], resource: str | No
             interval += SLOW_DOWN
             continue
         if error == "access_denied":
-            raise DeviceSignInFailed("the sign-in was refused at the authorization server")
+            raise SignInFailed("the sign-in was refused at the authorization server")
         if error == "expired_token":
             break
-        raise DeviceSignInFailed(f"the authorization server refused the device sign-in ({_refusal(answer)})")
-    raise DeviceSignInFailed("the code expired before it was confirmed; sign in again")
+        raise SignInFailed(f"the authorization server refused the device sign-in ({_refusal(answer)})")
+    raise SignInFailed("the code expired before it was confirmed; sign in again")
 
 
 async def _post(http: Any, context: Any, endpoint: str, form: dict[str, str]) -> Any:
@@ -232,10 +228,10 @@ def instructions(code: dict[str, Any], issuer: str) -> str:
     user_code = code.get("user_code", "")
     if not (isinstance(where, str) and ADDRESS.fullmatch(where) and urlsplit(where).scheme.lower() in ("https", "http")
             and urlsplit(where).hostname and not in_clear(where)):
-        raise DeviceSignInFailed(f"the authorization server {issuer} gave no https:// address to sign in at "
+        raise SignInFailed(f"the authorization server {issuer} gave no https:// address to sign in at "
                                  f"({printable(str(where)[:200])}); sign in without --device")
     if not (isinstance(user_code, str) and USER_CODE.fullmatch(user_code)):
-        raise DeviceSignInFailed(f"the authorization server {issuer} gave a code that is not a short printable one "
+        raise SignInFailed(f"the authorization server {issuer} gave a code that is not a short printable one "
                                  f"({printable(str(user_code)[:80])}); sign in without --device")
     minutes = _seconds(code.get("expires_in"), 600.0, EXPIRES_AT_MOST) / 60
     confirm = "confirm the code" if complete else "enter the code"

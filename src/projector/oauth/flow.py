@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from projector.core import tokenstore
 from projector.core.errors import ProjectorError
 from projector.core.modeltypes import OAuth, Provider
-from projector.oauth import SignInFailed, tell
+from projector.oauth import PROTOCOL, SignInFailed, tell
 from projector.oauth.guard import in_clear, printable
 from projector.oauth.issuer import SameOriginFallbackIssuer
 from projector.oauth.redirect import Listener, send_person_to, state_of
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 REQUIRED, OFFERED = "required", "offered"  # the device grant: asked for (--device), or where the server offers it
-PROTOCOL = "2025-11-25"
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "projector", "version": "1"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
