@@ -79,3 +79,74 @@ def test_the_device_grant_is_used_when_asked_or_where_no_browser_can_open_and_no
     assert chosen(asked=False, paste=False, nobrowser=True) == OFFERED
     assert chosen(asked=False, paste=True, nobrowser=True) is None
     assert chosen(asked=False, paste=False, nobrowser=False) is None
+
+
+class RefusingServer:
+    """An MCP server on loopback that asks for OAuth (its Protected Resource Metadata names its
+    own origin as the authorization server, which offers the device grant and issues a token at
+    once) and then refuses every token it issued: what a sign-in for the wrong audience meets."""
+
+    def __init__(self) -> None:
+        from servers.loopback import Loopback, Quiet
+
+        self.token_requests = 0
+        self.refused: list[str] = []
+        server = self
+
+        class Handler(Quiet):
+            def do_GET(self) -> None:  # noqa: N802
+                origin = server.origin
+                if self.path == "/.well-known/oauth-protected-resource/mcp":
+                    return self.answer(200, {"resource": f"{origin}/mcp", "authorization_servers": [origin]})
+                if self.path == "/.well-known/oauth-authorization-server":
+                    return self.answer(200, {"issuer": origin, "authorization_endpoint": f"{origin}/authorize",
+                                             "token_endpoint": f"{origin}/token", "device_authorization_endpoint": f"{origin}/device",
+                                             "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"]})
+                return self.answer(404, {})
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path == "/device":
+                    return self.answer(200, {"device_code": "d", "user_code": "ABCD", "verification_uri": f"{server.origin}/verify",
+                                             "expires_in": 60, "interval": 1})
+                if self.path == "/token":
+                    server.token_requests += 1
+                    return self.answer(200, {"access_token": "canary-refused", "token_type": "Bearer", "expires_in": 3600})
+                server.refused.append(self.headers.get("Authorization", ""))
+                assert body
+                return self.answer(401, {"error": "invalid_token"}, {
+                    "WWW-Authenticate": f'Bearer error="invalid_token", resource_metadata="{server.origin}/.well-known/oauth-protected-resource/mcp"'})
+
+        self.loopback = Loopback(Handler, "/mcp")
+        self.url = self.loopback.url
+        self.origin = self.url.removesuffix("/mcp")
+
+    def close(self) -> None:
+        self.loopback.close()
+
+
+def test_a_device_sign_in_whose_token_the_server_refuses_is_said_and_not_kept(sandbox):
+    """After the device grant, login opens a session with the token as the browser's path does:
+    a token the MCP server turns down ends the login with that said, and nothing is stored."""
+    from projector.core import tokenstore
+
+    server = RefusingServer()
+    try:
+        model = sandbox.model(f"version: 1\nproviders:\n  docs:\n    url: {server.url}\n    oauth:\n      client_id: pre-registered\n")
+        done = sandbox.run("login", "docs", "--device", config=model)
+    finally:
+        server.close()
+    assert server.token_requests == 1 and "Bearer canary-refused" in server.refused
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the server still refuses the token (HTTP 401) after signing in" in done.stderr
+    assert tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "docs") is None
+    assert "canary" not in done.stdout + done.stderr
+
+
+def test_device_with_a_machine_grant_is_an_error_that_says_why(sandbox):
+    model = sandbox.model("version: 1\nproviders:\n  ci:\n    url: https://ci.example.com/mcp\n    oauth:\n      client_id: ci-bot\n"
+                          "      client_secret_env: CI_SECRET\n      client_credentials: true\n")
+    done = sandbox.run("login", "ci", "--device", config=model)
+    assert (done.returncode, done.stderr.strip()) == (
+        1, 'error: provider "ci" signs in with its client\'s credentials (client_credentials), with no person: '
+           "--device is for a person's sign-in; run `projector login ci` without it")

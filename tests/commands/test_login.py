@@ -78,21 +78,26 @@ def test_status_doctor_and_explain_say_how_each_oauth_provider_signs_in_never_th
 
 
 def test_sync_says_once_that_an_oauth_provider_needs_a_sign_in(sandbox):
-    """Every client gets the bridge for an OAuth provider; until `projector login` its sessions
-    offer no tools, and nothing in a client would tell the user why."""
+    """Every client gets the bridge for an OAuth provider; nobody signed in, its first session
+    starts the sign-in itself where a browser can open (a machine's grant: with its client's
+    credentials), and sync says so once, in one line."""
     sandbox.install_projector()
-    model = sandbox.model(MODEL)
+    machine = ("  ci:\n    url: https://ci.example.com/mcp\n    oauth:\n      client_id: ci-bot\n      client_secret_env: CI_SECRET\n"
+               "      client_credentials: true\n")
+    model = sandbox.model(MODEL + machine)
     first = sandbox.run("sync", config=model)
     assert first.returncode == 0, first.stderr
     said = [line for line in first.stderr.splitlines() if "signs in through projector" in line]
-    assert said == ['warning: provider "linear" signs in through projector, once for every client: needs a sign-in: run '
-                    "`projector login linear` (until then its sessions offer no tools; `oauth: client` lets each client sign "
-                    "itself in instead)"]
-    model.write_text(MODEL + "# touched\n")
+    assert said == ['warning: provider "ci" signs in through projector, once for every client: needs a sign-in: run '
+                    "`projector login ci` (or the first session signs in itself: its grant needs no person)",
+                    'warning: provider "linear" signs in through projector, once for every client: needs a sign-in: run '
+                    "`projector login linear` (or the first session opens the browser for it, where one can open; "
+                    "`oauth: client` lets each client sign itself in instead)"]
+    model.write_text(MODEL + machine + "# touched\n")
     assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # said once
     tokenstore.write(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear",
                      tokenstore.Tokens(access_token="canary", expires_at=None))
-    model.write_text(MODEL)
+    model.write_text(MODEL + machine)
     assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # signed in: nothing to say
 
 
@@ -121,6 +126,40 @@ def test_an_expired_machine_grant_is_said_to_be_renewed_at_the_next_session(sand
     doctor = sandbox.run("doctor", config=model).stdout
     assert "ci: signed in through projector; the token expired at " in doctor and "is renewed at the next session" in doctor
     assert "run `projector login ci`" not in doctor
+
+
+def test_a_sign_in_for_the_providers_old_address_is_said_to_need_a_new_one(sandbox):
+    """The model moved the provider after `projector login`: status, doctor and explain name the
+    address it was signed in for and the one the model says now, and what to run."""
+    model = sandbox.model(MODEL.replace("https://mcp.linear.app/mcp", "https://mcp.linear.app/v2/mcp"))
+    sandbox.install_projector()
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None, resource="https://mcp.linear.app/mcp"))
+    said = ("signed in for https://mcp.linear.app/mcp, the model now says https://mcp.linear.app/v2/mcp: "
+            "run `projector login linear`")
+    assert f"sign-in: linear: {said}" in sandbox.run("status", config=model).stdout
+    assert f"PROBLEM  linear: {said}" in sandbox.run("doctor", config=model).stdout
+    assert f"authenticates with OAuth: {said}" in sandbox.run("explain", str(sandbox.root), config=model).stdout
+    machine = model.read_text() + ("  ci:\n    url: https://ci.example.com/v2/mcp\n    oauth:\n      client_id: ci-bot\n"
+                                   "      client_secret_env: CI_SECRET\n      client_credentials: true\n")
+    model.write_text(machine)
+    tokenstore.write(state, "ci", tokenstore.Tokens(access_token="canary", expires_at=None, resource="https://ci.example.com/mcp"))
+    doctor = sandbox.run("doctor", config=model).stdout  # a machine's grant: the bridge signs in again by itself
+    assert ("ci: signed in for https://ci.example.com/mcp, the model now says https://ci.example.com/v2/mcp: the next session "
+            "signs in again (its grant needs no person)") in doctor
+    assert "PROBLEM  ci:" not in doctor
+
+
+def test_a_login_a_bridge_started_signs_in_when_what_was_written_meanwhile_is_for_another_address(sandbox):
+    """`login --from-bridge STAMP` keeps another session's sign-in only when it serves the
+    provider's address: one for the old address (a session the model had not moved yet renewed
+    it) is no sign-in for the new one, so the sign-in goes on (here it fails: nothing listens)."""
+    model = sandbox.model(MODEL.replace("https://mcp.linear.app/mcp", "http://127.0.0.1:9/mcp"))
+    state = sandbox.env["XDG_STATE_HOME"] + "/projector"
+    asked_at = tokenstore.stamp(state, "linear")
+    tokenstore.write(state, "linear", tokenstore.Tokens(access_token="canary", expires_at=None, resource="https://mcp.linear.app/mcp"))
+    done = sandbox.run("login", "linear", "--from-bridge", asked_at, config=model)
+    assert "already" not in done.stdout and done.returncode == 1, done.stdout + done.stderr
 
 
 # --------------------------------------------------------------------------- what a person sees when a sign-in fails

@@ -210,3 +210,36 @@ def test_a_stamp_tells_a_rewritten_token_file_and_held_tells_a_sign_in_under_way
     with tokenstore.locked(state, "linear", timeout=1):
         assert tokenstore.held(state, "linear")
     assert not tokenstore.held(state, "linear")
+
+
+@pytest.mark.parametrize(("resource", "url"), [
+    ("https://mcp.example/mcp", "https://mcp.example/mcp"),
+    ("https://mcp.example/", "https://mcp.example/mcp"),  # the Protected Resource Metadata names a parent
+    ("https://MCP.example/mcp/", "https://mcp.example/mcp?x=1"),
+    ("https://mcp.example/mcp", "https://mcp.example/mcp2"),  # a sibling is not below it
+    ("https://mcp.example/mcp", "https://mcp.example/v2/mcp"),  # the model moved the provider
+    ("https://mcp.example/mcp", "http://mcp.example/mcp"),
+    ("https://mcp.example/mcp", "https://mcp.example:8443/mcp"),
+    ("https://mcp.example/mcp/sub", "https://mcp.example/mcp"),  # a child's sign-in does not serve its parent
+])
+def test_a_sign_in_serves_the_addresses_the_sdk_allows_its_resource_for(resource, url):
+    from mcp.shared.auth_utils import check_resource_allowed
+
+    assert Tokens(access_token="x", expires_at=None, resource=resource).serves(url) == check_resource_allowed(url, resource)
+    assert Tokens(access_token="x", expires_at=None).serves(url)  # a sign-in that names no resource is taken as it is
+
+
+@pytest.mark.skipif(not shutil.which("secret-tool"), reason="no secret-tool (.ci/run installs it)")
+def test_a_session_bus_address_naming_a_socket_that_is_not_there_means_no_keyring(tmp_path):
+    """`unix:path=X` where X does not exist: no Secret Service can answer there, so none is used
+    (secret-tool would fail at each store and read); other address forms are left to secret-tool."""
+    def found(address: str) -> Keyring | None:
+        return Keyring.found({"PATH": os.environ["PATH"], "DBUS_SESSION_BUS_ADDRESS": address}, "linux")
+
+    assert found("unix:path=/nonexistent/projector-test/bus") is None
+    assert found(f"unix:path={tmp_path}/bus,guid=0123456789abcdef") is None
+    (tmp_path / "bus").touch()
+    assert found(f"unix:path={tmp_path}/bus,guid=0123456789abcdef") is not None
+    assert found(f"unix:path={str(tmp_path).replace('/', '%2f')}%2fbus") is not None  # D-Bus escapes bytes as %XX
+    assert found("unix:abstract=/tmp/dbus-projector-test") is not None  # not a path: secret-tool finds out
+    assert found("unix:path=/nonexistent/bus;unix:abstract=/tmp/dbus-projector-test") is not None  # a list: the next may answer

@@ -13,7 +13,7 @@ from projector.compile.system import DryRunSystem, RealSystem, System
 from projector.core import files, model, projects
 from projector.core.errors import did_you_mean, display_path
 from projector.core.locations import state_dir
-from projector.core.modeltypes import Model
+from projector.core.modeltypes import Model, Provider
 from projector.core.record import replace
 
 TYPE_CHECKING = False
@@ -63,8 +63,15 @@ def sign_in_warnings(loaded: Model) -> tuple[str, ...]:
     from projector.core.signin import sign_in_state
 
     return tuple(f'provider "{p.name}" signs in through projector, once for every client: {state.split(": ", 1)[1]} '
-                 "(until then its sessions offer no tools; `oauth: client` lets each client sign itself in instead)"
-                 for p in signing_in for ok, state in [sign_in_state(p, os.environ)] if not ok)
+                 f"({_first_session(p)})" for p in signing_in for ok, state in [sign_in_state(p, os.environ)] if not ok)
+
+
+def _first_session(provider: Provider) -> str:
+    """What a session does about a provider nobody signed in to: the bridge starts the sign-in."""
+    assert provider.oauth is not None
+    if provider.oauth.grant != "authorization_code":  # client_credentials, enterprise: no person
+        return "or the first session signs in itself: its grant needs no person"
+    return "or the first session opens the browser for it, where one can open; `oauth: client` lets each client sign itself in instead"
 
 
 def dry_sync(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, engine.Written]:

@@ -42,6 +42,8 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "projector", "version": "1"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+MACHINE_GRANTS = {"client_credentials": "with its client's credentials (client_credentials)",
+                  "enterprise": "with its identity provider's token (enterprise)"}  # grants no person takes part in
 
 
 class SignInFailed(ProjectorError):
@@ -56,13 +58,16 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
     since (another session's) is kept and no browser opens."""
     try:
         provider = oauth_provider(load_model(config).providers, name)
+        assert provider.oauth is not None
+        if device and (how := MACHINE_GRANTS.get(provider.oauth.grant)):
+            raise ProjectorError(f'provider "{name}" signs in {how}, with no person: --device is for a person\'s sign-in; '
+                                 f"run `projector login {name}` without it")
         if scope is not None:
-            assert provider.oauth is not None
             provider = replace(provider, oauth=replace(provider.oauth, scopes=tuple(scope.split())))
         state = locations.state_folder(os.environ)
         keyring = tokenstore.Keyring.found(os.environ)
         with tokenstore.locked(state, name, timeout=WAIT_FOR_BROWSER + 60):  # one sign-in at a time, bridges included
-            if replacing is not None and (meanwhile := signed_in_since(state, name, replacing, scope)) is not None:
+            if replacing is not None and (meanwhile := signed_in_since(state, provider, replacing, scope)) is not None:
                 print(f"signed in to {name} already (another session did){until(meanwhile)}")
                 return 0
             nobrowser = headless(os.environ)
@@ -76,16 +81,16 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
     return 0
 
 
-def signed_in_since(state: str, name: str, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
-    """The sign-in written after the token file was at ``stamp``, when it is usable (and has
-    ``scope``, when one is asked for); None: sign in."""
-    if tokenstore.stamp(state, name) == stamp:
+def signed_in_since(state: str, provider: Provider, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
+    """The sign-in written after the token file was at ``stamp``, when it is usable for the
+    provider's address (and has ``scope``, when one is asked for); None: sign in."""
+    if tokenstore.stamp(state, provider.name) == stamp:
         return None
     try:
-        tokens = tokenstore.read(state, name)
+        tokens = tokenstore.read(state, provider.name)
     except tokenstore.Unsafe:
         return None
-    if tokens is None or not tokens.usable(time.time(), margin=0):
+    if tokens is None or not tokens.usable(time.time(), margin=0) or not tokens.serves(provider.url):
         return None
     if scope is not None and not set(scope.split()) <= set((tokens.scope or "").split()):
         return None
@@ -186,17 +191,19 @@ def _revocation_endpoint(metadata: Any) -> str | None:
     return str(endpoint) if endpoint else None
 
 
-async def _probe(client: Any, url: str, storage: _Memory) -> None:
+async def _probe(client: Any, url: str, storage: _Memory, signed_in: bool = False) -> None:
     """Open a session as a client would, so the server asks to sign in where it does (the SDK's
     auth signs in on that 401): ``initialize``, and where that needs no sign-in (a server that
-    guards only its operations), ``tools/list`` in the session it opened. A 403 for more scope
-    than listing needs leaves the sign-in kept: a session asks for more when it needs it."""
+    guards only its operations), ``tools/list`` in the session it opened. ``signed_in``: the
+    client sends a token from the first request (the device grant's), so a session that opens
+    proves nothing of it yet: its tools are listed too. A 403 for more scope than listing needs
+    leaves the sign-in kept: a session asks for more when it needs it."""
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL}
     answer = await client.post(url, json=INITIALIZE, headers=headers)
     session = answer.headers.get("mcp-session-id")
     if session:
         headers["mcp-session-id"] = session
-    if storage.tokens is None and answer.status_code == 200:
+    if (signed_in or storage.tokens is None) and answer.status_code == 200:
         await client.post(url, json=INITIALIZED, headers=headers)
         answer = await client.post(url, json=LIST_TOOLS, headers=headers)
     challenge = answer.headers.get("www-authenticate", "")
@@ -221,7 +228,13 @@ async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], re
         if required:
             raise SignInFailed(f"{offered}: sign in without --device") from None
         return None
-    return _kept(_Memory(tokens=grant.tokens), grant.client, grant.token_endpoint, grant.resource, _revocation_endpoint(grant.metadata))
+    import httpx2
+
+    checked = _Memory(tokens=grant.tokens)
+    bearer = {"Authorization": f"Bearer {grant.tokens.access_token}"}
+    async with httpx2.AsyncClient(headers=bearer, timeout=30.0, follow_redirects=False) as client:
+        await _probe(client, url, checked, signed_in=True)  # as after the browser's sign-in: a token refused is said, not kept
+    return _kept(checked, grant.client, grant.token_endpoint, grant.resource, _revocation_endpoint(grant.metadata))
 
 
 def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | None,

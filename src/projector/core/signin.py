@@ -41,8 +41,13 @@ def sign_in_state(provider: Provider, environ: Mapping[str, str], now: float | N
         return False, f"{name}: {unsafe}"
     if tokens is None:
         return False, f"{name}: needs a sign-in: run `projector login {name}`"
-    now = time.time() if now is None else now
     machine = provider.oauth.grant != "authorization_code"  # signed in again with its client's credentials, no person
+    if not tokens.serves(provider.url):  # the model moved the provider since: the bridge does not use this sign-in
+        moved = f"{name}: signed in for {tokens.resource}, the model now says {provider.url}"
+        if machine:
+            return True, f"{moved}: the next session signs in again (its grant needs no person)"
+        return False, f"{moved}: run `projector login {name}`"
+    now = time.time() if now is None else now
     renewable = tokens.in_keyring or bool(tokens.secrets.refresh_token) or machine
     where = "the keyring" if tokens.in_keyring else "the state folder"
     if tokens.usable(now):

@@ -69,6 +69,20 @@ class Tokens(Record):
     def usable(self, now: float, margin: float = EXPIRES_SOON) -> bool:
         return self.expires_at is None or self.expires_at - self.renewed_before(margin) > now
 
+    def serves(self, url: str | None) -> bool:
+        """Whether this sign-in was issued for ``url`` (its RFC 8707 resource), compared as the
+        MCP SDK's check_resource_allowed does: the same origin, and the URL's path at or below
+        the resource's (the Protected Resource Metadata may name a parent). A sign-in that names
+        no resource, or a provider with no URL, is taken as it is."""
+        if not self.resource or not url:
+            return True
+        from urllib.parse import urlsplit
+
+        issued, asked = urlsplit(self.resource), urlsplit(url)
+        if (issued.scheme.lower(), issued.netloc.lower()) != (asked.scheme.lower(), asked.netloc.lower()):
+            return False
+        return (asked.path.rstrip("/") + "/").startswith(issued.path.rstrip("/") + "/")
+
     def renewed_before(self, margin: float) -> float:
         """How long before its expiry the token is renewed: ``margin``, but at most half its
         lifetime: a server that gives two-minute tokens would otherwise see a refresh at every
@@ -250,11 +264,14 @@ class SecretService(Keyring):
         """When a session bus is there to reach one and ``secret-tool`` is installed. A client
         that starts the bridge with a few variables only leaves the bus's address out: systemd's
         /run/user/UID/bus is the user's session bus then."""
-        if not environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        address = environ.get("DBUS_SESSION_BUS_ADDRESS")
+        if not address:
             bus = f"/run/user/{os.getuid()}/bus"
             if not os.path.exists(bus):
                 return None
             environ = dict(environ, DBUS_SESSION_BUS_ADDRESS=f"unix:path={bus}")
+        elif (socket := _unix_path(address)) is not None and not os.path.exists(socket):
+            return None  # nothing listens there: no secret-tool run that can only fail, at each store and read
         return super().reachable(environ)
 
     def _attributes(self, state: str, provider: str) -> list[str]:
@@ -270,6 +287,21 @@ class SecretService(Keyring):
 
     def clear(self, state: str, provider: str) -> None:
         self._run(["clear", *self._attributes(state, provider)])
+
+
+def _unix_path(address: str) -> str | None:
+    """The socket of a session-bus address of the form ``unix:path=X[,key=value...]`` (D-Bus
+    escapes a byte as %XX); None for any other form (abstract sockets, tcp, a list of addresses
+    to try in turn), which secret-tool is left to judge."""
+    if ";" in address or not address.startswith("unix:"):
+        return None
+    for pair in address.removeprefix("unix:").split(","):
+        key, _, value = pair.partition("=")
+        if key == "path" and value:
+            from urllib.parse import unquote
+
+            return unquote(value)
+    return None
 
 
 class Keychain(Keyring):

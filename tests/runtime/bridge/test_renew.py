@@ -162,3 +162,48 @@ def test_a_token_refused_at_the_start_without_a_refresh_starts_the_session_waiti
         assert [r["auth"] for r in server.requests() if r["rpc"] == "initialize"] == ["Bearer revoked-access", f"Bearer {TOKEN}"]
     finally:
         bridge.close()
+
+
+def test_a_sign_in_for_another_address_is_not_used_nor_refreshed_after_the_model_moves_the_provider(kb_server, tmp_path,
+                                                                                                     token_endpoint):
+    """The provider's url changed in the model after `projector login`: the stored sign-in was
+    issued for the old address (its RFC 8707 resource), so the session is answered here as an
+    unsigned one that names both addresses, and neither the old token nor a refresh for the old
+    resource is spent on the new server."""
+    server = kb_server()
+    old = "http://127.0.0.1:9/old/mcp"
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "old-access", time.time() + 3000)
+    tokenstore.write(state, "docs", tokenstore.Tokens(access_token="old-access", expires_at=time.time() + 3000,
+                                                      token_endpoint=token_endpoint.url, client_id="projector-test", resource=old,
+                                                      secrets=tokenstore.Secrets(refresh_token="refresh-1")))
+    from test_bridge import INITIALIZED, Raw
+
+    bridge = Raw(layout, "work/a", env=env)
+    try:
+        bridge.send(INIT, INITIALIZED)
+        opened = bridge.receive()["result"]
+        assert opened["capabilities"]["tools"]["listChanged"] is True
+        assert f"signed in to docs for {old}, the model now says {server.url}: run `projector login docs`" in opened["instructions"]
+        assert token_endpoint.refreshes == [] and server.requests() == []
+        assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-1"
+        # a session the model had not moved yet renews the old sign-in: still not this address's
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="old-access-2", expires_at=None, resource=old))
+        time.sleep(2)  # the sign-in's poll looks at the token file every 0.75 s
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None, resource=server.url))
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+    finally:
+        bridge.close()
+    assert "old-access" not in b"".join(bridge.stderr).decode()
+
+
+def test_a_sign_in_for_the_servers_protected_resource_serves_the_address_below_it(kb_server, tmp_path, token_endpoint):
+    """The Protected Resource Metadata may name a parent of the URL (the SDK's
+    check_resource_allowed): that sign-in is the provider's, sent as it is."""
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, TOKEN, time.time() + 3000)
+    parent = server.url.removesuffix("mcp")
+    tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=time.time() + 3000, resource=parent))
+    reply, _ = answer(start(layout, env))
+    assert reply["result"]["serverInfo"]["name"] != "projector"  # the provider's own answer
+    assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}

@@ -190,3 +190,63 @@ def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_l
         bridge.close()
     finally:
         guard.close()
+
+
+def test_a_session_that_starts_while_another_projector_signs_in_is_answered_at_once(kb_server, tmp_path):
+    """A sign-in waiting in the browser holds the provider's lock for minutes: a session that
+    starts meanwhile with an expired token does not wait on that lock (its client would give up
+    on initialize); it is answered here, waits for that sign-in, and gets the tools once it is
+    written, even when it was written while the session still waited for the lock."""
+    server = kb_server()
+    layout, env, state = unsigned(tmp_path, server.url)
+    tokenstore.write(state, "docs", tokenstore.Tokens(access_token="expired", expires_at=time.time() - 60,
+                                                      token_endpoint="http://127.0.0.1:9/token", client_id="projector-test",
+                                                      secrets=tokenstore.Secrets(refresh_token="refresh-1")))
+    with tokenstore.locked(state, "docs", 5):  # `projector login docs`, waiting for the browser
+        bridge = Raw(layout, "work/a", env=env)
+        try:
+            began = time.monotonic()
+            bridge.send(INIT, INITIALIZED)
+            time.sleep(1)  # the bridge waits for the lock meanwhile
+            tokenstore.write(state, "docs", tokenstore.Tokens(access_token=TOKEN, expires_at=None))
+            opened = bridge.receive(timeout=30)["result"]
+            assert time.monotonic() - began < 15
+            assert opened["capabilities"]["tools"] == {"listChanged": True}
+            assert "a sign-in to docs is under way in another projector" in opened["instructions"]
+        except BaseException:
+            bridge.close()
+            raise
+    try:
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+    finally:
+        bridge.close()
+
+
+def test_a_token_refused_when_the_roots_open_the_session_waits_for_a_sign_in_instead_of_failing_for_good(tmp_path):
+    """An unbound folder, a client that declares roots, and a stored token the provider no
+    longer takes (no refresh token): the provider's session, opened once the roots are known,
+    is refused; the session then waits for a sign-in (a tool call says what to run) rather than
+    answering every request 'not available' until the client restarts, and once one is written
+    it opens and the client hears tools/list_changed (its initialize promised it)."""
+    guard = Guarded(accepted={"second"})
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="first", expires_at=None))
+        bridge = Raw(layout, "scratch", env=env)
+        bridge.send(dict(INIT, params=dict(INIT["params"], capabilities={"roots": {}})), INITIALIZED)
+        assert bridge.receive()["result"]["capabilities"]["tools"] == {"listChanged": True}
+        roots_request = bridge.receive()
+        assert roots_request["method"] == "roots/list"
+        bridge.send({"jsonrpc": "2.0", "id": roots_request["id"], "result": {"roots": [{"uri": f"file://{tmp_path}/work/b"}]}},
+                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {}}})
+        called = bridge.receive()["result"]
+        assert called["isError"] is True and "run `projector login docs`" in called["content"][0]["text"]
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="second", expires_at=None))
+        assert bridge.receive(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}  # the roots kept
+        bridge.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert bridge.receive()["result"]["tools"][0]["name"] == "search"
+        assert [auth for method, auth in guard.calls if method == "initialize"] == ["Bearer first", "Bearer second"]
+        assert bridge.close() == 0
+    finally:
+        guard.close()

@@ -23,9 +23,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-LOCK_WAIT = 60.0  # seconds a bridge waits for another's refresh (or sign-in) before giving up
+# Seconds a bridge waits for the sign-in lock: another bridge's refresh (one request) is over
+# by then; a lock held longer is a sign-in waiting for a person (minutes), which the session
+# waits for answered here (bridge.signing) rather than leave its client's initialize unanswered.
+LOCK_WAIT = 5.0
 REFRESH_TIMEOUT = 30.0
-MACHINE_SIGN_IN_TIMEOUT = LOCK_WAIT + 60.0  # a machine's `projector login`: its lock wait, then a few requests
+MACHINE_SIGN_IN_TIMEOUT = 120.0  # a machine's `projector login`: a wait for the lock, then a few requests
 
 
 class SignInNeeded(str):
@@ -37,20 +40,33 @@ class Renewer:
     """One provider's tokens, as one bridge session uses them."""
 
     def __init__(self, provider: str, environ: Mapping[str, str], log: Callable[[str], None],
-                 clock: Callable[[], float] = time.time, config: str | None = None, machine: bool = False) -> None:
+                 clock: Callable[[], float] = time.time, config: str | None = None, machine: bool = False,
+                 url: str | None = None) -> None:
         self.provider = provider
+        self.url = url  # the provider's address in the model: a sign-in issued for another is not used
         self.environ = environ
         self.state = locations.state_folder(environ)
         self.log = log
         self.clock = clock
         self.config = config  # the model's file, for the `projector login` a bridge runs
         self.machine = machine  # a client_credentials or enterprise grant: renewed by signing in again, no person
+        # The token file as it was when last read (core.tokenstore.stamp): a sign-in waited for
+        # is one written after it, even in the instant between this read and the wait.
+        self.seen = ""
 
     def _again(self, why: str) -> SignInNeeded:
         return SignInNeeded(f"{why}: sign in again with `projector login {self.provider}`")
 
     def _unsigned(self) -> SignInNeeded:
         return SignInNeeded(f"not signed in to {self.provider}: run `projector login {self.provider}`")
+
+    def _elsewhere(self, tokens: tokenstore.Tokens) -> SignInNeeded | None:
+        """A sign-in issued for another address (the model moved the provider since): its token
+        and its refresh both ask for the old resource, so neither is spent on the new one."""
+        if tokens.serves(self.url):
+            return None
+        return SignInNeeded(f"signed in to {self.provider} for {tokens.resource}, the model now says {self.url}: "
+                            f"run `projector login {self.provider}`")
 
     def login_command(self, *options: str) -> list[str]:
         """`projector login` for this provider, as this bridge runs it: the same interpreter and
@@ -64,11 +80,14 @@ class Renewer:
     def current(self) -> tuple[str | None, str | None]:
         """A token to send (refreshed first when it expires soon), and what is wrong when none."""
         try:
+            self.seen = tokenstore.stamp(self.state, self.provider)
             tokens = tokenstore.read(self.state, self.provider)
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
         if tokens is None:
             return self._signed_in_again("none") if self.machine else (None, self._unsigned())
+        if moved := self._elsewhere(tokens):
+            return self.renewed(tokens.access_token) if self.machine else (None, moved)
         if tokens.usable(self.clock()):
             return tokens.access_token, None
         return self.renewed(tokens.access_token)
@@ -79,20 +98,26 @@ class Renewer:
         from projector.core.files import Busy
 
         try:
+            self.seen = tokenstore.stamp(self.state, self.provider)
             with tokenstore.locked(self.state, self.provider, LOCK_WAIT):
+                self.seen = tokenstore.stamp(self.state, self.provider)
                 tokens = tokenstore.read(self.state, self.provider)  # again: another bridge may have renewed it
                 if tokens is None:
                     return None, self._unsigned()
-                if tokens.access_token != refused and tokens.usable(self.clock(), margin=0):
-                    return tokens.access_token, None
-                keyring = tokenstore.Keyring.found(self.environ) if tokens.in_keyring else None
-                secrets = tokenstore.secrets_of(self.state, self.provider, tokens, keyring)
-                if not (self.machine and not secrets.refresh_token):
-                    return self._refresh(tokens, secrets, keyring)
+                moved = self._elsewhere(tokens)
+                if moved and not self.machine:
+                    return None, moved
+                if not moved:
+                    if tokens.access_token != refused and tokens.usable(self.clock(), margin=0):
+                        return tokens.access_token, None
+                    keyring = tokenstore.Keyring.found(self.environ) if tokens.in_keyring else None
+                    secrets = tokenstore.secrets_of(self.state, self.provider, tokens, keyring)
+                    if not (self.machine and not secrets.refresh_token):
+                        return self._refresh(tokens, secrets, keyring)
                 stale = tokenstore.stamp(self.state, self.provider)
             return self._signed_in_again(stale)  # it takes the lock itself
-        except Busy:
-            return None, f"another projector held the sign-in of {self.provider} for {LOCK_WAIT:.0f} s; try again"
+        except Busy:  # a person signing in elsewhere: waited for as a sign-in (seen: the file before it)
+            return None, SignInNeeded(f"a sign-in to {self.provider} is under way in another projector")
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
 
@@ -138,7 +163,7 @@ class Renewer:
             tokens = tokenstore.read(self.state, self.provider)
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
-        if done.returncode != 0 or tokens is None or not tokens.usable(self.clock(), margin=0):
+        if done.returncode != 0 or tokens is None or not tokens.usable(self.clock(), margin=0) or not tokens.serves(self.url):
             return None, f"signing in to {self.provider} again failed (projector login exited {done.returncode}; see above)"
         self.log(f"renewed the sign-in to {self.provider} (signed in again with its client's credentials)")
         return tokens.access_token, None

@@ -95,6 +95,7 @@ class Session:
         self.sign_in = sign_in
         self.initialized = False  # the client sent notifications/initialized (while signing in)
         self.announce = False  # tell the client tools/list_changed once the provider's session is open
+        self.roots_known = False  # the client's roots decided the set (a sign-in after it opens the session with it)
         self._roots_timer: Any = None
         self._server_ids = itertools.count(1)
         self._server_requests: dict[str, Any] = {}  # our id for a server request -> its own id
@@ -217,7 +218,8 @@ class Session:
             return
         if self.wants_roots(message):
             self.mode = "roots-init"
-            self._local_initialize(message)
+            # an OAuth provider's session may yet need a sign-in (its token refused once opened): tools may change
+            self._local_initialize(message, list_changed=self.sign_in is not None)
             return
         if self.sign_in is not None and self.mode == "proxy" and "id" in message:
             self._upstream().request(message, lambda answer, raw: self._initialize_answered(message, answer, raw))
@@ -244,8 +246,9 @@ class Session:
             self.send(answer, raw)
 
     def _signed_out(self, why: str) -> None:
-        """The provider refused the token and no refresh cures it: a sign-in, as at the start."""
-        if self.mode == "proxy":
+        """The provider refused the token and no refresh cures it: a sign-in, as at the start
+        (also while its session is being opened after the roots: ``_opened`` then waits)."""
+        if self.mode in ("proxy", "opening"):
             self._await_sign_in(why)
 
     def _answer_unsigned(self, message: dict[str, Any]) -> None:
@@ -270,7 +273,7 @@ class Session:
             upstream, self.upstream = self.upstream, None
             self.promised_version = self.promised_version or upstream.protocol_version  # what the client was told
             upstream.close("the sign-in was renewed; call again")
-        if self.wants_roots(self.client_init):
+        if self.wants_roots(self.client_init) and not self.roots_known:
             self.mode = "roots-init"
             if self.initialized:
                 self._roots_mode({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -302,6 +305,7 @@ class Session:
         if self._roots_timer is not None:
             self._roots_timer.cancel()
         found = self.roots_scope(paths)
+        self.roots_known = True
         kbs = found.kbs
         self._use_rule(found.tools)
         if kbs == ():
@@ -325,6 +329,10 @@ class Session:
     def _opened(self, answer: dict[str, Any], _raw: bytes | None = None) -> None:
         """The provider's answer to the initialize sent on the client's behalf."""
         waiting, self.waiting = self.waiting, []
+        if self.mode == "signing-in":  # refused for want of a sign-in (_signed_out): answered here until one is written
+            for message in waiting:
+                self.handle(message)
+            return
         if "result" not in answer:
             self.failure = (answer.get("error") or {}).get("message", "refused")
             self.log(f"could not open the provider's session: {self.failure}")

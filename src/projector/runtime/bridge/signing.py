@@ -91,8 +91,9 @@ class SignIn:
         """``done(token, None)`` once a usable token is written (one with ``scope``, when given);
         with a ``limit``, ``done(None, why)`` when it passes or the sign-in this started ends
         without one. A sign-in is started for it unless one is under way."""
-        if not self.waiters:
-            self.stamp = tokenstore.stamp(self.renewer.state, self.provider)
+        if not self.waiters:  # a sign-in is one written since the file the renewer last read (a step-up's: since now)
+            seen = self.renewer.seen if scope is None else ""
+            self.stamp = seen or tokenstore.stamp(self.renewer.state, self.provider)
             self.started = False
         waiter = _Waiter(done, scope, None if limit is None else time.monotonic() + limit)
         self.waiters.append(waiter)
@@ -176,7 +177,9 @@ class SignIn:
             tokens = tokenstore.read(self.renewer.state, self.provider)
         except tokenstore.Unsafe:
             return None
-        return tokens if tokens is not None and tokens.usable(time.time(), margin=0) else None
+        if tokens is None or not tokens.usable(time.time(), margin=0) or not tokens.serves(self.renewer.url):
+            return None  # (a sign-in for another address: the provider's old one, as a session the model has not moved yet writes it)
+        return tokens
 
 
 def _spawn(argv: list[str], output: str) -> int:
