@@ -150,3 +150,39 @@ def test_device_with_a_machine_grant_is_an_error_that_says_why(sandbox):
     assert (done.returncode, done.stderr.strip()) == (
         1, 'error: provider "ci" signs in with its client\'s credentials (client_credentials), with no person: '
            "--device is for a person's sign-in; run `projector login ci` without it")
+
+
+ISSUER = "https://auth.example.com"
+
+
+@pytest.mark.parametrize(("code", "said"), [
+    ({"verification_uri": "https://auth.example.com/device\x1b[2J\x1b[H", "user_code": "ABCD"}, "gave no https:// address"),
+    ({"verification_uri": "javascript:alert(1)", "user_code": "ABCD"}, "gave no https:// address"),
+    ({"verification_uri": "http://auth.example.com/device", "user_code": "ABCD"}, "gave no https:// address"),
+    ({"verification_uri": "https://auth.example.com/device", "user_code": "AB\nsigned in"}, "gave a code that is not a short printable one"),
+])
+def test_an_address_or_code_that_is_not_what_it_claims_is_never_shown(code, said):
+    """The address and the code are the server's text, printed for a person to act on: an escape
+    sequence would rewrite the terminal, a new line forge what projector says."""
+    with pytest.raises(device_grant.DeviceSignInFailed, match=said) as refused:
+        device_grant.instructions(code, ISSUER)
+    assert "\x1b" not in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_an_address_on_another_host_than_the_issuer_is_said_to_be_so():
+    """Device-code phishing: a server shows a well-known sign-in page with a code of its own."""
+    shown = device_grant.instructions({"verification_uri": "https://microsoft.com/devicelogin", "user_code": "WDJB-MJHT",
+                                       "expires_in": 900}, ISSUER)
+    assert shown.endswith("(that address is on microsoft.com, not on auth.example.com, the authorization server the MCP "
+                          "server named: go on only if you expected microsoft.com to sign you in)")
+    assert "then enter the code WDJB-MJHT (it expires in 15 minutes)" in shown
+    own = device_grant.instructions({"verification_uri_complete": "https://auth.example.com/device?code=WDJB", "user_code": "WDJB"}, ISSUER)
+    assert "that address is on" not in own and "confirm the code WDJB" in own
+
+
+def test_a_server_cannot_hold_a_login_with_a_huge_interval_or_expiry():
+    """A login holds the provider's sign-in lock while it polls: every bridge waits for it."""
+    _, waits = polled(TokenEndpoint(pending(), Answer(200, {"access_token": "a"})), {"device_code": "d", "interval": 10**9})
+    assert waits == [60, 60]
+    shown = device_grant.instructions({"verification_uri": f"{ISSUER}/device", "user_code": "A", "expires_in": 10**9}, ISSUER)
+    assert "(it expires in 30 minutes)" in shown

@@ -173,6 +173,14 @@ def login_model(sandbox, url: str, browser: str | Path = FOLLOW) -> Path:
     return sandbox.model(f"version: 1\nproviders:\n  linear:\n    url: {url}\n    oauth: true\n")
 
 
+def refused(sandbox, server) -> str:
+    """The last line of a `projector login` against ``server`` that fails, having kept nothing."""
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1, done.stdout
+    assert tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear") is None
+    return done.stderr.splitlines()[-1]
+
+
 @pytest.mark.parametrize(("pkce", "said"), [
     (None, "does not offer PKCE (its metadata lists no code_challenge_methods_supported)"),
     (("plain",), "offers PKCE only as plain, not S256"),
@@ -239,3 +247,121 @@ def test_a_server_that_cannot_be_reached_is_said_with_what_to_check(sandbox):
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: signing in to linear failed: cannot reach {url} (ConnectError: ")
     assert done.stderr.endswith("): check the provider's url in the model, and that the server is up\n")
+
+
+@pytest.mark.parametrize(("route", "answer"), [
+    ("POST /token", {"token": "canary-access-7", "token_type": "Bearer", "refresh_token": "canary-refresh-7"}),  # no access_token
+    ("POST /register", {"redirect_uris": [], "client_secret": "canary-client-secret"}),  # no client_id
+])
+def test_an_answer_the_sdk_cannot_read_is_said_without_the_secrets_it_holds(sandbox, authorization_server, route, answer):
+    """pydantic's validation error quotes the answer it could not read (``input_value={...}``),
+    tokens and secrets included, and the SDK's error message quotes that: what login says (to the
+    terminal, or to a bridge's sign-in log) names the field, never the value."""
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    server.routes[route] = Answer(201 if "register" in route else 200, answer)
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1
+    assert "canary" not in done.stdout + done.stderr, done.stderr
+    said = {"POST /token": "OAuthTokenError: Invalid token response: access_token: Field required",
+            "POST /register": "OAuthRegistrationError: Invalid registration response: client_id: Field required"}[route]
+    assert done.stderr.splitlines()[-1] == f"error: signing in to linear failed: {said}"
+
+
+def test_an_authorization_server_that_publishes_no_metadata_is_refused_where_the_resource_names_it(sandbox, authorization_server):
+    """With Protected Resource Metadata naming the authorization server, that server must publish
+    its metadata (RFC 8414 or OpenID), which says whether it does PKCE with S256: without it the
+    SDK would fall back to /authorize and /token on its origin, and nothing would be checked. Only
+    the 2025-03-26 fallback (no Protected Resource Metadata at all) signs in without metadata."""
+    server = authorization_server()
+    del server.routes["GET /.well-known/oauth-authorization-server"]
+    assert refused(sandbox, server) == (
+        f"error: the authorization server {server.origin} that {server.origin}/mcp names publishes no metadata (RFC 8414), "
+        "so whether it does PKCE with S256, which the MCP authorization spec requires, cannot be checked: projector does not "
+        "sign in there; ask the server's operator to publish it")
+    assert "GET /authorize" not in server.paths() and "POST /token" not in server.paths()
+
+
+def test_login_and_logout_say_a_token_folder_others_may_write_in_as_an_error(sandbox):
+    model = sandbox.model(MODEL)
+    folder = Path(sandbox.env["XDG_STATE_HOME"]) / "projector" / "oauth"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    for command in ("login", "logout"):
+        done = sandbox.run(command, "linear", config=model)
+        assert (done.returncode, done.stderr) == (1, f"error: {folder}: mode 0777 lets others write in it: check what is in "
+                                                     f"it, then make it private (chmod 700 {folder}) and sign in again\n")
+
+
+def test_a_connection_to_the_listener_that_sends_nothing_holds_no_sign_in_up(sandbox, authorization_server, tmp_path):
+    """A browser's speculative connection, or another local user's, opened to the redirect's port
+    and left idle: the browser's redirect is answered all the same, at once."""
+    import sys
+
+    server = authorization_server()
+    seen = tmp_path / "seen"
+    browser = tmp_path / "preconnecting.py"
+    browser.write_text(
+        f"#!{sys.executable}\n"
+        "import socket, sys, urllib.parse, urllib.request\n"
+        "query = urllib.parse.parse_qs(urllib.parse.urlsplit(sys.argv[1]).query)\n"
+        "port = urllib.parse.urlsplit(query['redirect_uri'][0]).port\n"
+        "idle = socket.create_connection(('127.0.0.1', port))\n"
+        "try:\n"
+        "    said = urllib.request.urlopen(sys.argv[1], timeout=8).read().decode()\n"
+        "except OSError as failure:\n"
+        "    said = repr(failure)\n"
+        f"open({str(seen)!r}, 'w').write(said)\n")
+    browser.chmod(0o755)
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp", browser))
+    assert done.returncode == 0, done.stderr
+    assert "Signed in: you can close this tab." in seen.read_text()
+
+
+def test_what_the_server_says_reaches_the_terminal_without_its_control_characters(sandbox, authorization_server):
+    """A refusal's ``error_description`` is the server's text: escape sequences in it could clear
+    the screen, or a new line could forge what projector says (and a bridge's sign-in log keeps it)."""
+    from urllib.parse import quote
+
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    forged = "\x1b[2J\x1b[Hall good\nsigned in to linear until 2099-01-01 00:00\u202e"
+    server.routes["GET /authorize"] = lambda request: Answer(302, headers=(
+        ("Location", f"{request.query['redirect_uri']}?error=access_denied&error_description={quote(forged)}"
+                     f"&state={request.query['state']}"),))
+    assert refused(sandbox, server) == ("error: the server refused the sign-in: access_denied "
+                                            "(\\x1b[2J\\x1b[Hall good\\nsigned in to linear until 2099-01-01 00:00\\u202e)")
+
+
+def test_an_authorization_server_over_plain_http_to_another_host_is_refused_before_anything_is_sent(sandbox, authorization_server):
+    """The model refuses a token over http:// to another host, but the authorization server is
+    the one the server's metadata names: there the code, the client's secret and the tokens would
+    cross the network in clear. (0.0.0.0 is not loopback by name, yet Linux connects it here.)"""
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    elsewhere = server.origin.replace("127.0.0.1", "0.0.0.0")
+    metadata = server.routes["GET /.well-known/oauth-authorization-server"].body
+    server.routes["GET /.well-known/oauth-protected-resource/mcp"] = Answer(200, {"resource": f"{server.origin}/mcp",
+                                                                                  "authorization_servers": [elsewhere]})
+    server.routes["GET /.well-known/oauth-authorization-server"] = Answer(200, {
+        k: v.replace(server.origin, elsewhere) if isinstance(v, str) else v for k, v in metadata.items()})
+    assert refused(sandbox, server) == (
+        f"error: {elsewhere}/.well-known/oauth-authorization-server is plain http:// to 0.0.0.0, which is not this machine: "
+        "the sign-in's codes, secrets and tokens would cross the network in clear (the MCP authorization spec requires "
+        "HTTPS there), so projector does not sign in; say insecure: true of the provider if you accept that")
+    assert [path for path in server.paths() if path.startswith("POST")] == ["POST /mcp"]
+
+
+def test_an_authorization_page_over_plain_http_to_another_host_is_never_opened(sandbox, authorization_server):
+    """Where the person types a password: the browser is not sent there."""
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    elsewhere = server.origin.replace("127.0.0.1", "0.0.0.0")
+    metadata = server.routes["GET /.well-known/oauth-authorization-server"].body
+    server.routes["GET /.well-known/oauth-authorization-server"] = Answer(200, dict(metadata, authorization_endpoint=f"{elsewhere}/authorize"))
+    assert refused(sandbox, server).startswith(f"error: {elsewhere}/authorize is plain http:// to 0.0.0.0, which is not this machine")
+    assert "GET /authorize" not in server.paths() and "POST /token" not in server.paths()

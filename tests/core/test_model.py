@@ -403,6 +403,11 @@ OAUTH_BAD = [
                  "remove redirect_port", id="port-without-browser"),
     pytest.param("    oauth: {client_id: c, enterprise: {idp_token_endpoint: https://idp/token}}\n",
                  'projector.yaml:5:39: providers.docs.oauth.enterprise: missing "id_token_env"', id="enterprise-without-token"),
+    pytest.param("    oauth: {client_id: c, client_secret_env: S, enterprise: {issuer: https://auth.example.com, "
+                 "idp_token_endpoint: http://idp.example.com/token, id_token_env: IDT}}\n",
+                 "projector.yaml:5:116: providers.docs.oauth.enterprise.idp_token_endpoint: plain http:// would send the ID token "
+                 "in clear to idp.example.com (the MCP authorization spec allows http:// only to this machine): use https://, or "
+                 "say insecure: true of the provider if you accept that", id="identity-provider-in-clear"),
     pytest.param("    oauth: {client_id: c, client_secret_env: ghp_abcdefghijklmnopqrstuvwxyz0123}\n",
                  "projector.yaml:5:46: providers.docs.oauth.client_secret_env: this looks like a token itself, not the NAME of a variable: "
                  "keep the token out of this file (export DOCS_CLIENT_SECRET=... in your shell's profile, or your secret manager) and "

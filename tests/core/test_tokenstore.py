@@ -212,6 +212,50 @@ def test_a_stamp_tells_a_rewritten_token_file_and_held_tells_a_sign_in_under_way
     assert not tokenstore.held(state, "linear")
 
 
+@pytest.mark.parametrize("entry", ["", ".", "bin"])
+def test_a_keyring_tool_in_the_workspace_is_never_run_through_a_relative_path_entry(tmp_path, monkeypatch, entry):
+    """A PATH with an empty or relative entry (``PATH=$PATH:`` is a common slip) would find a
+    ``secret-tool`` in the bridge's cwd, a workspace someone else wrote, and hand it the refresh
+    token on its stdin: only absolute entries are searched, as Go's exec.LookPath does."""
+    workspace = tmp_path / "cloned-repo"
+    for folder in (workspace, workspace / "bin"):
+        folder.mkdir(exist_ok=True)
+        (folder / "secret-tool").write_text("#!/bin/sh\ncat > stolen\n")
+        (folder / "secret-tool").chmod(0o755)
+    monkeypatch.chdir(workspace)
+    environ = {"PATH": f"{entry}:/nonexistent", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"}
+    assert Keyring.found(environ, platform="linux") is None
+
+
+def test_a_token_folder_others_may_write_in_is_refused_before_any_secret_goes_there(tmp_path):
+    """Anyone who may write in ``<state>/oauth`` can plant a symlink where a bridge appends its
+    sign-in's log, or hold the sign-in lock forever: nothing is written there, and the message
+    says what to do."""
+    folder = tmp_path / "oauth"
+    folder.mkdir()
+    folder.chmod(0o777)
+    with pytest.raises(Unsafe) as refused:
+        tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+    assert str(refused.value) == (f"{folder}: mode 0777 lets others write in it: check what is in it, then make it private "
+                                  f"(chmod 700 {folder}) and sign in again")
+    with pytest.raises(Unsafe):
+        tokenstore.locked(str(tmp_path), "linear", timeout=1)
+    assert list(folder.iterdir()) == []
+    folder.chmod(0o755)  # others may only look: made private, and used
+    tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a folder to another user takes root")
+def test_a_token_folder_of_another_user_is_refused(tmp_path):
+    """As root, the folder is given to nobody (65534): the check is by owner, not by mode."""
+    folder = tmp_path / "oauth"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, 65534, 65534)
+    with pytest.raises(Unsafe, match=r"owned by user 65534, not by you \(0\)"):
+        tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+
+
 @pytest.mark.parametrize(("resource", "url"), [
     ("https://mcp.example/mcp", "https://mcp.example/mcp"),
     ("https://mcp.example/", "https://mcp.example/mcp"),  # the Protected Resource Metadata names a parent
@@ -243,3 +287,13 @@ def test_a_session_bus_address_naming_a_socket_that_is_not_there_means_no_keyrin
     assert found(f"unix:path={str(tmp_path).replace('/', '%2f')}%2fbus") is not None  # D-Bus escapes bytes as %XX
     assert found("unix:abstract=/tmp/dbus-projector-test") is not None  # not a path: secret-tool finds out
     assert found("unix:path=/nonexistent/bus;unix:abstract=/tmp/dbus-projector-test") is not None  # a list: the next may answer
+
+
+def test_a_temporary_file_a_killed_writer_left_does_not_stop_the_next_write(tmp_path):
+    """A login or refresh killed mid-write leaves its temporary file; a later process with the
+    same pid (pids repeat, in a container soon) must still write the tokens, not fail on it."""
+    tokenstore.write(str(tmp_path), "linear", SIGNED_IN, keyring=None)
+    (tmp_path / "oauth" / f"linear.json.{os.getpid()}.tmp").write_text("left behind")
+    renewed = Tokens(access_token="canary-renewed", expires_at=None)
+    tokenstore.write(str(tmp_path), "linear", renewed, keyring=None)
+    assert tokenstore.read(str(tmp_path), "linear").access_token == "canary-renewed"

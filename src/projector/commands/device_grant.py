@@ -18,6 +18,7 @@ requests; PKCE has no place in this grant.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 from projector.core.errors import ProjectorError
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 DEFAULT_INTERVAL = 5.0  # RFC 8628 §3.2: when the answer has no interval
 SLOW_DOWN = 5.0  # RFC 8628 §3.5: seconds added to the interval at each slow_down
+INTERVAL_AT_MOST = 60.0  # seconds between polls, whatever the server says
+EXPIRES_AT_MOST = 1800.0  # seconds a code is waited for, whatever the server says (Google's: 1800; Microsoft's, GitHub's: 900)
 PROTOCOL = "2025-11-25"
 
 
@@ -63,14 +66,21 @@ class Grant:
 
 
 async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[str, Any], tell: Callable[[str], None],
-                  sleep: Callable[[float], Awaitable[None]] | None = None) -> Grant:
+                  sleep: Callable[[float], Awaitable[None]] | None = None, insecure: bool = False) -> Grant:
     """Sign in to the MCP server at ``url`` (asked ``initialize`` to be told where to sign in)
     with the device grant; ``NotOffered`` when its authorization server has none (before
-    anything is registered or printed)."""
+    anything is registered or printed). ``insecure``: the provider accepts plain http:// to
+    another host (commands.login.in_clear)."""
     import anyio
     import httpx2
 
-    async with httpx2.AsyncClient(timeout=30.0, follow_redirects=False) as http:
+    from projector.commands.signin_guard import in_clear
+
+    async def refuse_clear_text(request: Any) -> None:
+        if not insecure and (why := in_clear(str(request.url))):
+            raise DeviceSignInFailed(why)
+
+    async with httpx2.AsyncClient(timeout=30.0, follow_redirects=False, event_hooks={"request": [refuse_clear_text]}) as http:
         context = await discover(http, url, oauth, initialize)
         endpoint = await device_endpoint(http, context, url)
         if endpoint is None:
@@ -87,7 +97,7 @@ async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[s
         if started.status_code != 200:
             raise DeviceSignInFailed(f"the authorization server refused to start a device sign-in ({_refusal(started)})")
         code = started.json()
-        tell(_instructions(code))
+        tell(instructions(code, str(context.oauth_metadata.issuer)))
         tokens = await poll(http, context, code, resource, sleep or anyio.sleep)
     from mcp.shared.auth import OAuthToken
 
@@ -172,8 +182,8 @@ async def client(http: Any, context: Any, oauth: OAuth, secret: str | None) -> A
 async def poll(http: Any, context: Any, code: dict[str, Any], resource: str | None,
                sleep: Callable[[float], Awaitable[None]]) -> dict[str, Any]:
     """The token endpoint's answer once the person confirms (RFC 8628 §3.4, §3.5)."""
-    interval = _seconds(code.get("interval"), DEFAULT_INTERVAL)
-    deadline = time.monotonic() + _seconds(code.get("expires_in"), 600.0)
+    interval = _seconds(code.get("interval"), DEFAULT_INTERVAL, INTERVAL_AT_MOST)
+    deadline = time.monotonic() + _seconds(code.get("expires_in"), 600.0, EXPIRES_AT_MOST)
     form = {"grant_type": GRANT, "device_code": str(code.get("device_code", "")), "client_id": context.client_info.client_id}
     if resource:
         form["resource"] = resource
@@ -203,13 +213,37 @@ async def _post(http: Any, context: Any, endpoint: str, form: dict[str, str]) ->
     return await http.post(endpoint, data=data, headers=headers)
 
 
-def _instructions(code: dict[str, Any]) -> str:
+ADDRESS = re.compile(r"[\x21-\x7e]{1,2000}")  # a URL as a person can read it: no space, no control character
+USER_CODE = re.compile(r"[\x21-\x7e]([\x20-\x7e]{0,62}[\x21-\x7e])?")
+
+
+def instructions(code: dict[str, Any], issuer: str) -> str:
+    """What the person is told: the address and the code the authorization server ``issuer``
+    gave. Both are the server's text, shown as they are only when they are what they claim (an
+    https:// address, or http:// to this machine; a short printable code): an escape sequence
+    would rewrite the terminal. An address on another host than the issuer's is said to be so:
+    a server could show a well-known sign-in page with a code of its own (device-code phishing)."""
+    from urllib.parse import urlsplit
+
+    from projector.commands.signin_guard import in_clear, printable
+
     complete = code.get("verification_uri_complete")
     where = complete or code.get("verification_uri", "")
-    minutes = _seconds(code.get("expires_in"), 600.0) / 60
+    user_code = code.get("user_code", "")
+    if not (isinstance(where, str) and ADDRESS.fullmatch(where) and urlsplit(where).scheme.lower() in ("https", "http")
+            and urlsplit(where).hostname and not in_clear(where)):
+        raise DeviceSignInFailed(f"the authorization server {issuer} gave no https:// address to sign in at "
+                                 f"({printable(str(where)[:200])}); sign in without --device")
+    if not (isinstance(user_code, str) and USER_CODE.fullmatch(user_code)):
+        raise DeviceSignInFailed(f"the authorization server {issuer} gave a code that is not a short printable one "
+                                 f"({printable(str(user_code)[:80])}); sign in without --device")
+    minutes = _seconds(code.get("expires_in"), 600.0, EXPIRES_AT_MOST) / 60
     confirm = "confirm the code" if complete else "enter the code"
+    host, own = urlsplit(where).hostname, urlsplit(issuer).hostname
+    elsewhere = (f"\n(that address is on {host}, not on {own}, the authorization server the MCP server named: go on only "
+                 f"if you expected {host} to sign you in)" if host != own else "")
     return (f"no browser here: open this address on any device and sign in:\n\n  {where}\n\n"
-            f"then {confirm} {code.get('user_code', '')} (it expires in {minutes:.0f} minutes); waiting…")
+            f"then {confirm} {user_code} (it expires in {minutes:.0f} minutes); waiting…{elsewhere}")
 
 
 def _error(answer: Any) -> str:
@@ -226,8 +260,11 @@ def _refusal(answer: Any) -> str:
     return f"HTTP {answer.status_code}" + (f": {error}" if error.replace("_", "").isalnum() else "")
 
 
-def _seconds(value: Any, default: float) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else default
+def _seconds(value: Any, default: float, most: float = float("inf")) -> float:
+    """``value`` seconds, at most ``most``: a server's interval or expiry never holds a login (and
+    the provider's lock) for longer."""
+    valid = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    return min(float(value), most) if valid else default
 
 
 async def _never(*_: Any) -> Any:

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from projector.commands.common import err, load_model
 from projector.commands.fallback_issuer import SameOriginFallbackIssuer
+from projector.commands.signin_guard import in_clear, printable
 from projector.core import locations, tokenstore
 from projector.core.errors import ProjectorError, did_you_mean
 from projector.core.modeltypes import OAuth, Provider
@@ -73,12 +74,13 @@ def run(name: str, config: str | None, paste: bool = False, device: bool = False
             nobrowser = headless(os.environ)
             tokens = sign_in(provider, os.environ, paste or nobrowser, device_grant(device, paste, nobrowser))
             kept = tokenstore.write(state, name, tokens, keyring)
-    except ProjectorError as error:
+    except (ProjectorError, tokenstore.Unsafe) as error:
         err(f"error: {error}")
         return 1
     where = "the keyring" if kept.in_keyring else tokenstore.token_file(state, name)
     print(f"signed in to {name}{until(kept)}; tokens kept in {where}")
     return 0
+
 
 
 def signed_in_since(state: str, provider: Provider, stamp: str, scope: str | None) -> tokenstore.Tokens | None:
@@ -127,14 +129,14 @@ def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, device:
     logging.getLogger("mcp").propagate = False
     assert provider.url is not None and provider.oauth is not None
     try:
-        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste, device))
-    except ProjectorError:
-        raise
+        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste, device, provider.insecure))
+    except ProjectorError as refused:  # what it says may quote the server
+        raise SignInFailed(printable(str(refused))) from None
     except Exception as failure:  # the SDK's OAuthFlowError, OAuthTokenError, httpx's errors
         if _unreachable(failure):
-            raise SignInFailed(f"signing in to {provider.name} failed: cannot reach {provider.url} ({_said(failure)}): check "
-                               "the provider's url in the model, and that the server is up") from None
-        raise SignInFailed(f"signing in to {provider.name} failed: {_said(failure)}") from None
+            raise SignInFailed(f"signing in to {provider.name} failed: cannot reach {provider.url} ({printable(_said(failure))}): "
+                               "check the provider's url in the model, and that the server is up") from None
+        raise SignInFailed(f"signing in to {provider.name} failed: {printable(_said(failure))}") from None
 
 
 def _unreachable(failure: BaseException) -> bool:
@@ -149,14 +151,40 @@ def _unreachable(failure: BaseException) -> bool:
 def _said(failure: BaseException) -> str:
     while isinstance(failure, BaseExceptionGroup):
         failure = failure.exceptions[0]
-    return f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
+    said = str(failure)
+    invalid = _validation_error(failure)
+    if invalid is not None:  # pydantic's text quotes the answer it could not read: tokens, a client's secret
+        fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the answer'}: {e['msg']}"
+                           for e in invalid.errors(include_url=False, include_input=False))
+        said = said.replace(str(invalid), fields) if str(invalid) in said else f"{said.split(':')[0]}: {fields}"
+    return f"{type(failure).__name__}: {said}" if said else type(failure).__name__
 
 
-async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None) -> tokenstore.Tokens:
+def _validation_error(failure: BaseException) -> Any:
+    """The pydantic ValidationError behind ``failure`` (the SDK wraps it, as cause or context), if any."""
+    from pydantic import ValidationError
+
+    seen: BaseException | None = failure
+    for _ in range(5):
+        if seen is None:
+            return None
+        if isinstance(seen, ValidationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+
+async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None,
+                   insecure: bool = False) -> tokenstore.Tokens:
     import httpx2
 
+    async def refuse_clear_text(request: Any) -> None:
+        if not insecure and (why := in_clear(str(request.url))):
+            raise SignInFailed(why)
+
     if device and oauth.grant not in ("client_credentials", "enterprise"):
-        signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED)
+        signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED, insecure)
         if signed_in is not None:
             return signed_in
     storage = _Memory()
@@ -167,9 +195,10 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
         auth = _enterprise_auth(url, oauth, environ, storage)
     else:
         listener = _Listener(oauth.redirect_port)
-        auth = _person_auth(url, oauth, environ, storage, listener, paste)
+        auth = _person_auth(url, oauth, environ, storage, listener, paste, insecure)
     try:
-        async with httpx2.AsyncClient(auth=auth, timeout=30.0, follow_redirects=False) as client:
+        async with httpx2.AsyncClient(auth=auth, timeout=30.0, follow_redirects=False,
+                                      event_hooks={"request": [refuse_clear_text]}) as client:
             await _probe(client, url, storage)
     finally:
         if listener is not None:
@@ -208,7 +237,7 @@ async def _probe(client: Any, url: str, storage: _Memory, signed_in: bool = Fals
         answer = await client.post(url, json=LIST_TOOLS, headers=headers)
     challenge = answer.headers.get("www-authenticate", "")
     if answer.status_code == 403 and storage.tokens is not None and "insufficient_scope" in challenge:
-        err(f"note: the server wants more than this sign-in allows to list its tools (HTTP 403: {challenge[:200]}); "
+        err(f"note: the server wants more than this sign-in allows to list its tools (HTTP 403: {printable(challenge[:200])}); "
             "a session asks for it when it needs it")
     elif answer.status_code in (401, 403):
         raise SignInFailed(f"the server still refuses the token (HTTP {answer.status_code}) after signing in")
@@ -216,14 +245,15 @@ async def _probe(client: Any, url: str, storage: _Memory, signed_in: bool = Fals
         await client.delete(url, headers=headers)
 
 
-async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], required: bool) -> tokenstore.Tokens | None:
+async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], required: bool,
+                          insecure: bool = False) -> tokenstore.Tokens | None:
     """The device authorization grant (commands.device_grant); None where the server does not
     offer it and it was not asked for (the address is then pasted back, as without it)."""
     from projector.commands import device_grant
 
     secret = _secret(environ, oauth.client_secret_env, "the client's secret")
     try:
-        grant = await device_grant.sign_in(url, oauth, secret, INITIALIZE, err)
+        grant = await device_grant.sign_in(url, oauth, secret, INITIALIZE, err, insecure=insecure)
     except device_grant.NotOffered as offered:
         if required:
             raise SignInFailed(f"{offered}: sign in without --device") from None
@@ -283,7 +313,8 @@ def _secret(environ: Mapping[str, str], name: str | None, what: str) -> str | No
     return value
 
 
-def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory, listener: _Listener, paste: bool) -> Any:
+def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory, listener: _Listener, paste: bool,
+                 insecure: bool = False) -> Any:
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
@@ -300,12 +331,14 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
 
     class Provider(SameOriginFallbackIssuer, OAuthClientProvider):
         async def _perform_authorization_code_grant(self) -> tuple[str, str]:
-            require_pkce_s256(self.context.oauth_metadata)
+            require_pkce_s256(self.context.oauth_metadata, self.context.auth_server_url, self.context.server_url)
             if scopes is not None:  # the model's scopes win over those the server suggests
                 self.context.client_metadata.scope = scopes or None
             return await super()._perform_authorization_code_grant()
 
     async def redirect(authorization_url: str) -> None:
+        if not insecure and (why := in_clear(authorization_url)):  # where the person types a password
+            raise SignInFailed(why)
         listener.expect(_state_of(authorization_url))
         if not _open(authorization_url, paste):
             listener.read_pasted()
@@ -384,11 +417,17 @@ def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage
                                           token_endpoint_auth_method="client_secret_basic")
 
 
-def require_pkce_s256(metadata: Any) -> None:
+def require_pkce_s256(metadata: Any, named: str | None = None, resource: str = "") -> None:
     """The MCP authorization spec: a client MUST refuse an authorization server whose metadata
     does not list S256 in ``code_challenge_methods_supported`` (absent: it does not do PKCE), for
-    its authorization codes could then be used by whoever intercepts them. A server with no
-    metadata at all (the 2025-03-26 fallback's default endpoints) says nothing to check."""
+    its authorization codes could then be used by whoever intercepts them. Only the 2025-03-26
+    fallback (no Protected Resource Metadata: ``named`` is None) signs in without metadata, at
+    its default endpoints; an authorization server the resource's metadata ``named`` must publish
+    its own, or nothing would be checked."""
+    if metadata is None and named is not None:
+        raise SignInFailed(f"the authorization server {named.rstrip('/')} that {resource} names publishes no metadata "
+                           "(RFC 8414), so whether it does PKCE with S256, which the MCP authorization spec requires, "
+                           "cannot be checked: projector does not sign in there; ask the server's operator to publish it")
     if metadata is None:
         return
     offered = list(metadata.code_challenge_methods_supported or ())
@@ -449,8 +488,11 @@ class _Listener:
             def log_message(self, *_: Any) -> None:  # the query holds the code: never logged
                 pass
 
-        try:
-            self.server = http.server.HTTPServer(("127.0.0.1", port or 0), Callback)
+            timeout = 10  # seconds an idle connection is kept
+
+        try:  # a thread a connection: one left idle (a browser's preconnect, another user's) holds up no other
+            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port or 0), Callback)
+            self.server.daemon_threads = True
         except OSError as exc:
             raise SignInFailed(f"cannot listen on 127.0.0.1:{port} for the sign-in's redirect ({exc.strerror}): "
                                "free the port, or change redirect_port with the server's registration") from None

@@ -39,7 +39,12 @@ def left_behind(state: str, name: str) -> bool:
 
 def signed_out(state: str, name: str) -> int:
     keyring = tokenstore.Keyring.found(os.environ)
-    with tokenstore.locked(state, name, timeout=60):  # not under a refresh that is writing it
+    try:
+        lock = tokenstore.locked(state, name, timeout=60)
+    except tokenstore.Unsafe as unsafe:
+        err(f"error: {unsafe}")
+        return 1
+    with lock:  # not under a refresh that is writing it
         revoked = revocation(state, name, keyring)
         removed = tokenstore.remove(state, name, keyring)
     if not removed:

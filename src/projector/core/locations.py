@@ -66,9 +66,14 @@ def state_dir(environ: Mapping[str, str]):  # -> Path
 
 def on_path(name: str, environ: Mapping[str, str]) -> str | None:
     """``name`` as PATH finds it: absolute, but not resolved through symlinks (a pipx or
-    Homebrew shim stays the stable entry an upgrade keeps)."""
+    Homebrew shim stays the stable entry an upgrade keeps). Only absolute entries are searched:
+    an empty or relative one (``PATH=$PATH:`` is a common slip) names the cwd, which for a bridge
+    is a workspace someone else may have written (a ``secret-tool`` there would be handed the
+    refresh token); Go's exec.LookPath refuses them too."""
     for folder in (environ.get("PATH") or os.defpath).split(os.pathsep):
-        candidate = os.path.join(folder or ".", name)
+        if not os.path.isabs(folder):
+            continue
+        candidate = os.path.join(folder, name)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)
     return None

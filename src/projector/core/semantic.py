@@ -124,7 +124,7 @@ def _provider_problems(places: Places, providers: Mapping[str, Any]) -> list[Pro
         if provider.get("oauth") and "token_env" in provider:
             problems.append(places.problem(at + ("oauth",), 'give either "token_env" (a token variable) or "oauth: true" (the client signs in), not both', key=True))
         if isinstance(provider.get("oauth"), Mapping):
-            problems += _oauth_problems(places, at + ("oauth",), provider["oauth"], str(name))
+            problems += _oauth_problems(places, at + ("oauth",), provider["oauth"], str(name), bool(provider.get("insecure")))
         mounted = provider.get("kbs")
         for index, kb in enumerate(provider.get("default") or []):
             if mounted is not None and kb not in mounted:
@@ -136,10 +136,19 @@ _SECRET_KEYS = (("client_secret_env", "_CLIENT_SECRET"), ("enterprise", "idp_cli
                 ("enterprise", "id_token_env", "_ID_TOKEN"))
 
 
-def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any], provider: str) -> list[Problem]:
+def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any], provider: str,
+                    insecure: bool = False) -> list[Problem]:
     """What the schema cannot say of a provider's OAuth settings: which grant needs which
-    setting, and a secret pasted where its variable's name belongs."""
+    setting, a secret pasted where its variable's name belongs, and an enterprise sign-in's
+    identity provider or issuer over plain http:// to another host (as for the provider's url)."""
     problems: list[Problem] = []
+    for key, what in (("idp_token_endpoint", "the ID token"), ("issuer", "the identity assertion and the client's secret")):
+        url = (oauth.get("enterprise") or {}).get(key) if isinstance(oauth.get("enterprise"), Mapping) else None
+        host = clear_text_host({"url": url, "oauth": True}) if isinstance(url, str) and not insecure else None
+        if host is not None:
+            problems.append(places.problem(at + ("enterprise", key), f"plain http:// would send {what} in clear to {host} (the "
+                                           "MCP authorization spec allows http:// only to this machine): use https://, or say "
+                                           "insecure: true of the provider if you accept that"))
     credentials, enterprise = oauth.get("client_credentials"), oauth.get("enterprise")
     for *path, suffix in _SECRET_KEYS:
         value = oauth.get(path[0]) if len(path) == 1 else (oauth.get(path[0]) or {}).get(path[1])

@@ -39,9 +39,16 @@ def post(url: str, form: dict[str, str], headers: dict[str, str], timeout: float
     import urllib.parse
     import urllib.request
 
+    class Unfollowed(urllib.request.HTTPRedirectHandler):
+        """A redirect is answered as the refusal it is: urllib would follow a POST's 301/302/303
+        as a GET to any origin with the Authorization header (the client's secret) kept."""
+
+        def redirect_request(self, *_: Any) -> None:
+            return None
+
     request = urllib.request.Request(url, data=urllib.parse.urlencode(form).encode(), headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.build_opener(Unfollowed).open(request, timeout=timeout) as response:
             return response.status, response.read(), ""
     except urllib.error.HTTPError as refused:
         try:

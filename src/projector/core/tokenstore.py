@@ -90,6 +90,24 @@ class Tokens(Record):
         return margin if self.lifetime is None else min(margin, self.lifetime / 2)
 
 
+def private_folder(state: str) -> str:
+    """``<state>/oauth``, made (0700) where it is not: ``Unsafe`` when it is another user's or
+    others may write in it (they could plant a symlink where a sign-in's log or a lock goes, or
+    hold the lock forever); one others may only read is made 0700 (its files are 0600 each)."""
+    folder = os.path.join(state, FOLDER)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    status = os.stat(folder)
+    if status.st_uid != os.getuid():
+        raise Unsafe(f"{folder}: owned by user {status.st_uid}, not by you ({os.getuid()}): projector keeps no sign-in "
+                     f"there; remove it, or set PROJECTOR_STATE to a folder of yours")
+    if status.st_mode & 0o022:
+        raise Unsafe(f"{folder}: mode {stat.S_IMODE(status.st_mode):04o} lets others write in it: check what is in it, "
+                     f"then make it private (chmod 700 {folder}) and sign in again")
+    if status.st_mode & 0o077:
+        os.chmod(folder, 0o700)
+    return folder
+
+
 def token_file(state: str, provider: str) -> str:
     return os.path.join(state, FOLDER, provider + ".json")
 
@@ -155,8 +173,7 @@ def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = N
     """Keep ``tokens``: the secrets in ``keyring`` when one is given and takes them, else in the
     file; the file replaced whole (a reader sees the old one or the new one), mode 0600. Returns
     the tokens as kept (``in_keyring`` says where the secrets went)."""
-    folder = os.path.join(state, FOLDER)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    private_folder(state)
     secrets = {k: v for k, v in (("refresh_token", tokens.secrets.refresh_token),
                                  ("client_secret", tokens.secrets.client_secret)) if v}
     in_keyring = bool(secrets) and keyring is not None and keyring.store(state, provider, json.dumps(secrets))
@@ -171,15 +188,24 @@ def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = N
 
 
 def _replace(path: str, data: bytes) -> None:
-    temporary = f"{path}.{os.getpid()}.tmp"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    while True:  # a name no one has: one of the pid alone may be a killed writer's, left behind
+        temporary = f"{path}.{os.urandom(6).hex()}.tmp"
+        try:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            break
+        except FileExistsError:
+            continue
     try:
-        os.fchmod(descriptor, 0o600)  # whatever the umask
-        os.write(descriptor, data)
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    os.replace(temporary, path)
+        try:
+            os.fchmod(descriptor, 0o600)  # whatever the umask
+            os.write(descriptor, data)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)  # no copy of the tokens left beside the file
+        raise
 
 
 def remove(state: str, provider: str, keyring: Keyring | None = None) -> bool:
@@ -380,10 +406,11 @@ def held(state: str, provider: str) -> bool:
 
 def locked(state: str, provider: str, timeout: float) -> Iterator[None]:
     """The provider's sign-in lock (core.files.exclusive on ``lock_file``): one refresh or one
-    sign-in at a time across every process; ``files.Busy`` after ``timeout`` seconds."""
+    sign-in at a time across every process; ``files.Busy`` after ``timeout`` seconds; ``Unsafe``
+    when the folder is not private (private_folder)."""
     from pathlib import Path
 
     from projector.core.files import exclusive
 
-    os.makedirs(os.path.join(state, FOLDER), mode=0o700, exist_ok=True)
+    private_folder(state)
     return exclusive(Path(lock_file(state, provider)), timeout)

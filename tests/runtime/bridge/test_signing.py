@@ -16,9 +16,9 @@ from test_bridge import INIT, INITIALIZED, Layout, Raw
 from projector.core import tokenstore
 
 
-def unsigned(tmp_path, url: str) -> tuple[Layout, dict, str]:
+def unsigned(tmp_path, url: str, oauth: str = "true") -> tuple[Layout, dict, str]:
     layout = Layout(tmp_path, url)
-    layout.config.write_text(layout.config.read_text().replace("token_env: DOCS_TOKEN", "oauth: true"))
+    layout.config.write_text(layout.config.read_text().replace("token_env: DOCS_TOKEN", f"oauth: {oauth}"))
     env = {k: v for k, v in layout.env.items() if k != "DOCS_TOKEN"}
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     return layout, env, str(tmp_path / "state" / "projector")
@@ -56,7 +56,7 @@ class Guarded:
     records each request's method and token; with ``scope_refusal``, every operation is refused
     for want of ``docs:write`` (403 insufficient_scope), whatever the token: the retry limit's case."""
 
-    def __init__(self, accepted: set[str] | None = None, scope_refusal: bool = False) -> None:
+    def __init__(self, accepted: set[str] | None = None, scope_refusal: bool = False, scope: str = "docs:write") -> None:
         self.calls: list[tuple[str, str]] = []  # (JSON-RPC method, Authorization)
         self.versions: list[str] = []  # the protocol version each initialize asks for
         self.accepted = accepted  # None: any token
@@ -78,7 +78,7 @@ class Guarded:
                     self.answer(202, None)
                 elif scope_refusal:
                     self.answer(403, {"error": "insufficient_scope"},
-                                {"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="docs:write"'})
+                                {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}"'})
                 else:
                     self.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
                         {"name": "search", "inputSchema": {"type": "object"}}]}})
@@ -173,23 +173,46 @@ def test_an_unsigned_session_in_an_unbound_folder_asks_for_the_roots_once_signed
         bridge.close()
 
 
-def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_login_to_run(tmp_path):
-    guard = Guarded(scope_refusal=True)
+def refused_step_up(tmp_path, scope: str = "docs:write", oauth: str = "true") -> tuple[str, float, list[str]]:
+    """A tools/list the provider refuses for want of ``scope``, where no browser can open: the
+    error's message, how long it took, and the methods the provider was sent."""
+    guard = Guarded(scope_refusal=True, scope=scope)
     try:
-        layout, env, state = unsigned(tmp_path, guard.url)
+        layout, env, state = unsigned(tmp_path, guard.url, oauth)
         tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
         bridge = Raw(layout, "work/a", env=env)
         bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         assert "result" in bridge.receive()
         began = time.monotonic()
         message = bridge.receive()["error"]["message"]
-        assert time.monotonic() - began < 5
-        assert "no browser can open where the bridge runs" in message
-        assert 'run `projector login docs --scope "docs:read docs:write"`, then call it again' in message
-        assert [method for method, _ in guard.calls].count("tools/list") == 1
+        took = time.monotonic() - began
         bridge.close()
     finally:
         guard.close()
+    return message, took, [method for method, _ in guard.calls]
+
+
+def test_a_step_up_where_no_browser_can_open_ends_the_request_at_once_with_the_login_to_run(tmp_path):
+    message, took, methods = refused_step_up(tmp_path)
+    assert took < 5
+    assert "no browser can open where the bridge runs" in message
+    assert "run `projector login docs --scope 'docs:read docs:write'`, then call it again" in message
+    assert methods.count("tools/list") == 1
+
+
+def test_the_login_a_step_up_says_to_run_is_safe_to_paste_into_a_shell_whatever_scopes_the_server_names(tmp_path):
+    """The scopes come from the provider's 403 (``$`` and ``(`` are allowed in an OAuth scope):
+    in the double quotes the message used, a shell would run ``$(...)`` when the person pastes
+    the command it says to run."""
+    import re
+    import subprocess
+
+    message, _, _ = refused_step_up(tmp_path, "docs:write $(touch pwned) `touch pwned`")
+    command = re.search(r"run `(projector login .*)`, then call it again", message).group(1)
+    pasted = subprocess.run(["sh", "-c", command.replace("projector", "printf '%s\\n'", 1)], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert not (tmp_path / "pwned").exists()
+    assert pasted.stdout.splitlines() == ["login", "docs", "--scope", "docs:read docs:write $(touch pwned) `touch pwned`"]
 
 
 def test_a_session_that_starts_while_another_projector_signs_in_is_answered_at_once(kb_server, tmp_path):
@@ -250,3 +273,12 @@ def test_a_token_refused_when_the_roots_open_the_session_waits_for_a_sign_in_ins
         assert bridge.close() == 0
     finally:
         guard.close()
+
+
+def test_a_step_up_never_asks_for_a_scope_the_models_scopes_leave_out(tmp_path):
+    """The model fixes the provider's scopes: a server asking for more does not widen them (no
+    sign-in, no browser), and the error says where to grant it."""
+    message, took, methods = refused_step_up(tmp_path, "docs:write docs:read", oauth="{scopes: [docs:read]}")
+    assert took < 5 and methods.count("tools/list") == 1
+    assert message == ("projector: provider docs refused tools/list for want of scope docs:write, which the model's scopes "
+                       "leave out: add it to the oauth `scopes` of docs in the model if you mean to grant it, then call it again")

@@ -298,7 +298,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         renewer = Renewer(provider.name, environ, log, config=str(loaded.source), machine=machine, url=provider.url)
         # With no usable token the session is answered here and starts a sign-in (bridge.session):
         # a failed initialize made clients drop the server silently.
-        sign_in = SignIn(renewer, log, options.log_file, person=not machine)
+        sign_in = SignIn(renewer, log, options.log_file, person=not machine, fixed=provider.oauth.scopes)
     here = scope.resolve(loaded, provider, folder, where.projects)
     if here.dropped:
         log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")

@@ -47,8 +47,10 @@ class _Waiter:
 class SignIn:
     """One provider's sign-in, as this bridge's session and requests wait for it."""
 
-    def __init__(self, renewer: Renewer, log: Callable[[str], None], output: str | None, person: bool):
+    def __init__(self, renewer: Renewer, log: Callable[[str], None], output: str | None, person: bool,
+                 fixed: tuple[str, ...] | None = None):
         self.renewer = renewer
+        self.fixed = fixed  # the model's `scopes`: what a sign-in may ask for; None: what the server names
         self.provider = renewer.provider
         self.log = log
         self.output = output or os.path.join(renewer.state, tokenstore.FOLDER, f"{renewer.provider}.sign-in.log")
@@ -77,6 +79,14 @@ class SignIn:
         if self.ended:
             return f"the sign-in to {self.provider} did not finish (see the log): run {login}"
         return f"run {login}"
+
+    def beyond(self, challenged: str) -> list[str]:
+        """The challenged scopes the model's fixed `scopes` leave out: a step-up does not ask for
+        them (the person chose the scopes; a server may not widen them by asking), and the
+        request says where to add them."""
+        if self.fixed is None:
+            return []
+        return [scope for scope in dict.fromkeys(challenged.split()) if scope not in self.fixed]
 
     def wanted(self, challenged: str) -> str:
         """The scopes a step-up asks for: those of the stored sign-in and the challenged ones."""
@@ -123,7 +133,11 @@ class SignIn:
                 return "no browser can open where the bridge runs (no display, no $BROWSER)"
         options = ["--from-bridge", self.stamp, *(["--scope", scope] if scope else [])]
         try:
+            tokenstore.private_folder(self.renewer.state)  # the log goes there, unless the bridge has one
             self.child = _spawn(self.renewer.login_command(*options), self.output)
+        except tokenstore.Unsafe as unsafe:
+            self.log(str(unsafe))
+            return str(unsafe)
         except OSError as failure:
             self.log(f"cannot start `projector login {self.provider}` ({failure.strerror}): run it yourself")
             return f"`projector login {self.provider}` could not be started ({failure.strerror})"

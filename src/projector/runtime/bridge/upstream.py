@@ -295,6 +295,11 @@ class Upstream:
             self._fail(call, f"provider {name} refused {call.method} for want of a scope it does not name (HTTP 403 "
                              "insufficient_scope)")
             return
+        if beyond := self.sign_in.beyond(challenged):
+            self._fail(call, f"provider {name} refused {call.method} for want of scope {' '.join(beyond)}, which the model's "
+                             f"scopes leave out: add it to the oauth `scopes` of {name} in the model if you mean to grant it, "
+                             "then call it again")
+            return
         call.stepped_up = True
         self._calls.pop(call, None)
         self._held.add(call)
@@ -310,8 +315,10 @@ class Upstream:
         if call.done or self._closed:
             return
         if token is None:
+            import shlex  # the scopes are the provider's: quoted so that pasting the command runs nothing of theirs
+
             self._fail(call, f"{call.method} needs more scope ({wanted}) and {problem}: run "
-                             f"`projector login {self.settings.provider} --scope \"{wanted}\"`, then call it again")
+                             f"`projector login {self.settings.provider} --scope {shlex.quote(wanted)}`, then call it again")
             return
         self._base["Authorization"] = f"Bearer {token}"
         call.deadline = time.monotonic() + self.settings.timeout  # the latest of all: _calls stays in deadline order
