@@ -54,7 +54,7 @@ class Settings(Record):
 
 
 # What a sign-in reads of the environment it runs in, besides its secrets. A client that starts
-# the bridge with a few variables only (Codex) would leave them out, and the bridge could neither
+# the bridge with a few variables only would leave them out, and the bridge could neither
 # open a browser for the sign-in it starts itself nor reach the keyring `projector login` used:
 BROWSER_VARIABLES = (
     "BROWSER",  # the browser the person chose (core.signin.headless: set, one can open)

@@ -199,8 +199,8 @@ _ORPHAN = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
 def _spawn(argv: list[str], output: str) -> int:
     """Start ``argv`` detached: a session of its own, stdin /dev/null, stdout and stderr appended
     to ``output`` (0600), and orphaned: a client that ends the bridge's descendants with its
-    session (Copilot CLI once `copilot -p` has answered, setsid or not) would end the sign-in
-    before the browser opened. The login's pid. posix_spawn rather than subprocess, which would
+    session (one does once its one-shot run has answered, whatever their session) would end the
+    sign-in before the browser opened. The login's pid. posix_spawn rather than subprocess, which would
     import threading."""
     os.makedirs(os.path.dirname(output), mode=0o700, exist_ok=True)
     os.close(os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
