@@ -198,6 +198,40 @@ def test_what_a_client_writes_it_reads_back(client_id):
         assert reading.normal(written) == reading.normal(reading.normal(written))
 
 
+SIGNS_IN = StdioServer("/usr/local/bin/projector", ("mcp", "--provider", "sso"), ("SSO_SECRET",),
+                       ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY", "SSH_CONNECTION", "DBUS_SESSION_BUS_ADDRESS"))
+
+
+@pytest.mark.parametrize("client_id", sorted(registry()))
+def test_an_oauth_bridge_is_passed_what_its_own_sign_in_reads_only_where_the_client_would_drop_it(client_id):
+    """Codex clears a stdio server's environment: the bridge of an OAuth provider must be passed
+    the display, $BROWSER and the session bus by name, or the sign-in it starts for a session
+    with no token never opens a browser. A client that keeps them gets nothing more; one that
+    would hand an unset one on as the text ``${DISPLAY}`` gets nothing more either."""
+    client = registry()[client_id]
+    desktop = {"HOME": "/h", "PATH": "/usr/bin", "DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_RUNTIME_DIR": "/run/user/1000",
+               "XAUTHORITY": "/run/user/1000/gdm/Xauthority", "BROWSER": "firefox", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus"}
+    entry = client.render(SIGNS_IN)
+    passed = set(client.reading.passed(entry))
+    extra = passed - {"SSO_SECRET"}
+    if client_id == "codex":
+        assert entry["env_vars"] == ["SSO_SECRET", *SIGNS_IN.sign_in_env]  # names only, never a value
+    else:
+        assert extra == set(), "passed where the client keeps them anyway, or would pass an unset one as text"
+    reached = client.server_environment(entry, desktop)
+    if client_id in CLEARED_AND_NOT_PASSED:
+        assert "DISPLAY" not in reached  # the bridge's own sign-in cannot open a browser there: `projector login` does
+    else:  # the sign-in sees the person's screen, browser and bus (Gemini drops XAUTHORITY by its name, and "" would be worse)
+        assert {k: reached.get(k) for k in desktop} == {k: None if (k, client_id) == ("XAUTHORITY", "gemini") else v for k, v in desktop.items()}
+    away = {"HOME": "/h", "PATH": "/usr/bin"}  # none of them set: none made up ("" or the text ${DISPLAY})
+    assert {k: v for k, v in client.server_environment(entry, away).items() if k in SIGNS_IN.sign_in_env} == {}
+
+
+# They clear a stdio server's environment, and what they do with a reference to an unset
+# variable is not known (or they have no reference at all): nothing is passed there.
+CLEARED_AND_NOT_PASSED = {"cline", "continue", "roo", "vibe"}
+
+
 def test_crush_entries_pass_crushs_own_schema(reference):
     import jsonschema
 

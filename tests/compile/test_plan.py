@@ -8,6 +8,7 @@ import pytest
 
 from projector.compile.plan import HttpServer, StdioServer, for_client, plan, with_kbs
 from projector.core.modeltypes import Binding, Model, OAuth, Provider, Settings
+from projector.core.record import replace
 
 
 def provider(name="docs", url="https://kb.example.com/mcp", token="DOCS_TOKEN", kbs=None, default=None):
@@ -171,11 +172,32 @@ def test_no_bridge_to_stand_in_means_no_entry_and_a_warning_that_says_why():
 
 def test_an_oauth_provider_gets_the_bridge_in_every_client_bound_or_not():
     """One sign-in (projector login) serves every client: the bridge holds the token."""
-    bridge = StdioServer("/bin/projector", ("mcp", "--provider", "signin"), ())
+    bridge = StdioServer("/bin/projector", ("mcp", "--provider", "signin"), (), SIGN_IN_ENV)
     for bindings in ([], [Binding("/w/a", (("signin", Settings(kbs=("a",))),))]):
         compiled = plan(model(oauth(), bindings=bindings), "/bin/projector")
         assert (compiled.servers, compiled.warnings) == ((("signin", bridge),), ())
         assert for_client(compiled, "none", "Desk") == ((("signin", bridge),), ())
+
+
+SIGN_IN_ENV = ("BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY", "SSH_CONNECTION", "DBUS_SESSION_BUS_ADDRESS")
+
+
+def test_the_bridge_of_an_oauth_provider_is_given_what_a_sign_in_it_starts_reads():
+    """The sign-in a bridge starts for a session without a token is `projector login`: it reads
+    the client's secret (and an enterprise IdP's) from the variables the model names, and where a
+    person signs in, the display and $BROWSER; a machine's grant opens no browser."""
+    def bridge(settings: OAuth) -> StdioServer:
+        provider = replace(oauth(), oauth=settings)
+        return dict(plan(model(provider), "/bin/projector").servers)["signin"]
+
+    assert bridge(OAuth(client_id="app", client_secret_env="APP_SECRET")) == StdioServer(
+        "/bin/projector", ("mcp", "--provider", "signin"), ("APP_SECRET",), SIGN_IN_ENV)
+    machine = bridge(OAuth(client_id="bot", client_secret_env="BOT_SECRET", grant="client_credentials"))
+    assert (machine.pass_env, machine.sign_in_env) == (("BOT_SECRET",), ("DBUS_SESSION_BUS_ADDRESS",))
+    corp = bridge(OAuth(client_id="mcp", client_secret_env="CORP_SECRET", grant="enterprise", issuer="https://as.example.com",
+                        idp_token_endpoint="https://idp.example.com/token", idp_client_id="idp", idp_client_secret_env="IDP_SECRET",
+                        id_token_env="ID_TOKEN"))
+    assert corp.pass_env == ("CORP_SECRET", "IDP_SECRET", "ID_TOKEN")
 
 
 def test_an_oauth_provider_without_projector_on_path_keeps_its_http_entry_with_a_warning():

@@ -209,6 +209,7 @@ class Client(Record):
     programs: Mapping[str, template.Program | None] = Factory(dict, compare=False)  # by template
     folder_trust: FolderTrust | None = None  # a client that turns MCP servers off in folders it does not trust
     tokens_by_name: bool = False  # it sends the OAuth tokens it keeps by server name to whatever URL that name has now
+    passes_unset: str | None = None  # what a server gets for a passed variable that is unset: skipped | empty | as-text (None: not known)
 
     def trusts(self, folder: str, environ: Mapping[str, str]) -> bool | None:
         """Whether the client trusts ``folder`` (canonical), as its trust file says (the longest
@@ -343,7 +344,7 @@ class Client(Record):
         transport = "stdio" if isinstance(server, StdioServer) else "http"
         context: dict[str, Any]
         if isinstance(server, StdioServer):
-            context = {"command": server.command, "args": list(server.args), "pass_env": list(server.pass_env), "name": name}
+            context = {"command": server.command, "args": list(server.args), "pass_env": self.passed_names(server), "name": name}
         else:
             assert isinstance(server, HttpServer)
             context = {"url": server.url, "token_env": server.token_env, "name": name}
@@ -372,6 +373,21 @@ class Client(Record):
     def compiled(self) -> dict[str, template.Program | None]:
         """Each template's program (jinja2's parser reads it)."""
         return {transport: template.compile(source, transport) for transport, source in self.templates}
+
+    def passed_names(self, server: StdioServer) -> list[str]:
+        """The variables the entry of ``server`` passes: those it needs, and those a sign-in the
+        bridge starts reads (a display, $BROWSER, the session bus) where this client would drop
+        them and leaves an unset one unset. Set to "" or to the text ``${DISPLAY}`` instead, one
+        would mislead: an empty XAUTHORITY hides ~/.Xauthority from the browser, a made-up
+        DISPLAY tells the bridge a browser can open."""
+        quiet = self.passes_unset == "skipped"
+        extra = [name for name in server.sign_in_env if quiet and self.drops(name)]
+        return list(dict.fromkeys([*server.pass_env, *extra]))
+
+    def drops(self, variable: str) -> bool:
+        """Whether ``variable`` fails to reach a stdio server whose entry does not pass it (a
+        client that clears the environment and keeps others, or sanitizes it by name)."""
+        return variable not in self.server_environment({}, {variable: "set"})
 
     def can_pass(self, variable: str) -> bool:
         """Whether a stdio entry of this client can hand ``variable`` to its server: what its
@@ -560,6 +576,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
         programs=programs or {},
         folder_trust=FolderTrust(**data["folder_trust"]) if data.get("folder_trust") else None,
         tokens_by_name=data.get("oauth_tokens") == "by-name",
+        passes_unset=data.get("passes_unset"),
     )
 
 

@@ -32,6 +32,9 @@ class StdioServer(Record):
     command: str
     args: tuple[str, ...]
     pass_env: tuple[str, ...]  # variables the server needs from the client's environment
+    # Variables to pass only where the client would drop them and leaves an unset one unset
+    # (clients/*.yaml passes_unset): what a sign-in the bridge starts reads (a display, $BROWSER).
+    sign_in_env: tuple[str, ...] = ()
 
 
 class HttpServer(Record):
@@ -92,10 +95,15 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
             continue  # off everywhere: no entry
         if (host := clear_text_host(provider)) is not None:
             warnings.append(insecure_warning(provider, host))
-        pass_env = (provider.token_env,) if provider.token_env else ()
-        bridge: StdioServer | str = StdioServer(projector_path, args_for(provider.name), pass_env) if projector_path else "projector is not on PATH"
         by_client = provider.oauth is not None and provider.oauth.by_client
         signs_in = provider.oauth is not None and not by_client  # one sign-in (projector login) for every client: the bridge
+        pass_env = (provider.token_env,) if provider.token_env else ()
+        sign_in_env: tuple[str, ...] = ()
+        if signs_in and provider.oauth is not None:
+            pass_env += provider.oauth.secret_variables()
+            sign_in_env = provider.oauth.environment()
+        bridge: StdioServer | str = (StdioServer(projector_path, args_for(provider.name), pass_env, sign_in_env) if projector_path
+                                     else "projector is not on PATH")
         if by_client:
             bridge = "each client signs itself in (oauth: client)"
         if (bound or signs_in) and isinstance(bridge, StdioServer):

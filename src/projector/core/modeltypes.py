@@ -53,6 +53,20 @@ class Settings(Record):
         return replace(base, **merged)
 
 
+# What a sign-in reads of the environment it runs in, besides its secrets. A client that starts
+# the bridge with a few variables only would leave them out, and the bridge could neither
+# open a browser for the sign-in it starts itself nor reach the keyring `projector login` used:
+BROWSER_VARIABLES = (
+    "BROWSER",  # the browser the person chose (core.signin.headless: set, one can open)
+    "DISPLAY",  # an X11 screen (headless: none of these two, off macOS, and no browser can open)
+    "WAYLAND_DISPLAY",  # a Wayland one: a socket's name, relative to XDG_RUNTIME_DIR
+    "XDG_RUNTIME_DIR",  # where that socket is, for the browser the sign-in starts
+    "XAUTHORITY",  # the X11 cookie where it is not ~/.Xauthority (GDM's /run/user/UID/gdm/Xauthority)
+    "SSH_CONNECTION",  # over SSH no browser of the person's can open here (headless); sshd sets it whenever it sets SSH_TTY
+)
+KEYRING_VARIABLES = ("DBUS_SESSION_BUS_ADDRESS",)  # the Secret Service's bus where it is not /run/user/UID/bus (core.tokenstore)
+
+
 class OAuth(Record):
     """How a provider signs in with OAuth (``oauth:`` in the model)."""
 
@@ -70,6 +84,16 @@ class OAuth(Record):
     idp_client_id: str | None = None
     idp_client_secret_env: str | None = None
     id_token_env: str | None = None  # enterprise: NAME of the variable holding the IdP's ID token
+
+    def secret_variables(self) -> tuple[str, ...]:
+        """The NAMES of the variables its sign-in reads secrets from: `projector login` reads
+        them, and so does the one a bridge starts when a session finds no usable token."""
+        return tuple(n for n in (self.client_secret_env, self.idp_client_secret_env, self.id_token_env) if n)
+
+    def environment(self) -> tuple[str, ...]:
+        """The other variables a sign-in reads where it runs: the keyring's bus, and where a
+        person signs in, how a browser reaches their screen."""
+        return (BROWSER_VARIABLES if self.grant == "authorization_code" else ()) + KEYRING_VARIABLES
 
 
 class Provider(Record):

@@ -147,18 +147,13 @@ class SignIn:
         return None
 
     def _reaped(self) -> bool:
-        """Whether the login this started has just ended."""
-        if self.child is None:
-            return False
-        try:
-            pid, status = os.waitpid(self.child, os.WNOHANG)
-        except ChildProcessError:
-            pid, status = self.child, 0
-        if pid == 0:
+        """Whether the login this started has just ended (it is no child of this process: how it
+        ended is read from the token file, a new sign-in or none)."""
+        if self.child is None or _running(self.child):
             return False
         self.child = None
-        self.ended = os.waitstatus_to_exitcode(status)
-        self.log(f"the sign-in to {self.provider} ended" + (f" (exit {self.ended})" if self.ended else ""))
+        self.ended = 0 if tokenstore.stamp(self.renewer.state, self.provider) != self.stamp else 1
+        self.log(f"the sign-in to {self.provider} ended" + ("" if self.ended == 0 else " without a new sign-in"))
         return True
 
     # ------------------------------------------------------------------ noticing its end
@@ -196,11 +191,49 @@ class SignIn:
         return tokens
 
 
+# The shell between the bridge and the login: it starts the login in the background, says its
+# pid and exits, so the login is nobody's child here but init's.
+_ORPHAN = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
+
+
 def _spawn(argv: list[str], output: str) -> int:
     """Start ``argv`` detached: a session of its own, stdin /dev/null, stdout and stderr appended
-    to ``output`` (0600). posix_spawn rather than subprocess, which would import threading."""
+    to ``output`` (0600), and orphaned: a client that ends the bridge's descendants with its
+    session (one does once its one-shot run has answered, whatever their session) would end the
+    sign-in before the browser opened. The login's pid. posix_spawn rather than subprocess, which would
+    import threading."""
     os.makedirs(os.path.dirname(output), mode=0o700, exist_ok=True)
+    os.close(os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+    read, write = os.pipe()
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
-               (os.POSIX_SPAWN_DUP2, 1, 2)]
-    return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsid=True)
+               (os.POSIX_SPAWN_DUP2, write, 1),
+               (os.POSIX_SPAWN_OPEN, 2, output, os.O_WRONLY | os.O_APPEND, 0),
+               (os.POSIX_SPAWN_CLOSE, read), (os.POSIX_SPAWN_CLOSE, write)]
+    try:
+        shell = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", _ORPHAN, "sh", output, *argv], os.environ, file_actions=actions, setsid=True)
+    except OSError:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
+    with os.fdopen(read) as said:
+        pid = said.read().strip()
+    os.waitpid(shell, 0)
+    if not pid.isdigit():
+        raise OSError(0, "the shell that starts it said no pid")
+    return int(pid)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (not ended, nor a zombie its new parent has not reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # the pid is another user's now: ours ended
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return True  # no /proc (macOS): launchd reaps orphans
