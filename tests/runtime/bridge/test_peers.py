@@ -92,6 +92,13 @@ AUTH_SCENARIOS = [
 ]
 
 
+def test_every_auth_scenario_of_the_suite_is_run(node22):
+    """The pinned suite's own list: a newer pin's new auth/* scenario is run, not left out unseen."""
+    harness = npm_tools.cache() / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    listed = subprocess.run([str(node22), str(harness), "list"], capture_output=True, text=True, timeout=60).stdout
+    assert sorted(re.findall(r"^\s*- (auth/\S+)", listed, re.MULTILINE)) == sorted(AUTH_SCENARIOS)
+
+
 @pytest.mark.parametrize("scenario", AUTH_SCENARIOS)
 def test_auth_scenarios_pass_through_one_sign_in(node22, tmp_path, scenario):
     """`projector login` signs in (the scenario's context mapped into the provider's oauth
