@@ -52,3 +52,19 @@ def test_when_every_client_gets_the_same_entry_one_kind_is_said(sandbox):
     assert _explain(sandbox, config).splitlines()[2].endswith("; entry: HTTP in every client")
     assert "  entry: plain HTTP https://kb.example.com/mcp?kbs=handbook (the same in every folder)" in _explain(sandbox, config, "-v")
     assert json.loads(_explain(sandbox, config, "--json"))["providers"][0]["entry"] == "http"
+
+
+def test_oauth_providers_say_the_bridge_everywhere_or_which_clients_get_none(sandbox):
+    """``oauth: true`` signs in through the bridge in every client; ``oauth: client`` has no bridge,
+    so a client that cannot take its HTTP entry gets none."""
+    sandbox.install_projector()
+    (sandbox.home / "w").mkdir()
+    config = sandbox.model(MODEL.replace(
+        "  docs:\n    url: https://kb.example.com/mcp\n    token_env: DOCS_TOKEN\n    default: [handbook]\n",
+        "  linear:\n    url: https://mcp.linear.app/mcp\n    oauth: true\n"
+        "  slack:\n    url: https://mcp.slack.com/mcp\n    oauth: client\n").replace("cline", "cline, claude-desktop"))
+    linear, slack = _explain(sandbox, config).splitlines()[2:4]
+    assert linear.startswith("provider linear: ") and linear.endswith("; entry: the bridge in every client")
+    assert slack.startswith("provider slack: ") and slack.endswith("; entry: HTTP in 3 clients, no entry in 1: claude-desktop")
+    report = json.loads(_explain(sandbox, config, "--json"))
+    assert [p["entry"] for p in report["providers"]] == ["bridge", "mixed"]
