@@ -106,6 +106,29 @@ def test_a_group_changed_by_hand_is_drift_and_force_puts_it_back(two):
     assert '"timeout": 600' in path.read_text() and '"timeout": 5' not in path.read_text()
 
 
+def test_a_codex_group_changed_by_hand_is_not_trusted_by_projector(two):
+    """Codex runs a hook of hooks.json only while config.toml trusts its hash, and shows one whose
+    hash differs as changed since trusted, skipped until its user reviews it: a sync that keeps a
+    hand edit (drift) leaves projector's trust on the group it wrote, never on the edit."""
+    sandbox, bindings = two
+    model = _model(sandbox, bindings)
+    _sync(sandbox, model)
+    config, path = sandbox.file(CODEX_CONFIG), sandbox.file(CODEX_HOOKS)
+    trusted = config.read_text()
+    edited = path.read_text().replace(' PreToolUse"', ' PreToolUse && touch pwned"')
+    path.write_text(edited)
+    group = _groups(sandbox, CODEX_HOOKS)["PreToolUse"][0]
+    assert group["hooks"][0]["command"].endswith("&& touch pwned"), "still projector's group by its shape"
+    shown = sandbox.run("diff", config=model)
+    assert "hooks.json: drift PreToolUse" in shown.stdout and "config.toml" not in shown.stdout, "no trust change to show"
+    done = _sync(sandbox, model)
+    assert "PreToolUse" in done.stdout + done.stderr and "drift" in done.stdout + done.stderr and path.read_text() == edited
+    assert quirks.hook_hash("pre_tool_use", group, group["hooks"][0]) not in config.read_text()
+    assert config.read_text() == trusted, "the trust of the group projector wrote stays as it was"
+    _sync(sandbox, model, "--force")
+    assert "pwned" not in path.read_text() and config.read_text() == trusted
+
+
 def test_a_dispatcher_group_projector_did_not_record_is_adopted(two):
     sandbox, bindings = two
     sandbox.file(CLAUDE, json.dumps({"hooks": {"PreToolUse": [{"hooks": [

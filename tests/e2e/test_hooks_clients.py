@@ -171,6 +171,26 @@ def test_codex_trusts_every_group_a_sync_writes(sandbox):
         assert (hook["trustStatus"], hook["currentHash"]) == ("trusted", written[key]["trusted_hash"]), key
 
 
+def test_codex_asks_about_a_group_changed_by_hand_until_force_puts_it_back(sandbox):
+    """A hand edit of projector's group, kept by sync as drift, is one projector did not write:
+    Codex reads it as changed since trusted (skipped until reviewed), never as trusted."""
+    program = _binary("codex")
+    sandbox.install_projector()
+    model = sandbox.model("version: 1\nclients: [codex]\nproviders: {}\nhooks:\n  g: {event: PreToolUse, command: guard}\n")
+    assert sandbox.run("sync", config=model).returncode == 0
+    path = sandbox.file(".codex/hooks.json")
+    path.write_text(path.read_text().replace(' PreToolUse"', ' PreToolUse && touch pwned"'))
+    assert sandbox.run("sync", config=model).returncode == 0
+
+    def status() -> list[tuple[str, str]]:
+        listed = _hooks_list(program, dict(sandbox.env), sandbox.home)
+        return [(h["trustStatus"], "pwned" in h["command"]) for h in listed if "projector dispatch" in h["command"]]
+
+    assert status() == [("modified", True)]
+    assert sandbox.run("sync", "--force", config=model).returncode == 0
+    assert status() == [("trusted", False)]
+
+
 def _hooks_list(program: Path, env: dict[str, str], cwd: Path) -> list[dict]:
     """The hooks a real codex sees for ``cwd`` (its app-server's JSON-RPC over stdio)."""
     process = subprocess.Popen([str(program), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

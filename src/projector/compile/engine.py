@@ -131,7 +131,7 @@ def compute(
         if not target.is_project and str(target.path) in made:
             target = replace(target, made=made[str(target.path)])
         if target.kind == "trust":
-            target = replace(target, desired=_trust_entries(target, texts.get(target.follows)))
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), hooks[target.client.id]))
         if target.kind != "servers" and not target.desired and ledger.record(target.ledger_key) is None:
             continue  # no hooks for this client, and none of projector's there: the file is not even read
         outcome = evaluate(target, ledger.record(target.ledger_key), providers, force, system, texts.get(target.path))
@@ -147,15 +147,17 @@ def compute(
     return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
 
 
-def _trust_entries(target: TargetFile, hook_file: files.Read | None) -> dict[str, Any]:
-    """The entries the client needs for projector's groups in its hook file as the sync leaves it
-    (None: the sync did not look at it, having no hooks there)."""
+def _trust_entries(target: TargetFile, hook_file: files.Read | None, wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries the client needs for the groups projector writes (``wanted``), where its hook
+    file as the sync leaves it holds them (None: the sync did not look at it, having no hooks
+    there). They trust what projector wants, not what stands there: a group kept as drift is
+    left for the client to ask about."""
     spec = target.client.hooks
     assert spec is not None and spec.trust_function and target.follows is not None
     if hook_file is None or hook_file.text is None:
         return {}
     lists = documents.parse(spec.format, hook_file.text, str(target.follows)).servers(spec.key) or {}
-    return quirks.TRUST[spec.trust_function](str(target.follows), lists, _ours)
+    return quirks.TRUST[spec.trust_function](str(target.follows), lists, _ours, wanted)
 
 
 def _ours(group: Any) -> bool:
@@ -180,6 +182,7 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
     trust file its hook file as forced, as ``compute`` does; a target with a problem drops the
     rest of its file."""
     wanted = paths | {r.target.follows for r in outcome.results if r.path in paths and r.target.follows is not None}
+    groups = {r.path: r.target.desired or {} for r in outcome.results if r.target.kind == "hooks"}
     texts: dict[Path, files.Read] = {}
     failed: set[Path] = set()
     results: list[FileResult] = []
@@ -188,7 +191,7 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
         if target.path not in wanted or target.path in failed or target.follows in failed:
             continue
         if target.kind == "trust":
-            target = replace(target, desired=_trust_entries(target, texts.get(target.follows)))
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), groups.get(target.follows, {})))
             if not target.desired and ledger.record(target.ledger_key) is None:
                 continue
         again = evaluate_again(target, outcome, ledger, True, texts.get(target.path))

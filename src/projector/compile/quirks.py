@@ -6,7 +6,8 @@ it trusts that very hook: ``[<key>."<hook file>:<event_label>:<group>:<handler>"
 keys, no spaces). The event label is the client's event name in snake_case; the indices are the
 group's place in that event's list and the handler's in the group, so the entries follow the
 groups wherever they stand. Without the entry, or with a wrong hash, the client skips the hook
-silently. Checked against the client's own ``hooks/list`` (tests/compile/test_hook_sync.py).
+(``codex exec`` silently; its TUI lists it for review as untrusted, or changed since trusted:
+codex-rs hooks/src/engine/discovery.rs ``hook_trust_status``). Checked against the client's own ``hooks/list`` (tests/compile/test_hook_sync.py).
 """
 
 from __future__ import annotations
@@ -44,17 +45,23 @@ def hook_hash(label: str, group: Mapping[str, Any], handler: Mapping[str, Any]) 
     return "sha256:" + sha256(text.encode("utf-8"))
 
 
-def trusted_hash(hook_file: str, lists: Mapping[str, Any], ours: Callable[[Any], bool]) -> dict[str, Any]:
-    """The trust entries for projector's groups in ``lists`` (event -> groups) of ``hook_file``."""
+def trusted_hash(hook_file: str, lists: Mapping[str, Any], ours: Callable[[Any], bool], wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """The trust entries for the groups projector writes (``wanted``: event -> group), each at
+    the place of projector's group (the first ``ours``) in ``lists`` (event -> groups) of
+    ``hook_file`` as the sync leaves it. The hash is the wanted group's, never what stands
+    there: a group changed by hand (kept as drift) is one projector did not write, so it stays
+    unapproved and the client asks its user (Codex: "changed since trusted", skipped until
+    reviewed); another group that runs the dispatcher is not projector's either."""
     entries: dict[str, Any] = {}
-    for event, groups in sorted(lists.items()):
+    for event, group in sorted(wanted.items()):
+        groups = lists.get(event)
+        index = next((i for i, found in enumerate(groups) if ours(found)), None) if isinstance(groups, list) else None
+        if index is None:
+            continue
         label = snake(event)
-        for index, group in enumerate(groups if isinstance(groups, list) else ()):
-            if not ours(group):
-                continue
-            for position, handler in enumerate(group.get("hooks") or ()):
-                entries[f"{hook_file}:{label}:{index}:{position}"] = {"trusted_hash": hook_hash(label, group, handler)}
+        for position, handler in enumerate(group.get("hooks") or ()):
+            entries[f"{hook_file}:{label}:{index}:{position}"] = {"trusted_hash": hook_hash(label, group, handler)}
     return entries
 
 
-TRUST: dict[str, Callable[[str, Mapping[str, Any], Callable[[Any], bool]], dict[str, Any]]] = {"trusted-hash": trusted_hash}
+TRUST: dict[str, Callable[[str, Mapping[str, Any], Callable[[Any], bool], Mapping[str, Any]], dict[str, Any]]] = {"trusted-hash": trusted_hash}
