@@ -31,6 +31,11 @@ def _groups(sandbox, relative: str) -> dict:
     return json.loads(sandbox.file(relative).read_text())["hooks"]
 
 
+def _first(group: dict) -> tuple[dict, dict]:
+    """A group and its first handler, as quirks.hook_hash takes them."""
+    return group, group["hooks"][0]
+
+
 def _dispatching(group: dict) -> str:
     return group["hooks"][0]["command"]
 
@@ -114,7 +119,7 @@ def test_a_codex_group_changed_by_hand_is_not_trusted_by_projector(two):
     model = _model(sandbox, bindings)
     _sync(sandbox, model)
     config, path = sandbox.file(CODEX_CONFIG), sandbox.file(CODEX_HOOKS)
-    trusted = config.read_text()
+    trusted, trusted_group = config.read_text(), _groups(sandbox, CODEX_HOOKS)["PreToolUse"][0]
     edited = path.read_text().replace(' PreToolUse"', ' PreToolUse && touch pwned"')
     path.write_text(edited)
     group = _groups(sandbox, CODEX_HOOKS)["PreToolUse"][0]
@@ -123,10 +128,30 @@ def test_a_codex_group_changed_by_hand_is_not_trusted_by_projector(two):
     assert "hooks.json: drift PreToolUse" in shown.stdout and "config.toml" not in shown.stdout, "no trust change to show"
     done = _sync(sandbox, model)
     assert "PreToolUse" in done.stdout + done.stderr and "drift" in done.stdout + done.stderr and path.read_text() == edited
-    assert quirks.hook_hash("pre_tool_use", group, group["hooks"][0]) not in config.read_text()
+    assert quirks.hook_hash("pre_tool_use", *_first(group)) not in config.read_text()
     assert config.read_text() == trusted, "the trust of the group projector wrote stays as it was"
+    approved = trusted.replace(quirks.hook_hash("pre_tool_use", *_first(trusted_group)), quirks.hook_hash("pre_tool_use", *_first(group)))
+    assert approved != trusted
+    config.write_text(approved)  # as Codex's own review writes it: the user's decision, kept as drift
+    _sync(sandbox, model)
+    assert config.read_text() == approved
     _sync(sandbox, model, "--force")
     assert "pwned" not in path.read_text() and config.read_text() == trusted
+
+
+def test_only_the_group_projector_writes_is_trusted_not_a_copy_of_it(two):
+    """A second group that runs the dispatcher (a copy someone made) is not projector's: no trust."""
+    sandbox, bindings = two
+    model = _model(sandbox, bindings)
+    _sync(sandbox, model)
+    path = sandbox.file(CODEX_HOOKS)
+    value = json.loads(path.read_text())
+    copy = dict(value["hooks"]["PreToolUse"][0], matcher="Bash")
+    value["hooks"]["PreToolUse"].append(copy)
+    path.write_text(json.dumps(value))
+    _sync(sandbox, model)
+    config = sandbox.file(CODEX_CONFIG).read_text()
+    assert "hooks.json:pre_tool_use:0:0" in config and "hooks.json:pre_tool_use:1:0" not in config
 
 
 def test_a_dispatcher_group_projector_did_not_record_is_adopted(two):
