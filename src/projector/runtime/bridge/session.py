@@ -369,11 +369,10 @@ class Session:
         filtered on its way back (runtime.toolfilter). The call path adds one dict lookup."""
         method = message["method"]
         if method == "tools/call":
-            params = message.get("params")
-            name = params.get("name") if isinstance(params, dict) else None
-            if not self._offers(name):
-                if "id" in message:  # a notification is dropped: nothing to answer
-                    self.send(self._toolfilter.unknown_tool(message["id"], name))
+            refused = self._toolfilter.refused_call(message, self._offers)
+            if refused is not None:
+                if refused is not self._toolfilter.DROPPED:
+                    self.send(refused)
                 return
             raw = None  # re-encoded as judged: the client's bytes may say "name" twice
         elif method == "tools/list" and "id" in message:
