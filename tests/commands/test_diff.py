@@ -74,3 +74,48 @@ def test_stat_counts_lines_per_file(sandbox):
     )
     sandbox.run("sync", config=config)
     assert sandbox.run("diff", "--stat", config=config).stdout == ""
+
+
+DRIFT_MODEL = """\
+version: 1
+clients: [claude-code, codex, gemini, kiro]
+providers:
+  docs: {url: "https://kb.example.com/mcp/routed", token_env: DOCS_TOKEN, kbs: [handbook, api-a], default: [handbook]}
+  web: {url: "https://web.example.com/mcp"}
+bindings:
+  {work}:
+    hooks:
+      guard: {event: PreToolUse, command: guard}
+"""
+
+HAND_EDITS = {  # file -> (projector's text, the hand's)...: hook groups, server entries, files of two targets
+    ".codex/hooks.json": [('"timeout": 600', '"timeout": 5')],  # its trust entry, in config.toml, follows it
+    ".codex/config.toml": [("kbs=handbook", "kbs=mine")],
+    ".gemini/settings.json": [('"timeout": 600000', '"timeout": 7'), ("kbs=handbook", "kbs=x")],  # servers and hooks
+    ".claude/settings.json": [('"timeout": 600', '"timeout": 9')],
+    ".kiro/settings/mcp.json": [("kbs=handbook", "kbs=x")],
+}
+
+
+def test_drift_is_shown_as_a_whole_forced_sync_would_write_each_file(sandbox, monkeypatch):
+    """diff evaluates only the drifted files again (with force): each as `sync --force`, computed
+    whole, would leave it, a file of two targets (Codex's servers and its hooks' trust) included."""
+    from projector.commands import diff
+    from projector.commands.common import compute
+
+    sandbox.install_projector()
+    config = sandbox.model(DRIFT_MODEL.replace("{work}", str(sandbox.home / "work")))
+    assert sandbox.run("sync", config=config).returncode == 0
+    for relative, edits in HAND_EDITS.items():
+        path = sandbox.file(relative)
+        for ours, hand in edits:
+            path.write_text(path.read_text().replace(ours, hand))
+    for name, value in sandbox.env.items():
+        monkeypatch.setenv(name, value)
+    outcome, state = compute(str(config), None, False)
+    drifted = diff.drift(outcome, state, outcome.results)
+    whole, _ = compute(str(config), None, True)
+    shown = {r.path for r in drifted}
+    assert {str(p.relative_to(sandbox.home)) for p in shown} == set(HAND_EDITS)
+    assert [(r.shown, r.before, r.after) for r in drifted] == [(r.shown, r.before, r.after) for r in whole.results
+                                                                if r.path in shown and r.changed]

@@ -248,4 +248,4 @@ def test_explain_of_a_bound_provider_without_an_entry_says_it_gets_none_and_why(
     report = json.loads(sandbox.run("explain", "--json", str(sandbox.home / "w"), config=config).stdout)
     assert (report["providers"][0]["entry"], report["providers"][0]["no_entry"]) == ("none", why)
     sandbox.install_projector()
-    assert "provider docs: api — bound (~/w)" in sandbox.run("explain", str(sandbox.home / "w"), config=config).stdout.splitlines()
+    assert "provider docs: api — bound (~/w); entry: the bridge in every client" in sandbox.run("explain", str(sandbox.home / "w"), config=config).stdout.splitlines()

@@ -11,8 +11,9 @@ import os
 import sys
 from collections.abc import Mapping
 
-from projector.commands.common import dry_sync, err, report_warnings
+from projector.commands.common import compute, err, report_warnings
 from projector.compile import engine
+from projector.compile.ledger import Ledger
 from projector.core.errors import ProjectorError
 from projector.core.record import replace
 
@@ -22,14 +23,15 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
     from projector.compile.report import diff_stat, restyle_lines, restyled, unified_diff
 
     try:
-        outcome, written = dry_sync(config, client, force)
+        outcome, state = compute(config, client, force)
+        written = engine.write(outcome, state)  # through the dry-run system: nothing is written
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
     terminal = sys.stdout.isatty()
     colour = wants_colour(terminal, os.environ) if color is None else color
     changed = [result for result in written.results if result.changed]
-    drifted = [] if force else drift(config, client, written.results)
+    drifted = [] if force else drift(outcome, state, written.results)
     code = 2 if outcome.problems else (1 if changed or drifted else 0)
     if as_json:
         import json
@@ -51,15 +53,15 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
     return code
 
 
-def drift(config: str | None, client: list[str] | None, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
+def drift(outcome: engine.Outcome, state: Ledger, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
     """The files holding entries changed by hand (which sync keeps), each as `sync --force` would
-    write it, so the diff shows the drift: what is there against what projector would write."""
+    write it, so the diff shows the drift: what is there against what projector would write.
+    Only those files are evaluated again (with force), not the whole sync."""
     paths = {result.path for result in results if not result.changed and _drift_names(result)}
     if not paths:
         return []
-    _, forced = dry_sync(config, client, True)
     kept = {result.path: result.states for result in results}
-    return [replace(r, states=kept[r.path]) for r in forced.results if r.path in paths and r.changed]
+    return [replace(r, states=kept[r.path]) for r in engine.forced(outcome, state, paths) if r.changed]
 
 
 def _drift_names(result: engine.FileResult) -> str:

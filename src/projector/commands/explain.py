@@ -61,6 +61,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     compiled = plan(model, projector_path, bridge_options(model.source, environ), every)
     servers = dict(compiled.servers)
     origin = Provenance(model, environ)
+    by_client = _entry_kinds(compiled, clients)
     providers = []
     for provider in model.providers:
         if provider.local:
@@ -80,7 +81,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "binding": shown(here.binding.path) if here.binding else None,
                 "project_file": shown(here.project.file) if here.project else None,
                 "dropped": list(here.dropped),
-                "entry": "bridge" if isinstance(server, StdioServer) else ("http" if server else "none"),
+                **_entry(server, by_client.get(provider.name, {})),
                 "auth": _auth(provider, environ),
                 "url": server.url if isinstance(server, HttpServer) else None,
                 "from": _origins(origin, provider.name, here.binding),
@@ -107,6 +108,29 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         "files": _as_found(results, {c.id: entries[c.id][0] for c in clients}),
         "warnings": list(compiled.warnings) + [w for c in clients for w in entries[c.id][1]],
     }
+
+
+def _kind(server: Any) -> str:
+    return "bridge" if isinstance(server, StdioServer) else ("http" if server else "none")
+
+
+def _entry_kinds(compiled: Any, clients: list[Client]) -> dict[str, dict[str, list[str]]]:
+    """For each provider, the clients by the kind of entry sync writes in each ("http", "bridge",
+    "none"): a client that cannot take the plan's HTTP entry gets the bridge or nothing."""
+    kinds: dict[str, dict[str, list[str]]] = {}
+    for client in clients:
+        got = dict(client.servers(compiled)[0])
+        for name, _ in compiled.servers:
+            kinds.setdefault(name, {}).setdefault(_kind(got.get(name)), []).append(client.id)
+    return kinds
+
+
+def _entry(server: Any, by_kind: Mapping[str, list[str]]) -> dict[str, Any]:
+    """``entry``: the kind of entry every client gets ("mixed" when they differ; with no client,
+    the plan's); ``entries``: the clients by kind, the larger group first."""
+    groups = dict(sorted(by_kind.items(), key=lambda kind: -len(kind[1])))
+    entry = _kind(server) if not groups else next(iter(groups)) if len(groups) == 1 else "mixed"
+    return {"entry": entry, "entries": groups}
 
 
 def _auth(provider: Any, environ: Mapping[str, str]) -> str:

@@ -322,8 +322,13 @@ class Client(Record):
 
     def entries(self, compiled: Plan) -> tuple[dict[str, Any], tuple[str, ...]]:
         """This client's entries for a plan (by entry name), and why a provider has none here."""
-        servers, warnings = for_client(compiled, self.remote, self.name, self.tool_keys, self.tokens_by_name)
+        servers, warnings = self.servers(compiled)
         return {self.entry_name(name): self.render(server, name) for name, server in servers}, warnings
+
+    def servers(self, compiled: Plan) -> tuple[tuple[tuple[str, Server], ...], tuple[str, ...]]:
+        """The server this client gets for each provider of a plan (the bridge where it cannot
+        take the HTTP entry), and why a provider has none here."""
+        return for_client(compiled, self.remote, self.name, self.tool_keys, self.tokens_by_name)
 
     def tool_keys(self, rule: ToolRule) -> dict[str, list[str]] | None:
         """What this client's entry says for tool rule ``rule``; None: its filter cannot say it."""

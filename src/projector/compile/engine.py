@@ -173,6 +173,39 @@ def evaluate(
     return _guarded(target, lambda: _decide(target, record, providers, force, system, read))
 
 
+def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResult, ...]:
+    """The targets of ``paths`` as `sync --force` would leave them, evaluated again from
+    ``outcome`` (a sync's, without force) rather than recomputed whole: what `diff` shows of a
+    file with drift. Each target reads its file as the forced targets before it leave it, a
+    trust file its hook file as forced, as ``compute`` does; a target with a problem drops the
+    rest of its file."""
+    wanted = paths | {r.target.follows for r in outcome.results if r.path in paths and r.target.follows is not None}
+    texts: dict[Path, files.Read] = {}
+    failed: set[Path] = set()
+    results: list[FileResult] = []
+    for earlier in outcome.results:
+        target = earlier.target
+        if target.path not in wanted or target.path in failed or target.follows in failed:
+            continue
+        if target.kind == "trust":
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows)))
+            if not target.desired and ledger.record(target.ledger_key) is None:
+                continue
+        again = evaluate_again(target, outcome, ledger, True, texts.get(target.path))
+        if isinstance(again, Problem):
+            failed.add(target.path)
+            continue
+        texts[target.path] = files.Read(again.after, again.bom)
+        if target.path in paths:
+            results.append(again)
+    return tuple(results)
+
+
+def evaluate_again(target: TargetFile, outcome: Outcome, ledger: Ledger, force: bool, read: files.Read | None = None) -> FileResult | Problem:
+    """One target of ``outcome`` evaluated anew (its file changed, or with another ``force``)."""
+    return evaluate(target, ledger.record(target.ledger_key), outcome.providers, force, outcome.system, read)
+
+
 def _guarded(target: TargetFile, work: Callable[[], FileResult]) -> FileResult | Problem:
     """``work``'s result for one target, or the Problem that leaves its file untouched."""
     try:
@@ -525,7 +558,7 @@ def _write_one(result: FileResult, outcome: Outcome, ledger: Ledger, kept: _Kept
             import time
 
             time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # let the client finish
-            again = evaluate(result.target, ledger.record(result.target.ledger_key), outcome.providers, outcome.force, outcome.system)
+            again = evaluate_again(result.target, outcome, ledger, outcome.force)
             if isinstance(again, Problem):
                 return again
             result = again

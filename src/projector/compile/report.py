@@ -259,7 +259,9 @@ def _explain_summary(report: dict[str, Any]) -> list[str]:
             lines.append(f"provider {provider['name']} (local): {provider['why']}{runs}" + _tools_words(provider))
         else:
             signs_in = f"; authenticates with {provider['auth']}" if str(provider.get("auth", "")).startswith("OAuth") else ""
-            lines.append(_remote_head(provider) + _tools_words(provider) + signs_in)
+            # (no entry anywhere: its why already says no tools here)
+            gets = f"; entry: {words}" if (words := entries_words(provider)) and provider["entry"] != "none" else ""
+            lines.append(_remote_head(provider) + _tools_words(provider) + signs_in + gets)
     lines += [_left_out_line(left) for left in report.get("left_out", [])]
     for hook in report["hooks"]:
         state = f"runs {hook['command']}" if hook["runs"] else ("does not run" if hook.get("blocked") else "turned off here")
@@ -339,18 +341,40 @@ def _remote_lines(provider: dict[str, Any], layered: bool = False) -> list[str]:
     if provider["dropped"]:
         lines.append(f"  left out (not mounted): {', '.join(provider['dropped'])}")
     lines += _tool_lines(provider)
-    if provider["entry"] == "http":
-        lines.append(f"  entry: plain HTTP {provider['url']} (the same in every folder)")
-    elif provider["entry"] == "none":
-        lines.append(f"  entry: none ({provider.get('no_entry') or 'its default shows no KB'})")
+    if provider["entry"] == "mixed":
+        lines.append(f"  entry: {entries_words(provider)}")
+        lines += [f"    in {', '.join(clients)}: {ENTRY_WORDS[kind](provider)}" for kind, clients in provider["entries"].items()]
     else:
-        lines.append("  entry: the projector bridge, which narrows to the set above in this folder")
+        lines.append(f"  entry: {ENTRY_WORDS[provider['entry']](provider)}")
     if provider.get("auth") and provider["auth"] != "none":
         lines.append(f"  authenticates with {provider['auth']}")
     if provider.get("follows_roots"):
         lines.append("  a client declaring roots gets their bindings' KBs, and a tool any of their rules offers"
                      " (projector tools --root)")
     return lines
+
+
+ENTRY_WORDS = {  # a remote provider's entry, by kind, as the verbose report says it
+    "http": lambda provider: f"plain HTTP {provider['url']} (the same in every folder)",
+    "none": lambda provider: f"none ({provider.get('no_entry') or 'its default shows no KB'})",
+    "bridge": lambda provider: "the projector bridge, which narrows to the set above in this folder",
+}
+SHORT_ENTRY_WORDS = {"http": "HTTP", "bridge": "the bridge", "none": "no entry"}
+
+
+def entries_words(provider: dict[str, Any]) -> str:
+    """What the clients get for a remote provider, grouped: "the bridge in every client", or
+    "HTTP in 12 clients, the bridge in 3: <their ids>" (the larger group counted, the others
+    named); empty: no client."""
+    groups = list((provider.get("entries") or {}).items())
+    if not groups:
+        return ""
+    if len(groups) == 1:
+        kind = groups[0][0]
+        return f"{SHORT_ENTRY_WORDS[kind]} in {'any' if kind == 'none' else 'every'} client"
+    (kind, clients), rest = groups[0], groups[1:]
+    first = f"{SHORT_ENTRY_WORDS[kind]} in {len(clients)} client{'s' if len(clients) > 1 else ''}"
+    return ", ".join([first] + [f"{SHORT_ENTRY_WORDS[k]} in {len(named)}: {', '.join(named)}" for k, named in rest])
 
 
 def _tools_words(provider: dict[str, Any]) -> str:
