@@ -366,7 +366,9 @@ class Session:
 
     def _forward_filtered(self, message: dict[str, Any], raw: bytes | None = None) -> None:
         """``_forward`` under a tool rule: a hidden tool's call is answered here, a tool list is
-        filtered on its way back (runtime.toolfilter). The call path adds one dict lookup."""
+        filtered on its way back (runtime.toolfilter). An allowed call goes on re-encoded, exactly as
+        judged (a repeated "name" key must not reach a server that reads the first one): about 40k
+        instructions a call more than a session without a rule (bench/filter_bench.py)."""
         method = message["method"]
         if method == "tools/call":
             refused = self._toolfilter.refused_call(message, self._offers)
