@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from projector.core.modeltypes import Binding, Model, Project, Provider, Settings
@@ -49,3 +50,76 @@ def test_shared_and_linger_come_from_the_provider_or_a_binding_with_their_source
     elsewhere = resolve(model(), (), "lint", "/w/b")
     assert (elsewhere.shared, elsewhere.linger) == (False, 30.0)
     assert dict(elsewhere.sources)["shared"] == "default"
+
+
+# --------------------------------------------------------------------------- the tool rule: one decision
+
+TEAM = """\
+version: 1
+providers:
+  lint:
+    command: lint-mcp
+    tools: {allow: ["read_*", "write_*"], deny: [write_secret]}
+"""
+
+ME = """\
+version: 1
+include: [team.yaml]
+bindings:
+  ~/a:
+    lint: {tools: {deny: [fix, "write_*"]}}
+  ~/a/deep:
+    lint: {enabled: true}
+  ~/b:
+    lint: {tools: {deny: [x]}}
+"""
+
+NAMES = ("read_file", "write_file", "write_secret", "fix", "search", "x", "drop")
+
+
+def _project(loaded: Model, folder: Path, text: str) -> Project:
+    from projector.core import model as models
+    from projector.core import projects
+
+    data = projects.checked(text.encode(), projects.specs(loaded), f"{folder.name}/.projector.yaml")
+    return Project(str(folder), str(folder / ".projector.yaml"),
+                   tuple(models.provider(n, s) for n, s in data.get("providers", {}).items()), models.uses(data))
+
+
+def test_a_local_session_a_remote_style_session_and_explain_get_one_rule(tmp_path):
+    """The bridge of a local provider (launch.tools), a session over roots (scope.over_roots) and
+    `explain`/`projector tools` (scope.tools) apply the same rule in every folder: across model
+    layers, bindings, a trusted project file over its binding, a provider only a project file
+    declares, and deny over allow."""
+    from projector.core import model as models
+    from projector.core import scope
+
+    (tmp_path / "team.yaml").write_text(TEAM)
+    (tmp_path / "me.yaml").write_text(ME)
+    loaded = models.load(tmp_path / "me.yaml", {"HOME": str(tmp_path)}, ("codex",))
+    for folder in ("a/deep", "b/p", "c", "elsewhere"):
+        (tmp_path / folder).mkdir(parents=True)
+    real = Path(os.path.realpath(tmp_path))
+    trusted = (_project(loaded, real / "b/p", "lint: {tools: {allow: [search, x]}}\n"),
+               _project(loaded, real / "c", "providers:\n  own:\n    command: own-mcp\n    tools: {deny: [drop]}\n"))
+    offered = {  # what a user sees listed, folder by folder
+        ("lint", "a"): ["read_file", "search", "x", "drop"],  # the binding's rule replaces the layer's whole
+        ("lint", "a/deep"): ["read_file", "write_file"],  # says no tools: the provider's, deny over allow
+        ("lint", "b"): ["read_file", "write_file", "write_secret", "fix", "search", "drop"],
+        ("lint", "b/p"): ["search", "x"],  # the project file's over its binding's
+        ("lint", "elsewhere"): ["read_file", "write_file"],
+        ("own", "c"): ["read_file", "write_file", "write_secret", "fix", "search", "x"],
+    }
+    rules = {}
+    for (name, folder), names in offered.items():
+        path = str(real / folder)
+        local = resolve(loaded, trusted, name, path).tools
+        shown = scope.tools(loaded, name, path, trusted).rule
+        assert local == shown, f"{name} in {folder}"
+        assert [n for n in NAMES if local is None or local.offers(n)] == names, f"{name} in {folder}"
+        rules[folder] = local
+    lint = loaded.provider("lint")
+    for folder in ("a", "a/deep", "b", "b/p"):  # one bound root: its own rule
+        assert scope.over_roots(loaded, lint, [(str(real / folder), trusted)], None).tools == rules[folder]
+    both = scope.over_roots(loaded, lint, [(str(real / "a"), trusted), (str(real / "b/p"), trusted)], None).tools
+    assert [n for n in NAMES if both.offers(n)] == ["read_file", "search", "x", "drop"]  # any of the roots' rules

@@ -146,10 +146,16 @@ class Tools(Record):
 
 
 def tools(model: Model, name: str, folder: str, projects: tuple[Project, ...] = ()) -> Tools:
-    """The rule of provider ``name`` in canonical ``folder``: the workspace's (a project file's
-    over its binding's), else the provider's own definition (the trusted project file's that
-    declares it here, else the model's)."""
-    placed = place(model, projects, name, folder)
+    """The rule of provider ``name`` in canonical ``folder`` (see ``tools_at``)."""
+    return tools_at(model, place(model, projects, name, folder), name)
+
+
+def tools_at(model: Model, placed: Placement, name: str) -> Tools:
+    """The rule of provider ``name`` where ``placed``: the workspace's (a project file's over its
+    binding's), else the provider's own definition (the trusted project file's that declares it
+    here, else the model's). The one place a folder's rule is decided: the bridge of a local
+    provider (runtime.launch), a session over roots (``over_roots``), `explain` and
+    `projector tools` all ask it, so a session never applies a rule `explain` does not show."""
     project = placed.project
     said = project.settings(name) if project is not None else None
     if said is not None and said.tools is not None:

@@ -13,7 +13,7 @@ import os
 
 from projector.core.modeltypes import Env, Model, Project, Settings
 from projector.core.record import Record
-from projector.core.scope import Placement, place
+from projector.core.scope import Placement, place, tools_at
 from projector.core.tools import ToolRule
 
 DEFAULTS = Settings(enabled=True, args=(), cwd=".", env=(), env_files=(), direnv=False, shared=False, linger=30.0)  # cwd: the workspace root
@@ -97,6 +97,6 @@ def resolve(model: Model, projects: tuple[Project, ...], name: str, folder: str)
         shared=bool(settings.shared),
         linger=float(settings.linger),
         blocked=model.blocked(name) or (placed.binding.distrust if placed.binding is not None else None),
-        tools=settings.tools,
+        tools=tools_at(model, placed, name).rule,  # decided in core, as for a remote provider and `explain`
         base=base,
     )

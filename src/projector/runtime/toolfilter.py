@@ -17,6 +17,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time: the bridge starts without it
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from projector.core.tools import AnyRule, ToolRule
@@ -24,23 +25,38 @@ if TYPE_CHECKING:
 INVALID_PARAMS = -32602  # the MCP spec's code for an unknown tool
 
 
+DROPPED: dict[str, Any] = {}  # refused_call's verdict on a hidden call sent as a notification: nothing to answer, nothing sent on
+
+
+def refused_call(message: dict[str, Any], offers: Callable[[object], bool]) -> dict[str, Any] | None:
+    """The verdict on ``tools/call`` ``message`` under a rule (``offers``: its ``judge``): None
+    when its tool is offered; else the MCP spec's unknown-tool error to answer it with, or
+    ``DROPPED`` for a notification (no answer is due, but a server may run it all the same). The
+    one hidden-call check: the bridge asks it per call, the host per session's call."""
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    if offers(name):
+        return None
+    return unknown_tool(message["id"], name) if "id" in message else DROPPED
+
+
 def hidden_call(message: dict[str, Any], rule: ToolRule | AnyRule) -> dict[str, Any] | None:
     """The error that answers request ``message`` when it calls a tool ``rule`` hides; None
     when it may go on (any other request, or a tool the rule offers)."""
-    if "id" not in message or not calls_hidden(message, rule):
+    if message.get("method") != "tools/call" or "id" not in message:
         return None
-    return unknown_tool(message["id"], message["params"].get("name") if isinstance(message.get("params"), dict) else None)
-
-
-def calls_hidden(message: dict[str, Any], rule: ToolRule) -> bool:
-    """Whether ``message`` calls a tool ``rule`` hides: a request, or a notification (no answer
-    is due, but a server may run it all the same: it is dropped)."""
-    if message.get("method") != "tools/call":
-        return False
-    params = message.get("params")
     from projector.core.tools import judge
 
-    return not judge(rule)(params.get("name") if isinstance(params, dict) else None)
+    return refused_call(message, judge(rule))
+
+
+def calls_hidden(message: dict[str, Any], rule: ToolRule | AnyRule) -> bool:
+    """Whether ``message`` calls a tool ``rule`` hides: a request, or a notification (dropped)."""
+    if message.get("method") != "tools/call":
+        return False
+    from projector.core.tools import judge
+
+    return refused_call(message, judge(rule)) is not None
 
 
 def unknown_tool(id_: Any, name: Any) -> dict[str, Any]:

@@ -366,14 +366,15 @@ class Session:
 
     def _forward_filtered(self, message: dict[str, Any], raw: bytes | None = None) -> None:
         """``_forward`` under a tool rule: a hidden tool's call is answered here, a tool list is
-        filtered on its way back (runtime.toolfilter). The call path adds one dict lookup."""
+        filtered on its way back (runtime.toolfilter). An allowed call goes on re-encoded, exactly as
+        judged (a repeated "name" key must not reach a server that reads the first one): about 40k
+        instructions a call more than a session without a rule (bench/filter_bench.py)."""
         method = message["method"]
         if method == "tools/call":
-            params = message.get("params")
-            name = params.get("name") if isinstance(params, dict) else None
-            if not self._offers(name):
-                if "id" in message:  # a notification is dropped: nothing to answer
-                    self.send(self._toolfilter.unknown_tool(message["id"], name))
+            refused = self._toolfilter.refused_call(message, self._offers)
+            if refused is not None:
+                if refused is not self._toolfilter.DROPPED:
+                    self.send(refused)
                 return
             raw = None  # re-encoded as judged: the client's bytes may say "name" twice
         elif method == "tools/list" and "id" in message:
