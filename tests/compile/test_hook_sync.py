@@ -107,6 +107,9 @@ def test_a_group_changed_by_hand_is_drift_and_force_puts_it_back(two):
     path.write_text(edited)
     done = _sync(sandbox, model)
     assert 'entry "PreToolUse" was changed by hand' in done.stderr and path.read_text() == edited
+    said = done.stdout + done.stderr
+    assert "projector adopt" not in said, "adopt keeps server entries, not hook groups: no way out that fails"
+    assert "change it in the model to keep it, --force overwrites" in said and "change the model to keep it" in said
     _sync(sandbox, model, "--force")
     assert '"timeout": 600' in path.read_text() and '"timeout": 5' not in path.read_text()
 

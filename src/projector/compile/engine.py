@@ -249,7 +249,7 @@ def _decide(
         unsure = _unsure(record, current, reading) if target.kind == "servers" else {}
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
                              taken | unsure, keeps_originals=target.kind == "servers",
-                             same_server=_reads_the_same(target.client))
+                             same_server=_reads_the_same(target.client), adoptable=target.kind == "servers")
         decision = _with_original_text(decision, document, target.key)
         decision = replace(decision, notes=decision.notes + tuple(took_over(name, target.shown)
                                                                   for name in sorted(unsure) if name in decision.taken))

@@ -64,6 +64,7 @@ def reconcile(
     taken: Mapping[str, Mapping[str, Any]] | None = None,
     keeps_originals: bool = True,
     same_server: Callable[[str, Any, Any], bool] | None = None,
+    adoptable: bool = True,
 ) -> Decision:
     """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
     its predecessor) writes; ``reading``: how the file's client reads an entry back.
@@ -73,7 +74,9 @@ def reconcile(
     whether an entry taken over now keeps its original (server entries; a hook group that runs
     projector's dispatcher is projector's whoever wrote it). ``same_server(name, before, after)``:
     whether the client reads the same server from both entries: an update of an entry still as
-    the user had it (its original taken over) that only respells it is a ``restyle``."""
+    the user had it (its original taken over) that only respells it is a ``restyle``.
+    ``adoptable``: whether `projector adopt` can keep a hand edit (a server entry; a hook group
+    is changed in the model), so a drift's note names only a way out that exists."""
     current = current or {}
     adopted = adopted or {}
     taken = taken or {}
@@ -112,8 +115,8 @@ def reconcile(
                        and same_server(name, present, value))
             edits[name], states[name] = value, "restyle" if restyle else "update"
         elif name in owned:
-            notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept '
-                         f"(`projector adopt {client} {name}` keeps it for good, --force overwrites)")
+            keeps = f"`projector adopt {client} {name}` keeps it for good" if adoptable else "change it in the model to keep it"
+            notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept ({keeps}, --force overwrites)')
             kept[name], states[name] = owned[name], "drift"
             continue
         elif recognise(name, present) or force:

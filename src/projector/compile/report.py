@@ -124,8 +124,8 @@ def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
             continue
         names, one = ", ".join(drift), drift[0] if len(drift) == 1 else "NAME"
         were = "was" if len(drift) == 1 else "were"
-        lines.append(f"kept {result.shown}: {names} {were} changed by hand (drift); "
-                     f"`projector adopt {result.client.id} {one}` keeps it, `projector sync --force` puts projector's back")
+        keeps = f"`projector adopt {result.client.id} {one}` keeps it" if result.target.kind == "servers" else "change the model to keep it"
+        lines.append(f"kept {result.shown}: {names} {were} changed by hand (drift); {keeps}, `projector sync --force` puts projector's back")
     return lines
 
 
