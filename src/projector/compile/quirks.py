@@ -6,8 +6,10 @@ it trusts that very hook: ``[<key>."<hook file>:<event_label>:<group>:<handler>"
 keys, no spaces). The event label is the client's event name in snake_case; the indices are the
 group's place in that event's list and the handler's in the group, so the entries follow the
 groups wherever they stand. Without the entry, or with a wrong hash, the client skips the hook
-(``codex exec`` silently; its TUI lists it for review as untrusted, or changed since trusted:
-codex-rs hooks/src/engine/discovery.rs ``hook_trust_status``). Checked against the client's own ``hooks/list`` (tests/compile/test_hook_sync.py).
+(its headless run silently; its interactive one lists it for review as untrusted, or changed
+since trusted: the client's ``hook_trust_status``). Checked against the client's own
+``hooks/list`` (tests/compile/test_hook_sync.py). Only the group projector wants is hashed: a
+group changed by hand is left to the client's own review, never approved here.
 """
 
 from __future__ import annotations
