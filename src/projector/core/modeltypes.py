@@ -85,6 +85,12 @@ class OAuth(Record):
     idp_client_secret_env: str | None = None
     id_token_env: str | None = None  # enterprise: NAME of the variable holding the IdP's ID token
 
+    @property
+    def by_person(self) -> bool:
+        """Whether a person signs in (in a browser); a machine's grant (client_credentials,
+        enterprise) signs in again with its client's credentials, no person."""
+        return self.grant == "authorization_code"
+
     def secret_variables(self) -> tuple[str, ...]:
         """The NAMES of the variables its sign-in reads secrets from: `projector login` reads
         them, and so does the one a bridge starts when a session finds no usable token."""
@@ -93,7 +99,7 @@ class OAuth(Record):
     def environment(self) -> tuple[str, ...]:
         """The other variables a sign-in reads where it runs: the keyring's bus, and where a
         person signs in, how a browser reaches their screen."""
-        return (BROWSER_VARIABLES if self.grant == "authorization_code" else ()) + KEYRING_VARIABLES
+        return (BROWSER_VARIABLES if self.by_person else ()) + KEYRING_VARIABLES
 
 
 class Provider(Record):

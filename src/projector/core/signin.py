@@ -41,7 +41,7 @@ def sign_in_state(provider: Provider, environ: Mapping[str, str], now: float | N
         return False, f"{name}: {unsafe}"
     if tokens is None:
         return False, f"{name}: needs a sign-in: run `projector login {name}`"
-    machine = provider.oauth.grant != "authorization_code"  # signed in again with its client's credentials, no person
+    machine = not provider.oauth.by_person  # signed in again with its client's credentials
     if not tokens.serves(provider.url):  # the model moved the provider since: the bridge does not use this sign-in
         moved = f"{name}: signed in for {tokens.resource}, the model now says {provider.url}"
         if machine:

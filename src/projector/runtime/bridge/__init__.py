@@ -294,7 +294,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         from projector.runtime.bridge.renew import Renewer
         from projector.runtime.bridge.signing import SignIn
 
-        machine = provider.oauth.grant != "authorization_code"  # client_credentials, enterprise: no person
+        machine = not provider.oauth.by_person
         renewer = Renewer(provider.name, environ, log, config=str(loaded.source), machine=machine, url=provider.url)
         # With no usable token the session is answered here and starts a sign-in (bridge.session):
         # a failed initialize made clients drop the server silently.
