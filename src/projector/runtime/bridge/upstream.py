@@ -327,6 +327,11 @@ class Upstream:
             self._alarm = self.loop.later(self.settings.timeout, self._due)
         self._post(call)
 
+    def _cut(self, exchange: transport.Exchange) -> None:
+        """Cancel ``exchange`` and forget it: its sink hears nothing more."""
+        exchange.cancel()
+        self._exchanges.discard(exchange)
+
     def _fail(self, call: Call, message: str, code: int = SERVER_ERROR) -> None:
         self._answer(call, error(call.message.get("id"), code, f"projector: {message}"))
 
@@ -378,8 +383,7 @@ class Upstream:
             return  # answered by what an earlier call's timeout set off
         exchange = call.exchange
         if exchange is not None:
-            exchange.cancel()
-            self._exchanges.discard(exchange)
+            self._cut(exchange)
         seconds = f"{self.settings.timeout:g}"
         name = self.settings.provider
         reply = exchange.sink if exchange is not None and exchange.heard else None
@@ -499,13 +503,11 @@ class _Reply:
             self.kind = "gone"
         elif status == 401 and up.renew is not None and not call.renewed and not self.resuming:
             self.kind = "late"
-            exchange.cancel()
-            up._exchanges.discard(exchange)
+            up._cut(exchange)
             up._renew_and_resend(call)
         elif status == 403 and up.sign_in is not None and not self.resuming and (scope := _insufficient_scope(response)) is not None:
             self.kind = "late"
-            exchange.cancel()
-            up._exchanges.discard(exchange)
+            up._cut(exchange)
             up._step_up(call, scope)
         elif status in (401, 403):
             self.kind = "late"
@@ -516,8 +518,7 @@ class _Reply:
     def _redirect(self, exchange: transport.Exchange, location: str) -> None:
         up = self.up
         place = transport.moved(up.pool.place, location, up.environ)
-        exchange.cancel()
-        up._exchanges.discard(exchange)
+        up._cut(exchange)
         if place is None:
             self.kind = "late"
             up._fail(self.call, f"the provider redirects (HTTP {self.status}) to another place ({location[:200]}); "
@@ -532,8 +533,7 @@ class _Reply:
             try:
                 events = self.decoder.feed(data)
             except TooLarge as what:
-                exchange.cancel()
-                self.up._exchanges.discard(exchange)
+                self.up._cut(exchange)
                 self.up._fail(self.call, f"the provider's stream sent {what} (an event without its end); projector "
                                          "closed it", INTERNAL_ERROR)
                 return
@@ -542,8 +542,7 @@ class _Reply:
         elif self.kind in ("json", "error"):
             self.size += len(data)
             if self.size > BODY_LIMIT:
-                exchange.cancel()
-                self.up._exchanges.discard(exchange)
+                self.up._cut(exchange)
                 self.up._fail(self.call, f"the provider's answer is larger than {BODY_LIMIT >> 20} MiB", INTERNAL_ERROR)
                 return
             self.body.append(data)
@@ -684,8 +683,7 @@ class _Listen:
             events = self.decoder.feed(data)
         except TooLarge as what:
             up = self.up
-            exchange.cancel()
-            up._exchanges.discard(exchange)
+            up._cut(exchange)
             if up._listening is exchange:
                 up._listening = None
             up.log(f"the provider's listening stream sent {what} (an event without its end); projector closed it, "
