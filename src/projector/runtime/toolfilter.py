@@ -41,22 +41,14 @@ def refused_call(message: dict[str, Any], offers: Callable[[object], bool]) -> d
 
 
 def hidden_call(message: dict[str, Any], rule: ToolRule | AnyRule) -> dict[str, Any] | None:
-    """The error that answers request ``message`` when it calls a tool ``rule`` hides; None
-    when it may go on (any other request, or a tool the rule offers)."""
-    if message.get("method") != "tools/call" or "id" not in message:
+    """``refused_call``'s verdict on ``message`` under ``rule`` when it is a ``tools/call`` (the
+    error that answers a request, ``DROPPED`` for a notification); None when it may go on (any
+    other message, or a tool the rule offers)."""
+    if message.get("method") != "tools/call":
         return None
     from projector.core.tools import judge
 
     return refused_call(message, judge(rule))
-
-
-def calls_hidden(message: dict[str, Any], rule: ToolRule | AnyRule) -> bool:
-    """Whether ``message`` calls a tool ``rule`` hides: a request, or a notification (dropped)."""
-    if message.get("method") != "tools/call":
-        return False
-    from projector.core.tools import judge
-
-    return refused_call(message, judge(rule)) is not None
 
 
 def unknown_tool(id_: Any, name: Any) -> dict[str, Any]:

@@ -267,9 +267,9 @@ class Mux:
         method = message["method"]
         tools = self.sessions[session].tools
         if method == "tools/call" and tools is not None:
-            from projector.runtime.toolfilter import calls_hidden
+            from projector.runtime.toolfilter import hidden_call
 
-            if calls_hidden(message, tools):
+            if hidden_call(message, tools) is not None:  # DROPPED: a hidden call sent as a notification
                 return []
         if method in ("notifications/initialized", "notifications/roots/list_changed"):
             return []  # the host sent the server its own; the roots are the workspace's
