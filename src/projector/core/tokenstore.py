@@ -389,19 +389,16 @@ def stamp(state: str, provider: str) -> str:
 
 def held(state: str, provider: str) -> bool:
     """Whether a refresh or a sign-in of ``provider`` holds its lock now (asked without waiting)."""
-    import fcntl
+    from projector.core.files import flock_within
 
     try:
         descriptor = os.open(lock_file(state, provider), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return False  # no lock file: nobody ever took it
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        return not flock_within(descriptor, 0)
     finally:
         os.close(descriptor)  # (closing it drops the lock this took)
-    return False
 
 
 def locked(state: str, provider: str, timeout: float) -> Iterator[None]:
