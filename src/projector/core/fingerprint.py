@@ -196,7 +196,7 @@ def _at(value: object, key: Iterable[str]) -> object:
             from projector.core.keys import list_field, named_entries
 
             field = list_field(step)
-            return named_entries(value, field) if field is not None and isinstance(value, list) else None
+            return named_entries(value, field) if field is not None else None  # (None for anything but a list)
         if not isinstance(value, dict) or step not in value:
             return None
         value = value[step]
