@@ -126,7 +126,11 @@ def unbound(provider: Provider) -> KbSet:
 
 
 def resolve(model: Model, provider: Provider, folder: str, projects: tuple[Project, ...] = ()) -> Scope:
-    placed = place(model, projects, provider.name, canonical(folder))
+    return scope_at(provider, place(model, projects, provider.name, canonical(folder)))
+
+
+def scope_at(provider: Provider, placed: Placement) -> Scope:
+    """Remote ``provider``'s KB set where ``placed`` (see ``resolve``)."""
     if placed.root is None:
         return Scope(unbound(provider), None)
     if (placed.settings.enabled if placed.settings.enabled is not None else provider.enabled) is False:
@@ -196,12 +200,12 @@ def over_roots(model: Model, provider: Provider, roots: list[tuple[str, tuple[Pr
     says no rule counts with the provider's; a root that shows no KB offers no tool, as it adds
     no KB). A root outside every workspace adds neither KBs nor tools when another root is bound;
     none bound: the provider's default set and ``unbound_rule``, as in the bridge's own folder."""
-    placed = [(resolve(model, provider, root, trusted), root, trusted) for root, trusted in roots]
-    bound = [(here, root, trusted) for here, root, trusted in placed if here.bound]
+    placements = (place(model, trusted, provider.name, root) for root, trusted in roots)  # once a root: its KBs and rule
+    bound = [(here, placed) for placed in placements if (here := scope_at(provider, placed)).bound]
     if not bound:
         return Roots(unbound(provider), unbound_rule)
-    rules = (tools(model, provider.name, root, trusted).rule for here, root, trusted in bound if not here.empty)
-    return Roots(union([here for here, _, _ in bound]), any_of(rules))
+    rules = (tools_at(model, placed, provider.name).rule for here, placed in bound if not here.empty)
+    return Roots(union([here for here, _ in bound]), any_of(rules))
 
 
 def root_path(uri: object) -> str | None:
