@@ -299,7 +299,8 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         # With no usable token the session is answered here and starts a sign-in (bridge.session):
         # a failed initialize made clients drop the server silently.
         sign_in = SignIn(renewer, log, options.log_file, person=not machine, fixed=provider.oauth.scopes)
-    here = scope.resolve(loaded, provider, folder, where.projects)
+    placed = scope.place(loaded, where.projects, provider.name, folder)  # once: the KB set and the tool rule are read from it
+    here = scope.scope_at(provider, placed)
     if here.dropped:
         log(f"not mounted by the provider, left out: {', '.join(here.dropped)}")
     kbs = () if options.no_kb else here.kbs
@@ -319,7 +320,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
                         renew=renewer.renewed if renewer else None, sign_in=sign_in)
 
-    rule = scope.tools(loaded, provider.name, folder, where.projects).rule
+    rule = scope.tools_at(loaded, placed, provider.name).rule
 
     def roots_scope(paths: list[str]) -> Any:
         from projector.core import projects
