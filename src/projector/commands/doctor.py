@@ -255,7 +255,7 @@ def _pending_removals(outcome: engine.Outcome) -> list[str]:
     """What the next sync takes away: entries, and files projector created."""
     notes = []
     for result in outcome.results:
-        removed = [name for name, state in result.states if state == "remove"]
+        removed = result.named("remove")
         if result.target.is_project and removed:
             notes.append(f"{result.shown}: sync will remove {', '.join(removed)} (it shadows projector's global entry); the file stays")
         elif removed:
