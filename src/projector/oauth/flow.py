@@ -71,14 +71,18 @@ def _unreachable(failure: BaseException) -> bool:
     """Whether ``failure`` is the network's (no connection, no answer in time), not the server's."""
     import httpx2
 
+    return isinstance(_first(failure), (httpx2.ConnectError, httpx2.TimeoutException))
+
+
+def _first(failure: BaseException) -> BaseException:
+    """The failure itself, out of the exception groups the SDK's task groups wrap it in."""
     while isinstance(failure, BaseExceptionGroup):
         failure = failure.exceptions[0]
-    return isinstance(failure, (httpx2.ConnectError, httpx2.TimeoutException))
+    return failure
 
 
 def _said(failure: BaseException) -> str:
-    while isinstance(failure, BaseExceptionGroup):
-        failure = failure.exceptions[0]
+    failure = _first(failure)
     said = str(failure)
     invalid = _validation_error(failure)
     if invalid is not None:  # pydantic's text quotes the answer it could not read: tokens, a client's secret
