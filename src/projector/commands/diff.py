@@ -37,7 +37,7 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
         import json
 
         files = [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
-                  "drift": [n for n, s in r.states if s == "drift"], "restyles": restyled(r), "diff": unified_diff(r, False)}
+                  "drift": r.named("drift"), "restyles": restyled(r), "diff": unified_diff(r, False)}
                  for r in changed + drifted]
         print(json.dumps({"schema": 1, "changes": bool(changed or drifted), "files": files, "warnings": list(outcome.warnings),
                           "errors": [str(p) for p in outcome.problems]}, indent=2))
@@ -65,7 +65,7 @@ def drift(outcome: engine.Outcome, state: Ledger, results: tuple[engine.FileResu
 
 
 def _drift_names(result: engine.FileResult) -> str:
-    return ", ".join(name for name, state in result.states if state == "drift")
+    return ", ".join(result.named("drift"))
 
 
 def wants_colour(terminal: bool, environ: Mapping[str, str]) -> bool:

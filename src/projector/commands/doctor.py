@@ -255,7 +255,7 @@ def _pending_removals(outcome: engine.Outcome) -> list[str]:
     """What the next sync takes away: entries, and files projector created."""
     notes = []
     for result in outcome.results:
-        removed = [name for name, state in result.states if state == "remove"]
+        removed = result.named("remove")
         if result.target.is_project and removed:
             notes.append(f"{result.shown}: sync will remove {', '.join(removed)} (it shadows projector's global entry); the file stays")
         elif removed:
@@ -304,9 +304,8 @@ def _local_checks(model: Model, projects: tuple, provider: Any, environ: Mapping
         if name in environ:
             continue
         setter = setters.setting(name, env_files)
-        checks.append((True, f"${name} (in the env of local provider {provider.name}) is not set in this shell; "
-                             f"{display_path(setter)} sets it in its workspace") if setter else
-                      (False, f"${name} (in the env of local provider {provider.name}) is not set in this shell"))
+        unset = f"${name} (in the env of local provider {provider.name}) is not set in this shell"
+        checks.append((True, f"{unset}; {display_path(setter)} sets it in its workspace") if setter else (False, unset))
     command = provider.command or ""
     if "/" not in command and on_path(command, environ) is None:
         checks.append((False, f"{command} (local provider {provider.name}) is not on PATH here; if a workspace's env_files "

@@ -25,14 +25,18 @@ def log_path(environ: Mapping[str, str]) -> Path:
     return state_dir(environ) / "sync-log.jsonl"
 
 
+def _lines(path: Path) -> list[str]:
+    """The log's lines; none when it is missing or unreadable."""
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+
+
 def append(environ: Mapping[str, str], entry: dict) -> None:
     """One sync's line, the oldest dropped beyond KEPT (the file is rewritten whole, atomically)."""
     path = log_path(environ)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
-    lines = [*lines, json.dumps({"schema": SCHEMA, **entry}, ensure_ascii=False)][-KEPT:]
+    lines = [*_lines(path), json.dumps({"schema": SCHEMA, **entry}, ensure_ascii=False)][-KEPT:]
     try:
         files.write_text(path, "".join(line + "\n" for line in lines))
     except OSError:
@@ -80,10 +84,7 @@ def entry(trigger: str, why: str, model: str, changes: list[str], kept: list[str
 
 
 def run(count: int, as_json: bool) -> int:
-    try:
-        lines = log_path(os.environ).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
+    lines = _lines(log_path(os.environ))
     entries = []
     for line in lines[-count:] if count > 0 else []:
         try:

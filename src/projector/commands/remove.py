@@ -48,7 +48,7 @@ def run(config: str | None, only: list[str] | None, force: bool) -> int:
         err(f"error: {error}")
         return 2
     fingerprint.forget(str(nothing.source), environ)  # the next sync works the entries out afresh
-    changed = [result for result in written.results if result.changed or "give-back" in dict(result.states).values()]
+    changed = [result for result in written.results if result.changed or result.named("give-back")]
     for result in changed:
         print(change_line(result))
     if not changed and not outcome.problems and not written.problems:

@@ -69,6 +69,10 @@ class FileResult(Record):
     def shown(self) -> str:
         return self.target.shown
 
+    def named(self, state: str) -> list[str]:
+        """The entries in ``state`` (drift, remove, restyle, ...), in the file's order."""
+        return [name for name, said in self.states if said == state]
+
 
 class Outcome(Record):
     """Everything a sync computed, before anything is written."""

@@ -75,7 +75,7 @@ RESTYLED = "the same server, in projector's spelling; `projector remove` gives b
 
 def restyled(result: FileResult) -> list[str]:
     """The entries whose change only respells what the user had (the client reads the same server)."""
-    return [name for name, state in result.states if state == "restyle"]
+    return result.named("restyle")
 
 
 def restyle_lines(results: list[FileResult]) -> list[str]:
@@ -88,8 +88,8 @@ def change_line(result: FileResult, dry_run: bool = False) -> str:
     line = f"{WOULD[verb] if dry_run else verb} {result.shown} ({result.target.shadows})"
     if restyled(result):
         line += f": {'restyles' if dry_run else 'restyled'} {', '.join(restyled(result))} ({RESTYLED})"
-    pruned = [name for name, state in result.states if state == "remove"]
-    back = [name for name, state in result.states if state == "give-back"]
+    pruned = result.named("remove")
+    back = result.named("give-back")
     if result.target.is_project and pruned:
         took = "would remove" if dry_run else "removed"
         line += (f": {took} {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; "
@@ -107,8 +107,8 @@ def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], prob
         "dry_run": dry_run,
         "files": [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
                    "action": action(r), "entries": dict(r.states)} for r in results if r.changed],
-        "kept": [{"path": r.shown, "client": r.client.id, "drift": [n for n, s in r.states if s == "drift"]}
-                 for r in results if any(s == "drift" for _, s in r.states)],
+        "kept": [{"path": r.shown, "client": r.client.id, "drift": r.named("drift")}
+                 for r in results if r.named("drift")],
         "warnings": list(warnings),
         "errors": [str(p) for p in problems],
     }
@@ -119,7 +119,7 @@ def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
     two ways out."""
     lines = []
     for result in results:
-        drift = [name for name, state in result.states if state == "drift"]
+        drift = result.named("drift")
         if not drift:
             continue
         names, one = ", ".join(drift), drift[0] if len(drift) == 1 else "NAME"

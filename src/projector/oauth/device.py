@@ -70,13 +70,9 @@ async def sign_in(url: str, oauth: OAuth, secret: str | None, initialize: dict[s
     import anyio
     import httpx2
 
-    from projector.oauth.guard import in_clear
+    from projector.oauth.guard import refusing_clear_text
 
-    async def refuse_clear_text(request: Any) -> None:
-        if not insecure and (why := in_clear(str(request.url))):
-            raise SignInFailed(why)
-
-    async with httpx2.AsyncClient(timeout=30.0, follow_redirects=False, event_hooks={"request": [refuse_clear_text]}) as http:
+    async with httpx2.AsyncClient(timeout=30.0, follow_redirects=False, event_hooks={"request": [refusing_clear_text(insecure)]}) as http:
         context = await discover(http, url, oauth, initialize)
         endpoint = await device_endpoint(http, context, url)
         if endpoint is None:

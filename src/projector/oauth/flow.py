@@ -20,7 +20,7 @@ from projector.core import tokenstore
 from projector.core.errors import ProjectorError
 from projector.core.modeltypes import OAuth, Provider
 from projector.oauth import PROTOCOL, SignInFailed, tell
-from projector.oauth.guard import in_clear, printable
+from projector.oauth.guard import in_clear, printable, refusing_clear_text
 from projector.oauth.issuer import SameOriginFallbackIssuer
 from projector.oauth.redirect import Listener, send_person_to, state_of
 
@@ -71,14 +71,18 @@ def _unreachable(failure: BaseException) -> bool:
     """Whether ``failure`` is the network's (no connection, no answer in time), not the server's."""
     import httpx2
 
+    return isinstance(_first(failure), (httpx2.ConnectError, httpx2.TimeoutException))
+
+
+def _first(failure: BaseException) -> BaseException:
+    """The failure itself, out of the exception groups the SDK's task groups wrap it in."""
     while isinstance(failure, BaseExceptionGroup):
         failure = failure.exceptions[0]
-    return isinstance(failure, (httpx2.ConnectError, httpx2.TimeoutException))
+    return failure
 
 
 def _said(failure: BaseException) -> str:
-    while isinstance(failure, BaseExceptionGroup):
-        failure = failure.exceptions[0]
+    failure = _first(failure)
     said = str(failure)
     invalid = _validation_error(failure)
     if invalid is not None:  # pydantic's text quotes the answer it could not read: tokens, a client's secret
@@ -107,11 +111,7 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
                    insecure: bool = False) -> tokenstore.Tokens:
     import httpx2
 
-    async def refuse_clear_text(request: Any) -> None:
-        if not insecure and (why := in_clear(str(request.url))):
-            raise SignInFailed(why)
-
-    if device and oauth.grant not in ("client_credentials", "enterprise"):
+    if device and oauth.grant not in MACHINE_GRANTS:
         signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED, insecure)
         if signed_in is not None:
             return signed_in
@@ -126,7 +126,7 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
         auth = _person_auth(url, oauth, environ, storage, listener, paste, insecure)
     try:
         async with httpx2.AsyncClient(auth=auth, timeout=30.0, follow_redirects=False,
-                                      event_hooks={"request": [refuse_clear_text]}) as client:
+                                      event_hooks={"request": [refusing_clear_text(insecure)]}) as client:
             await _probe(client, url, storage)
     finally:
         if listener is not None:

@@ -6,6 +6,12 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from projector.core.modeltypes import loopback
+from projector.oauth import SignInFailed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import Any
 
 
 def in_clear(url: str) -> str | None:
@@ -18,6 +24,17 @@ def in_clear(url: str) -> str | None:
     return (f"{url.split('?')[0]} is plain http:// to {parts.hostname}, which is not this machine: the sign-in's codes, "
             "secrets and tokens would cross the network in clear (the MCP authorization spec requires HTTPS there), so "
             "projector does not sign in; say insecure: true of the provider if you accept that")
+
+
+def refusing_clear_text(insecure: bool) -> Callable[[Any], Awaitable[None]]:
+    """A sign-in HTTP client's request hook: SignInFailed for each request ``in_clear`` refuses,
+    unless the provider accepts plain http:// (``insecure``)."""
+
+    async def refuse_clear_text(request: Any) -> None:
+        if not insecure and (why := in_clear(str(request.url))):
+            raise SignInFailed(why)
+
+    return refuse_clear_text
 
 
 def printable(text: str) -> str:

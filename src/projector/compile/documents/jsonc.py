@@ -121,15 +121,18 @@ class JsonDocument:
 
     def source_of(self, key: tuple[str, ...], name: str) -> str | None:
         """The text of entry ``name``'s value under ``key`` as the file spells it (None: absent)."""
-        obj = self._object_at(key) if not self.blank else None
-        pair = _member(obj, name) if obj is not None else None
+        pair = self._pair(key, name)
         return pair.child_by_field_name("value").text.decode("utf-8") if pair is not None else None
 
     def member(self, key: tuple[str, ...], name: str) -> str | None:
         """The text of entry ``name``'s whole member under ``key`` (None: absent)."""
-        obj = self._object_at(key) if not self.blank else None
-        pair = _member(obj, name) if obj is not None else None
+        pair = self._pair(key, name)
         return pair.text.decode("utf-8") if pair is not None else None
+
+    def _pair(self, key: tuple[str, ...], name: str) -> Any:
+        """The syntax node of entry ``name``'s member under ``key`` (None: absent)."""
+        obj = self._object_at(key) if not self.blank else None
+        return _member(obj, name) if obj is not None else None
 
     def inside(self, key: tuple[str, ...]) -> str | None:
         """The text between the braces of the object at ``key`` (None: absent)."""

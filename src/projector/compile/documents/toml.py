@@ -96,20 +96,24 @@ class TomlDocument:
     def set_off(self, key: tuple[str, ...], name: str) -> bool | None:
         """Whether a blank line sets entry ``name``'s tables off from what comes before them (the
         line a removal takes with them); None when they do not stand together."""
-        blocks = self._merged(self._pieces(key + (name,)))
-        if len(blocks) != 1 or not blocks[0][2]:
+        span = self._together(key, name)
+        if span is None:
             return None
         nl = self._newline.encode()
-        return self._bytes[: blocks[0][0]].endswith(nl + nl)
+        return self._bytes[: span[0]].endswith(nl + nl)
 
     def source_of(self, key: tuple[str, ...], name: str) -> str | None:
         """The text of entry ``name``'s tables under ``key`` as the file spells them, when they
         stand together (None: absent, or spread over the file)."""
+        span = self._together(key, name)
+        return self._bytes[span[0] : span[1]].decode("utf-8") if span is not None else None
+
+    def _together(self, key: tuple[str, ...], name: str) -> tuple[int, int] | None:
+        """Where entry ``name``'s tables under ``key`` stand, when they stand together as one block."""
         blocks = self._merged(self._pieces(key + (name,)))
         if len(blocks) != 1 or not blocks[0][2]:
             return None
-        start, end, _ = blocks[0]
-        return self._bytes[start:end].decode("utf-8")
+        return blocks[0][0], blocks[0][1]
 
     # ------------------------------------------------------------------ editing
 
