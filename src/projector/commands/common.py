@@ -82,7 +82,7 @@ def sign_in_warnings(loaded: Model) -> tuple[str, ...]:
 def _first_session(provider: Provider) -> str:
     """What a session does about a provider nobody signed in to: the bridge starts the sign-in."""
     assert provider.oauth is not None
-    if provider.oauth.grant != "authorization_code":  # client_credentials, enterprise: no person
+    if not provider.oauth.by_person:  # client_credentials, enterprise
         return "or the first session signs in itself: its grant needs no person"
     return "or the first session opens the browser for it, where one can open; `oauth: client` lets each client sign itself in instead"
 

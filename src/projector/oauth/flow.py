@@ -111,7 +111,7 @@ async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bo
                    insecure: bool = False) -> tokenstore.Tokens:
     import httpx2
 
-    if device and oauth.grant not in MACHINE_GRANTS:
+    if device and oauth.by_person:
         signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED, insecure)
         if signed_in is not None:
             return signed_in
