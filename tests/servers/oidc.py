@@ -33,7 +33,9 @@ class Oidc:
     """oidc-provider at ``issuer``, and the guarded MCP server at ``url`` whose tokens it issues."""
 
     def __init__(self, node: Path, module: Path, folder: Path) -> None:
-        secret = secrets.token_urlsafe(16)
+        # hex, and passed as --secret=VALUE: a urlsafe secret can start with "-", which both
+        # node's parseArgs and argparse take for an option (a CI run failed on it)
+        secret = secrets.token_hex(16)
         self.resource_server = ("resource-server", secret)
         self.token_record, self.check_record = folder / "token-requests.jsonl", folder / "token-checks.jsonl"
         self.token_record.touch()
@@ -41,11 +43,11 @@ class Oidc:
         port = free_port()
         self.issuer = f"http://127.0.0.1:{port}"
         self.authorization = started([str(node), str(AUTHORIZATION_SERVER), "--module", str(module), "--port", str(port),
-                                      "--secret", secret, "--record", str(self.token_record)], port, "oidc-provider", timeout=30)
+                                      f"--secret={secret}", "--record", str(self.token_record)], port, "oidc-provider", timeout=30)
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/mcp"
         try:
-            self.guarded = started([sys.executable, str(GUARDED), "--port", str(port), "--issuer", self.issuer, "--secret", secret,
+            self.guarded = started([sys.executable, str(GUARDED), "--port", str(port), "--issuer", self.issuer, f"--secret={secret}",
                                     "--record", str(self.check_record)], port, "the guarded MCP server", timeout=30)
         except RuntimeError:
             _stop(self.authorization)
