@@ -269,3 +269,22 @@ def test_a_group_given_a_handler_of_the_users_stays_one_group_wherever_it_moved(
     assert _groups(sandbox, CLAUDE)["PreToolUse"] == [mine, ours] and "was changed by hand; kept" in done.stderr
     _sync(sandbox, gone, "--force")
     assert _groups(sandbox, CLAUDE)["PreToolUse"] == [mine], "the user's own group stays"
+
+
+def test_a_codex_group_whose_dispatcher_was_edited_away_keeps_its_place_and_trust_entry(two):
+    """Codex keys a hook's trust by its place: projector's group with another command there is
+    drift in hooks.json, and the trust entry projector wrote for that place stays as it was
+    (Codex: changed since trusted, skipped until reviewed); nothing of config.toml changes."""
+    sandbox, bindings = two
+    model = _model(sandbox, bindings, clients_="[codex]")
+    _sync(sandbox, model)
+    config, path = sandbox.file(CODEX_CONFIG), sandbox.file(CODEX_HOOKS)
+    trusted, written = config.read_text(), path.read_text()
+    edited = written.replace(_dispatching(_groups(sandbox, CODEX_HOOKS)["PreToolUse"][0]), "my-own-guard")
+    path.write_text(edited)
+    shown = sandbox.run("diff", config=model)
+    assert "hooks.json: drift PreToolUse" in shown.stdout and "config.toml" not in shown.stdout, shown.stdout
+    _sync(sandbox, model)
+    assert path.read_text() == edited and config.read_text() == trusted
+    _sync(sandbox, model, "--force")
+    assert path.read_text() == written and config.read_text() == trusted

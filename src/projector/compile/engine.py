@@ -126,6 +126,7 @@ def compute(
         warnings += cannot + unheard
     providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
     texts: dict[Path, files.Read] = {}  # each file as the targets before this one leave it
+    lineups: dict[Path, Mapping[str, tuple[str | None, ...]]] = {}  # each hook file's lineup as the sync leaves it
     failed: set[Path] = set()  # files with a problem: their other targets are left alone too
     survey = Survey()
     made = {key.partition("#")[0]: r.folders for key, r in ledger.files.items() if r.created == "file"}  # files projector created
@@ -135,7 +136,8 @@ def compute(
         if not target.is_project and str(target.path) in made:
             target = replace(target, made=made[str(target.path)])
         if target.kind == "trust":
-            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), hooks[target.client.id]))
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), hooks[target.client.id],
+                                                            lineups.get(target.follows, {})))
         if target.kind != "servers" and not target.desired and ledger.record(target.ledger_key) is None:
             continue  # no hooks for this client, and none of projector's there: the file is not even read
         outcome = evaluate(target, ledger.record(target.ledger_key), providers, force, system, texts.get(target.path))
@@ -146,22 +148,35 @@ def compute(
             results.append(outcome)
             warnings += outcome.notes
             texts[target.path] = files.Read(outcome.after, outcome.bom)
+            lineups[target.path] = _lineup_of(outcome)
             if outcome.record is not None and outcome.record.created == "file":
                 made.setdefault(str(target.path), outcome.record.folders)
     return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
 
 
-def _trust_entries(target: TargetFile, hook_file: files.Read | None, wanted: Mapping[str, Any]) -> dict[str, Any]:
+def _trust_entries(target: TargetFile, hook_file: files.Read | None, wanted: Mapping[str, Any],
+                   lineup: Mapping[str, tuple[str | None, ...]]) -> dict[str, Any]:
     """The entries the client needs for the groups projector writes (``wanted``), where its hook
     file as the sync leaves it holds them (None: the sync did not look at it, having no hooks
-    there). They trust what projector wants, not what stands there: a group kept as drift is
-    left for the client to ask about."""
+    there; ``lineup``: its groups as the sync leaves them, so a group of projector's whose
+    dispatcher a hand edit took out is still in projector's place). They trust what projector
+    wants, not what stands there: a group kept as drift is left for the client to ask about."""
     spec = target.client.hooks
     assert spec is not None and spec.trust_function and target.follows is not None
     if hook_file is None or hook_file.text is None:
         return {}
     lists = documents.parse(spec.format, hook_file.text, str(target.follows)).servers(spec.key) or {}
-    return quirks.TRUST[spec.trust_function](str(target.follows), lists, _ours, wanted)
+
+    def place(event: str, groups: list[Any]) -> int | None:
+        at = lineup.get(event) or ()
+        return index_of(groups, _ours, at.index(None) if None in at else None)
+
+    return quirks.TRUST[spec.trust_function](str(target.follows), lists, place, wanted)
+
+
+def _lineup_of(result: FileResult) -> Mapping[str, tuple[str | None, ...]]:
+    """A hook file's groups as a sync leaves it (its record's lineup; none for other targets)."""
+    return result.record.lineup if result.target.kind == "hooks" and result.record is not None else {}
 
 
 def _ours(group: Any) -> bool:
@@ -195,6 +210,7 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
     wanted = paths | {r.target.follows for r in outcome.results if r.path in paths and r.target.follows is not None}
     groups = {r.path: r.target.desired or {} for r in outcome.results if r.target.kind == "hooks"}
     texts: dict[Path, files.Read] = {}
+    lineups: dict[Path, Mapping[str, tuple[str | None, ...]]] = {}
     failed: set[Path] = set()
     results: list[FileResult] = []
     for earlier in outcome.results:
@@ -202,7 +218,8 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
         if target.path not in wanted or target.path in failed or target.follows in failed:
             continue
         if target.kind == "trust":
-            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), groups.get(target.follows, {})))
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), groups.get(target.follows, {}),
+                                                            lineups.get(target.follows, {})))
             if not target.desired and ledger.record(target.ledger_key) is None:
                 continue
         again = evaluate_again(target, outcome, ledger, True, texts.get(target.path))
@@ -210,6 +227,7 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
             failed.add(target.path)
             continue
         texts[target.path] = files.Read(again.after, again.bom)
+        lineups[target.path] = _lineup_of(again)
         if target.path in paths:
             results.append(again)
     return tuple(results)
