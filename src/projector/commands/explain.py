@@ -62,6 +62,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     projector_path = engine.projector_on_path(environ)
     compiled = plan(model, projector_path, bridge_options(model.source, environ), every)
     servers = dict(compiled.servers)
+    no_entries = dict(compiled.no_entry)
     origin = Provenance(model, environ)
     by_client = _entry_kinds(compiled, clients)
     providers = []
@@ -72,7 +73,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         here = scope.resolve(model, provider, canonical, nearby.trusted)
         server = servers.get(provider.name)
         kbs = None if here.kbs is None else list(here.kbs)
-        no_entry = None if server else _no_entry(provider, here.bound or model.bound(provider.name), projector_path)
+        no_entry = no_entries.get(provider.name)
         providers.append(
             {
                 "name": provider.name,
@@ -319,19 +320,6 @@ def _why_local(plan_here: Any) -> str:
 
 def _kbs_words(kbs: list[str] | None) -> str:
     return "every KB" if kbs is None else (", ".join(kbs) or "no KB")
-
-
-def _no_entry(provider: Provider, bound: bool, projector_path: str | None) -> str:
-    """Why remote ``provider`` has no entry in any client (compile.plan): it is off, or its
-    bridge cannot be written and its plain HTTP entry would show no KB."""
-    by_client = provider.oauth is not None and provider.oauth.by_client
-    bridge = ("each client signs itself in (oauth: client)" if by_client
-              else "projector is not on PATH" if projector_path is None else None)
-    plain = "its default shows no KB" if provider.default == () else "it is turned off" if not provider.enabled else "it has none"
-    if bound and bridge is not None:
-        until = "" if by_client else " until a sync finds projector on PATH"
-        return f"{bridge}, so no bridge narrows it per folder, and {plain}, so no plain HTTP entry stands in: no tools here{until}"
-    return "it is turned off, and no binding turns it on" if not provider.enabled else plain
 
 
 def _left_out(model: Model, provider: Provider, shown: Any) -> dict[str, Any]:
