@@ -113,6 +113,13 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
         if (bound or signs_in) and isinstance(bridge, StdioServer):
             servers.append((provider.name, bridge))
             continue
+        server = _direct(provider)
+        if server is None:
+            why = _no_entry(provider, bound, signs_in, str(bridge))
+            no_entry.append((provider.name, why))
+            if bound or signs_in:  # the bridge was wanted, and nothing stands in for it
+                warnings.append(f'provider "{provider.name}" gets no entry: {why}')
+            continue
         if bound:
             warnings.append(
                 f'provider "{provider.name}" has bindings but {bridge}: its plain HTTP entry was written, so its '
@@ -121,10 +128,6 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
         elif signs_in:
             warnings.append(f'provider "{provider.name}" signs in through projector, which is not on PATH: its plain HTTP entry '
                             "was written (each client signs itself in) until a sync finds projector on PATH")
-        server = _direct(provider)
-        if server is None:
-            no_entry.append((provider.name, _no_entry(provider, bound, signs_in, str(bridge))))
-            continue
         chosen_by = dict(model.urls_chosen).get(provider.name)
         servers.append((provider.name, replace(server, chosen_by=chosen_by) if chosen_by else server))
         bridges.append((provider.name, bridge))
