@@ -302,3 +302,24 @@ def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
     assert json.loads(files[".claude.json"].read_text())["mcpServers"]["feed"] == {"type": "sse", "url": "https://feed.example.com/sse"}
     assert sandbox.run("remove", config=config).returncode == 0
     assert files[".cursor/mcp.json"].read_text() == cursor
+
+
+def test_a_vibe_server_signing_in_with_oauth_comes_in_as_an_oauth_provider_and_goes_back_as_it_was(sandbox):
+    """Vibe's [mcp_servers.auth] type = "oauth" (as `/mcp add` writes it): the provider signs in
+    with OAuth, with Vibe's scopes; the sync writes the bridge there (one `projector login` for
+    every client); remove gives back the entry Vibe read (its [mcp_servers.auth] sub-table comes
+    back as an inline table: a named list's entry is given back rendered, not as its text)."""
+    sandbox.install_projector()
+    vibe = ('[[mcp_servers]]\nname = "linear"\ntransport = "streamable-http"\nurl = "https://mcp.linear.app/mcp"\n\n'
+            '[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read", "write"]\n')
+    path = sandbox.file(".vibe/config.toml", vibe)
+    config = sandbox.model("version: 1\nclients: [vibe]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "  linear:\n    url: https://mcp.linear.app/mcp\n    oauth: {scopes: [read, write]}\n" in config.read_text()
+    assert "run `projector login linear`" in imported.stdout and "not in the model" not in imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    entry = tomllib.loads(path.read_text())["mcp_servers"][0]
+    assert entry["name"] == "linear" and entry["args"][:3] == ["mcp", "--provider", "linear"] and "auth" not in entry
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert tomllib.loads(path.read_text()) == tomllib.loads(vibe)

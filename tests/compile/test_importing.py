@@ -154,3 +154,44 @@ def test_a_reference_in_a_vibe_or_kimi_env_value_is_text_and_the_entry_stays_the
     kimi = _found("kimi", "lint", {"transport": "stdio", "command": "lint-mcp", "env": {"Y": "${Y}"}})
     assert server_of(kimi).unsaid == ("env Y (Kimi Code hands the server the text ${Y} as it is: it expands no variable, and reads one "
                                       "only through bearerTokenEnvVar; the model would read it as a variable)",)
+
+
+def _vibe(name: str, auth) -> Found:
+    return _found("vibe", name, {"name": name, "transport": "streamable-http", "url": f"https://{name}.dev/mcp", "auth": auth})
+
+
+def test_a_vibe_auth_table_signing_in_with_oauth_becomes_the_providers_oauth_settings():
+    """Vibe's [mcp_servers.auth] (vibe/core/config/models.py MCPOAuth, told apart by type =
+    "oauth"): Vibe signs itself in; in the model, projector does, with the same settings."""
+    linear = _vibe("linear", {"type": "oauth", "scopes": ["read", "write"]})
+    assert server_of(linear).spec == {"url": "https://linear.dev/mcp", "oauth": {"scopes": ["read", "write"]}}
+    assert server_of(linear).unsaid == ()
+    assert server_of(_vibe("d", {"type": "oauth", "scopes": []})).spec["oauth"] is True, "[]: the server's own scopes, as the model's default"
+    pre = server_of(_vibe("d", {"type": "oauth", "scopes": [], "client_id": "vibe-app", "client_metadata_url": "https://o.dev/c.json"}))
+    assert pre.spec["oauth"] == {"client_id": "vibe-app", "client_metadata_url": "https://o.dev/c.json", "redirect_port": 47823}, \
+        "a pre-registered client redirects where Vibe sends it: 47823 unless said"
+    assert server_of(_vibe("d", {"type": "oauth", "scopes": [], "redirect_port": 50000})).spec["oauth"] == {"redirect_port": 50000}
+    imported = gather([linear], {})
+    assert imported.providers == {"linear": {"url": "https://linear.dev/mcp", "oauth": {"scopes": ["read", "write"]}}}
+    assert [c.name for c in imported.claims] == ["linear"], "its sign-in is said: the entry becomes projector's"
+    assert ("provider linear signs in with OAuth, as its entry in Mistral Vibe did: once the next sync has written projector's "
+            "entries, run `projector login linear` (once, for every client)") in imported.report
+
+
+def test_a_vibe_auth_table_the_model_cannot_say_is_listed_and_its_static_form_read_as_the_entrys_own_keys():
+    refused = server_of(_vibe("d", {"type": "oauth", "scopes": [], "redirect_port": 80}))
+    assert refused == ("its auth table's OAuth settings are not ones the model takes (oauth.redirect_port: 80 is less than the minimum "
+                       "of 1024); left as it is (write the provider's oauth: settings by hand)")
+    static = server_of(_vibe("d", {"type": "static", "api_key_env": "D_TOKEN"}))
+    assert static.spec == {"url": "https://d.dev/mcp", "token_env": "D_TOKEN"} and static.unsaid == ()
+    other_header = server_of(_vibe("d", {"type": "static", "api_key_env": "D_TOKEN", "api_key_header": "X-Api-Key"}))
+    assert other_header.unsaid == ("api_key_header",), "the token in another header: not the model's bearer token"
+    assert server_of(_vibe("d", {"scopes": []})).unsaid == ("auth",), "no type: a table Vibe refuses, nothing the model says"
+    assert server_of(_vibe("d", {"type": "oauth", "scopes": [], "extra": 1})).unsaid == ("auth.extra",)
+
+
+def test_an_oauth_entry_gives_its_sign_in_to_the_provider_other_clients_reach_without_one():
+    """Claude Code signs in by discovery and writes nothing of it: the same server's Vibe entry says how."""
+    claude = _found("claude-code", "linear", {"type": "http", "url": "https://linear.dev/mcp"})
+    imported = gather([claude, _vibe("linear", {"type": "oauth", "scopes": ["read"]})], {})
+    assert imported.providers == {"linear": {"url": "https://linear.dev/mcp", "oauth": {"scopes": ["read"]}}}

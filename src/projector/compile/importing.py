@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from projector.compile import documents
-from projector.compile.clients import SECRET_LOOKING, Client, without_query
+from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
 from projector.core import files
 from projector.core.errors import display_path
 from projector.core.keys import scope_keys
-from projector.core.record import Factory, Record
+from projector.core.record import Factory, Record, replace
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # the model's provider names
 # How clients spell a reference to a variable: ${VAR}, ${env:VAR}, {env:VAR}, $VAR.
@@ -107,15 +107,21 @@ def server_of(entry: Found) -> Server | str:
     if any(value.get(key) == off for key, off in TURNED_OFF):
         return "turned off in the client; left as it is"
     reading = client.reading
+    value, oauth, unread = _authentication(reading.auth, value)
+    if isinstance(oauth, str):
+        return oauth
+    entry = replace(entry, value=value)
     url = reading.url_of(value)
     known = UNDERSTOOD | set(reading.url_keys) | {reading.command_key, reading.args_key} | set(reading.added_keys)
     known |= {key for key in (reading.env_key, client.token_key()) if key}
     usual = dict(reading.default_values) | _written(client) | {"disabled": False}
-    unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])]
+    unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])] + unread
+    if url is None and oauth is not None and reading.auth is not None:
+        unsaid.append(f"{reading.auth.key} (OAuth on an entry without a URL)")
     if url is not None and _transport(value):  # projector's entries speak streamable HTTP: written so, it would stop working
         unsaid.append("transport SSE (projector's entry would speak streamable HTTP)")
     if url is not None:
-        return _remote(entry, url, unsaid)
+        return _remote(entry, url, unsaid, oauth)
     command = reading.command_of(value)
     if command is None:
         return "neither a URL nor a command projector can read; left as it is"
@@ -175,7 +181,38 @@ def _written(client: Client) -> dict[str, Any]:
     return written
 
 
-def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
+def _authentication(table: AuthTable | None, value: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[str, Any] | None | str, list[str]]:
+    """An entry read with its table of how it authenticates (``reading.auth``): an inline table's
+    keys as the entry's own; an OAuth one as the model's ``oauth`` settings, taken out (what of
+    it the model has no setting for goes to the third item, unsaid). A table of neither form
+    stays, and is unsaid as any unknown key is. The settings are a reason (str) when the model
+    refuses them: the provider would sign in otherwise than the client did."""
+    from projector.core.checking import conforms, schema_problems
+
+    if table is None or table.key not in value:
+        return value, None, []
+    form = table.form(value[table.key])
+    if form is None:
+        return value, None, []
+    when = dict(table.inline_when if form == "inline" else table.oauth_when or ())
+    rest = {key: item for key, item in value.items() if key != table.key}
+    written = {str(key): item for key, item in value[table.key].items() if key not in when}
+    if form == "inline":
+        return rest | written, None, []
+    settings = dict(table.oauth_settings)
+    said = {model: written[key] for model, key in settings.items() if key in written and written[key] not in ([], None)}
+    if "client_id" in said:  # a pre-registered client: its redirect is registered where the client sends it
+        said = {key: item for key, item in table.pre_registered if key in settings} | said
+    unread = [f"{table.key}.{key}" for key in written if key not in settings.values()]
+    provider = {"url": "https://x.invalid/mcp", "oauth": said}
+    if not conforms({"version": 1, "providers": {"x": provider}}, "", "model"):
+        problems = "; ".join(p.message.removeprefix("providers.x.") for p in schema_problems({"version": 1, "providers": {"x": provider}}, ""))
+        return value, (f"its {table.key} table's OAuth settings are not ones the model takes ({problems}); left as it is "
+                       "(write the provider's oauth: settings by hand)"), []
+    return rest, said, unread
+
+
+def _remote(entry: Found, url: str, unsaid: list[str], oauth: dict[str, Any] | None = None) -> Server | str:
     from projector.core.modeltypes import clear_text_host
     from projector.core.scope import kbs_in_url
 
@@ -208,6 +245,8 @@ def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
             notes.append(_literal_reference(entry.client, bearer.strip(), reference))
     if isinstance(variable, str):
         spec["token_env"] = variable
+    if oauth is not None:  # the client signs itself in: in the model, projector signs in once for every client
+        spec["oauth"] = oauth or True
     host = clear_text_host(spec)
     if host is not None:
         return (f"it sends its token over plain http:// to {host}, which the model takes only with `insecure: true`; left as it "
@@ -329,6 +368,7 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
     claims: list[Claim] = []
     report: list[str] = []
     secrets: dict[str, list[str]] = {}
+    signs_in: dict[str, list[str]] = {}  # OAuth providers: the clients whose entries sign in so
     ordered = sorted(found, key=lambda f: (f.folder is not None, f.name, f.client.id))
     servers = {id(entry): server_of(entry) for entry in ordered}
     taken = dict(identities)  # every provider name, the model's and those given here
@@ -350,6 +390,10 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
             providers[name] = dict(server.spec) | ({"enabled": False} if entry.folder else {})
         elif name in providers and providers[name].get("enabled") is False and entry.folder is None:
             del providers[name]["enabled"]  # also a global entry: on everywhere
+        if name in providers and "oauth" in server.spec and not {"oauth", "token_env"} & providers[name].keys():
+            providers[name]["oauth"] = server.spec["oauth"]  # the entries that say nothing of it: clients that discover it
+        if name in providers and "oauth" in server.spec:
+            signs_in.setdefault(name, []).append(entry.client.name)
         for variable in server.secrets:
             secrets.setdefault(variable, []).append(where)
         report += [f"{entry.name} in {where}: {note}" for note in server.notes]
@@ -370,6 +414,9 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
         if name in providers:
             clients = ", ".join(dict.fromkeys(e.client.name for e in entries))
             report.insert(0, f"provider {name}: from {clients}")
+    for name, signing in sorted(signs_in.items()):
+        report.append(f"provider {name} signs in with OAuth, as its entry in {', '.join(dict.fromkeys(signing))} did: once the "
+                      f"next sync has written projector's entries, run `projector login {name}` (once, for every client)")
     for variable, places in sorted(secrets.items()):
         report.append(f"set ${variable}: its value was written in {', '.join(dict.fromkeys(places))}; the model names the variable only")
     return Imported(providers, bindings, tuple(claims), tuple(report))
