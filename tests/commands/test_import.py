@@ -323,3 +323,20 @@ def test_a_vibe_server_signing_in_with_oauth_comes_in_as_an_oauth_provider_and_g
     assert entry["name"] == "linear" and entry["args"][:3] == ["mcp", "--provider", "linear"] and "auth" not in entry
     assert sandbox.run("remove", config=config).returncode == 0
     assert tomllib.loads(path.read_text()) == tomllib.loads(vibe)
+
+
+def test_an_entry_narrowed_by_kbs_comes_in_with_its_kbs_as_the_default_and_sync_keeps_what_the_client_shows(sandbox):
+    """A user who lost projector's ledger (or wrote ?kbs= by hand): the provider's URL without
+    kbs, its KBs as the default; the next sync's entry shows the same KBs; remove gives it back."""
+    sandbox.install_projector()
+    cursor = '{\n  "mcpServers": {\n    "docs": {"url": "https://docs.example.com/mcp?kbs=api-a,handbook"}\n  }\n}\n'
+    path = sandbox.file(".cursor/mcp.json", cursor)
+    config = sandbox.model("version: 1\nclients: [cursor]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "not imported" not in imported.stdout
+    assert "  docs:\n    url: https://docs.example.com/mcp\n    default: [api-a, handbook]\n" in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert json.loads(path.read_text())["mcpServers"]["docs"]["url"] == "https://docs.example.com/mcp?kbs=api-a,handbook"
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == cursor

@@ -195,3 +195,47 @@ def test_an_oauth_entry_gives_its_sign_in_to_the_provider_other_clients_reach_wi
     claude = _found("claude-code", "linear", {"type": "http", "url": "https://linear.dev/mcp"})
     imported = gather([claude, _vibe("linear", {"type": "oauth", "scopes": ["read"]})], {})
     assert imported.providers == {"linear": {"url": "https://linear.dev/mcp", "oauth": {"scopes": ["read"]}}}
+
+
+def test_a_url_narrowed_by_kbs_becomes_the_providers_url_and_its_default_set():
+    """projector's own ?kbs= (a lost ledger, or written by hand): the KBs that entry shows
+    everywhere, which is what a provider's default says where no binding narrows it."""
+    docs = _found("cursor", "docs", {"url": "https://d.dev/mcp?team=7&kbs=api-a,handbook"})
+    assert server_of(docs).spec == {"url": "https://d.dev/mcp?team=7", "default": ["api-a", "handbook"]}
+    imported = gather([docs], {})
+    assert imported.providers == {"docs": {"url": "https://d.dev/mcp?team=7", "default": ["api-a", "handbook"]}}
+    assert [c.name for c in imported.claims] == ["docs"] and not any(line.startswith("not") for line in imported.report)
+    assert server_of(_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=a%2Cb"})).spec["default"] == ["a", "b"], "as the server decodes it"
+    every = server_of(_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs="}))
+    assert every.spec == {"url": "https://d.dev/mcp"}, "an empty kbs= is every KB to the server: no default"
+    assert "which the server reads as every KB" in every.notes[0]
+    assert server_of(_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=a+b"})).startswith(
+        "its URL's kbs=a+b names KBs the model cannot (default[0]: \"a b\" is not a usable KB name")
+    assert same_server(registry()["cursor"], "docs", {"url": "https://d.dev/mcp?kbs=a,b"}, {"url": "https://d.dev/mcp?kbs=a,b"})
+    assert not same_server(registry()["cursor"], "docs", {"url": "https://d.dev/mcp?kbs=a,b"}, {"url": "https://d.dev/mcp?kbs=a"})
+
+
+def test_an_entry_showing_other_kbs_than_the_providers_default_stays_the_users_said_what_to_write():
+    cursor = _found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=a,b"})
+    codex = _found("codex", "docs", {"url": "https://d.dev/mcp?kbs=c"})
+    imported = gather([cursor, codex], {})
+    assert imported.providers == {"docs": {"url": "https://d.dev/mcp", "default": ["c"]}}
+    assert [c.client.id for c in imported.claims] == ["codex"], "the other set is never given to cursor's entry"
+    assert ("not imported: docs in ~/f: it shows the KBs a, b everywhere, and provider docs shows the KBs c where no binding says "
+            "otherwise: a provider has one default set; left as it is, yours (bind each folder that should see them "
+            "(`projector bind DIR --provider docs --kb a --kb b`))") in imported.report
+    model = gather([cursor], {"docs": ("url", "https://d.dev/mcp")}, {"docs": None})
+    assert model.claims == () and "provider docs shows every KB" in model.report[0], "the model's provider shows every KB"
+    plain = gather([_found("cursor", "docs", {"url": "https://d.dev/mcp"})], {"docs": ("url", "https://d.dev/mcp")}, {"docs": ["a"]})
+    assert plain.claims == () and "drop `default:` from provider docs" in plain.report[0]
+    assert gather([cursor], {"docs": ("url", "https://d.dev/mcp")}, {"docs": ["a", "b"]}).claims[0].name == "docs"
+
+
+def test_a_folders_entry_narrowed_by_kbs_becomes_that_folders_binding():
+    folder = _found("claude-code", "docs", {"type": "http", "url": "https://d.dev/mcp?kbs=api-a"}, "/w/a")
+    imported = gather([folder], {})
+    assert imported.providers == {"docs": {"url": "https://d.dev/mcp", "enabled": False}}
+    assert imported.bindings == {"/w/a": {"docs": {"enabled": True, "kbs": ["api-a"]}}}
+    both = gather([_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=handbook"}), folder], {})
+    assert both.providers == {"docs": {"url": "https://d.dev/mcp", "default": ["handbook"]}}
+    assert both.bindings == {"/w/a": {"docs": {"kbs": ["api-a"]}}}

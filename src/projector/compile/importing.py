@@ -187,8 +187,6 @@ def _authentication(table: AuthTable | None, value: Mapping[str, Any]) -> tuple[
     it the model has no setting for goes to the third item, unsaid). A table of neither form
     stays, and is unsaid as any unknown key is. The settings are a reason (str) when the model
     refuses them: the provider would sign in otherwise than the client did."""
-    from projector.core.checking import conforms, schema_problems
-
     if table is None or table.key not in value:
         return value, None, []
     form = table.form(value[table.key])
@@ -204,28 +202,49 @@ def _authentication(table: AuthTable | None, value: Mapping[str, Any]) -> tuple[
     if "client_id" in said:  # a pre-registered client: its redirect is registered where the client sends it
         said = {key: item for key, item in table.pre_registered if key in settings} | said
     unread = [f"{table.key}.{key}" for key in written if key not in settings.values()]
-    provider = {"url": "https://x.invalid/mcp", "oauth": said}
-    if not conforms({"version": 1, "providers": {"x": provider}}, "", "model"):
-        problems = "; ".join(p.message.removeprefix("providers.x.") for p in schema_problems({"version": 1, "providers": {"x": provider}}, ""))
+    problems = _refused_by_model({"url": "https://x.invalid/mcp", "oauth": said})
+    if problems is not None:
         return value, (f"its {table.key} table's OAuth settings are not ones the model takes ({problems}); left as it is "
                        "(write the provider's oauth: settings by hand)"), []
     return rest, said, unread
 
 
+def _refused_by_model(spec: Mapping[str, Any]) -> str | None:
+    """What the model's schema says against a provider ``spec`` (its problems, joined); None: it
+    takes it. Asked per entry, so one entry the model cannot take never stops the others."""
+    from projector.core.checking import conforms, schema_problems
+
+    model = {"version": 1, "providers": {"x": spec}}
+    if conforms(model, "", "model"):
+        return None
+    return "; ".join(p.message.removeprefix("providers.x.") for p in schema_problems(model, ""))
+
+
 def _remote(entry: Found, url: str, unsaid: list[str], oauth: dict[str, Any] | None = None) -> Server | str:
     from projector.core.modeltypes import clear_text_host
-    from projector.core.scope import kbs_in_url
+    from projector.core.scope import kbs_in_url, with_kbs
 
     if not re.match(r"^https?://\S+$", url):
         return f"its URL is not one the model takes (http or https): {url}"
-    if kbs_in_url(url) is not None:
-        return "its URL sets kbs= itself; say `default: [...]` on a provider instead"
     refused = _url_refused(url)
     if refused is not None:
         return refused
     spec: dict[str, Any] = {"url": url}
     secrets: list[str] = []
     notes: list[str] = []
+    narrowed = kbs_in_url(url)
+    if narrowed is not None:  # projector's own query (a lost ledger, or written by hand): the KBs this entry shows everywhere
+        spec["url"] = with_kbs(url, None)
+        kbs = _kb_set(narrowed)
+        if kbs:
+            spec["default"] = kbs
+            problems = _refused_by_model(spec)
+            if problems is not None:
+                return (f"its URL's {narrowed} names KBs the model cannot ({problems}); left as it is (write the provider with "
+                        "the URL without kbs= and default: [KB, ...] by hand)")
+        else:
+            notes.append(f"its URL's {narrowed} names no KB, which the server reads as every KB: imported without a default "
+                         "(every KB), and projector's entry sends no kbs=")
     value = entry.value
     token_key = entry.client.token_key()
     variable = value.get(token_key) if token_key else None
@@ -270,6 +289,15 @@ def _url_refused(url: str) -> str | None:
     return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
             "(if the server takes it in a header, write it there as a variable reference, e.g. Authorization: Bearer "
             "${NAME}, then import again)")
+
+
+def _kb_set(part: str) -> list[str]:
+    """The KB names a URL's ``kbs=a,b`` part sets, as the server decodes them (percent-encoding
+    undone, commas between names), each once; empty: no KB named."""
+    from urllib.parse import unquote_plus
+
+    written = unquote_plus(part.partition("=")[2])
+    return list(dict.fromkeys(written.split(","))) if written else []
 
 
 def _literal_reference(client: Client, written: str, variable: str) -> str:
@@ -358,9 +386,11 @@ def provider_name(name: str) -> str:
     return cleaned or "server"
 
 
-def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Imported:
-    """``existing``: the model's providers by name, each with its identity. Entries of the same
-    server share one provider; a name taken by another server keeps the entries apart."""
+def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults: Mapping[str, list[str] | None] | None = None) -> Imported:
+    """``existing``: the model's providers by name, each with its identity; ``defaults``: their
+    default KB sets (None: every KB). Entries of the same server share one provider; a name taken
+    by another server keeps the entries apart. A provider has one default KB set: an entry that
+    shows another (its URL's ``kbs=``, or none where the provider names some) stays the user's."""
     providers: dict[str, dict[str, Any]] = {}
     identities: dict[str, tuple[Any, ...]] = dict(existing)
     sources: dict[str, list[Found]] = {}
@@ -380,14 +410,21 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
             report.append(f"not imported: {entry.name} in {where}: {server}")
             continue
         name, wanted = named[server.identity], provider_name(entry.name)
+        kbs = server.spec.get("default")
+        if entry.folder is None and (name in providers or name in identities):
+            said = providers[name].get("default") if name in providers else (defaults or {}).get(name)
+            if said != kbs:
+                report.append(f"not imported: {entry.name} in {where}: {_kb_conflict(name, kbs, said)}")
+                continue
         if wanted != name and taken.get(wanted, server.identity) == server.identity:  # the server goes by another name
             report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
                 "which the folder's entry stays beside" if entry.folder else
                 "whose entry stands in for it there (`projector remove` puts it back)"))
         elif name != entry.name:
             report.append(f"{entry.name} in {where} becomes provider {name}" + (" (another server has that name)" if wanted != name else ""))
-        if name not in identities and name not in providers:
-            providers[name] = dict(server.spec) | ({"enabled": False} if entry.folder else {})
+        if name not in identities and name not in providers:  # a folder's KB set is its binding's, not the default
+            providers[name] = ({k: v for k, v in server.spec.items() if k != "default"} | {"enabled": False} if entry.folder
+                               else dict(server.spec))
         elif name in providers and providers[name].get("enabled") is False and entry.folder is None:
             del providers[name]["enabled"]  # also a global entry: on everywhere
         if name in providers and "oauth" in server.spec and not {"oauth", "token_env"} & providers[name].keys():
@@ -403,8 +440,11 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
         if name in providers and providers[name].get("url") and server.spec.get("url") != providers[name]["url"]:
             report.append(f"{entry.name} in {where} uses {server.spec['url']}; provider {name} says {providers[name]['url']}")
         if entry.folder is not None:
-            if name in providers and providers[name].get("enabled") is False:
-                bindings.setdefault(entry.folder, {})[name] = {"enabled": True}
+            settings = {"enabled": True} if name in providers and providers[name].get("enabled") is False else {}
+            if name in providers and kbs is not None and kbs != providers[name].get("default"):
+                settings["kbs"] = kbs  # the KBs that folder's entry shows
+            if settings:
+                bindings.setdefault(entry.folder, {})[name] = settings
             continue  # a folder's own entry stays as it is: it is the user's, in that folder
         sources.setdefault(name, []).append(entry)
         if not server.unsaid:  # the user said so, by importing it: projector's from now on, its original kept
@@ -420,6 +460,16 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
     for variable, places in sorted(secrets.items()):
         report.append(f"set ${variable}: its value was written in {', '.join(dict.fromkeys(places))}; the model names the variable only")
     return Imported(providers, bindings, tuple(claims), tuple(report))
+
+
+def _kb_conflict(name: str, shows: list[str] | None, said: list[str] | None) -> str:
+    """Why an entry that shows other KBs than provider ``name``'s default stays the user's, and
+    what to write instead."""
+    words = lambda kbs: "every KB" if kbs is None else "the KBs " + ", ".join(kbs)  # noqa: E731
+    instead = ("bind each folder that should see them (`projector bind DIR --provider " + name + "".join(f" --kb {kb}" for kb in shows)
+               + "`)" if shows else f"drop `default:` from provider {name} if every folder should see every KB")
+    return (f"it shows {words(shows)} everywhere, and provider {name} shows {words(said)} where no binding says otherwise: a "
+            f"provider has one default set; left as it is, yours ({instead})")
 
 
 def _provider_names(entries: list[tuple[Found, Server]], identities: dict[str, tuple[Any, ...]]) -> dict[tuple[Any, ...], str]:
