@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from projector.compile.clients import registry
-from projector.compile.importing import Found, gather, same_server, secret_argument, server_of
+from projector.compile.importing import Found, gather, provider_name, same_server, secret_argument, server_of
 
 
 def _found(client: str, name: str, value, folder: str | None = None) -> Found:
@@ -239,3 +239,25 @@ def test_a_folders_entry_narrowed_by_kbs_becomes_that_folders_binding():
     both = gather([_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=handbook"}), folder], {})
     assert both.providers == {"docs": {"url": "https://d.dev/mcp", "default": ["handbook"]}}
     assert both.bindings == {"/w/a": {"docs": {"kbs": ["api-a"]}}}
+
+
+def test_ordinary_long_values_stay_as_written_and_a_token_under_any_name_becomes_a_variable():
+    """One notion of a token (core.checking.looks_like_token): a Node option, a UUID or a commit id
+    in env or args is no secret; a token under a name that says nothing still is."""
+    server = server_of(_found("claude-code", "ts", {"command": "node", "args": ["--max-old-space-size=4096", "c7c2448b8153e7375980ce439d50d7228552e1ac"],
+                                                    "env": {"NODE_OPTIONS": "--max-old-space-size=4096", "PROJECT": "123e4567-e89b-12d3-a456-426614174000",
+                                                            "OTHER": "xoxa-2-1234567890-abcdefghij"}}))
+    assert server.spec["args"] == ["--max-old-space-size=4096", "c7c2448b8153e7375980ce439d50d7228552e1ac"]
+    assert server.spec["env"] == {"NODE_OPTIONS": "--max-old-space-size=4096", "PROJECT": "123e4567-e89b-12d3-a456-426614174000",
+                                  "OTHER": "${OTHER}"}
+    assert server.secrets == ("OTHER",)
+
+
+def test_names_are_the_models_whole_names():
+    """The model's name rule, matched whole: a name ending in a newline is no provider's name, and
+    a variable a client passes by a name the model cannot take is said, not dropped."""
+    assert provider_name("docs\n") == "docs"
+    assert gather([_found("cursor", "docs\n", {"url": "https://d.dev/mcp"})], {}).providers == {"docs": {"url": "https://d.dev/mcp"}}
+    codex = server_of(_found("codex", "lint", {"command": "lint-mcp", "env_vars": ["LINT_HOME", "my-var"]}))
+    assert codex.spec["env"] == {"LINT_HOME": "${LINT_HOME}"}
+    assert codex.unsaid == ("env_vars 'my-var' (not a variable name the model takes)",)

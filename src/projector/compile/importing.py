@@ -21,14 +21,13 @@ from typing import Any
 from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
 from projector.core import files
+from projector.core.checking import PROVIDER_NAME, VARIABLE_NAME, looks_like_token
 from projector.core.errors import display_path
 from projector.core.keys import scope_keys
 from projector.core.record import Factory, Record, replace
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # the model's provider names
 # How clients spell a reference to a variable: ${VAR}, ${env:VAR}, {env:VAR}, $VAR.
 REFERENCE = re.compile(r"^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$|^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
-TOKEN_LOOKING = re.compile(r"^(?:sk-|ghp_|gho_|github_pat_|xox[abpr]-|glpat-|AKIA|ya29\.|eyJ)|^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-.+/=]{24,}$")
 # Keys that say how to reach a server, what it is, or what projector writes itself: read, not lost.
 UNDERSTOOD = {"type", "transport", "headers", "http_headers", "enabled", "name", "description", "cwd", "env"}
 TURNED_OFF = (("disabled", True), ("enabled", False))
@@ -164,7 +163,7 @@ def secret_argument(args: list[str], index: int) -> bool:
     for name, value in ((header.group(1), header.group(2)) if header else (None, None), (option.group(1), option.group(2)) if option else (None, None)):
         if name and SECRET_LOOKING.search(name) and _reference(value.removeprefix("Bearer ")) is None:
             return True
-    return bool(TOKEN_LOOKING.search(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
+    return bool(looks_like_token(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
 
 
 def _written(client: Client) -> dict[str, Any]:
@@ -338,8 +337,10 @@ def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[
     env: dict[str, str] = {}
     secrets: list[str] = []
     for names in (p for p in places if isinstance(p, list)):  # passed on by name: the server reads them from the environment
-        items = (n if isinstance(n, str) else n.get("name") for n in names if isinstance(n, (str, Mapping)))
-        env |= {n: "${" + n + "}" for n in items if isinstance(n, str) and NAME.match(n)}
+        items = [n if isinstance(n, str) else n.get("name") for n in names if isinstance(n, (str, Mapping))]
+        env |= {n: "${" + n + "}" for n in items if isinstance(n, str) and VARIABLE_NAME.fullmatch(n)}
+        unsaid += [f"{client.reading.env_key} {n!r} (not a variable name the model takes)" for n in items
+                   if not (isinstance(n, str) and VARIABLE_NAME.fullmatch(n))]
     listed = next((p for p in places if isinstance(p, Mapping)), None)
     if listed is None:
         return env, secrets
@@ -366,7 +367,7 @@ def looks_secret(name: str, text: str) -> bool:
     """Whether ``text``, the value of ``name`` (a variable, a header, a URL's query parameter), is
     a secret written out: under a secret-looking name (TOKEN, KEY, AUTH, ...) or shaped like a
     token. A reference to a variable, or nothing, is none."""
-    return bool(text) and _reference(text) is None and bool(SECRET_LOOKING.search(name) or TOKEN_LOOKING.search(text))
+    return bool(text) and _reference(text) is None and bool(SECRET_LOOKING.search(name) or looks_like_token(text))
 
 
 def _reference(text: str) -> str | None:
@@ -380,7 +381,7 @@ def _variable(name: str, suffix: str) -> str:
 
 def provider_name(name: str) -> str:
     """An entry's name as a provider's (letters, digits, - and _)."""
-    if NAME.match(name):
+    if PROVIDER_NAME.fullmatch(name):
         return name
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-_")[:64]
     return cleaned or "server"
