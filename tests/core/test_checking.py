@@ -36,3 +36,24 @@ def test_options_ids_hashes_names_and_references_are_no_tokens(value):
     UUID, variable names: import keeps them as they are, and the model takes a name."""
     assert not looks_like_token(value)
     assert pasted_token(value, "my-docs") is None
+
+
+def _messages(oauth: dict) -> list[str]:
+    from projector.core.checking import schema_problems
+
+    return [p.message for p in schema_problems({"version": 1, "providers": {"docs": {"url": "https://d.dev/mcp", "oauth": oauth}}}, "f")]
+
+
+def test_a_value_its_pattern_refuses_is_told_what_it_should_be_not_called_a_kb_name():
+    """Every pattern but the KB name's was said to be "not a usable KB name" (an OAuth scope, a
+    client metadata URL); a token pasted where a variable's name belongs is never said back."""
+    assert sorted(_messages({"client_metadata_url": "http://o.dev/c.json", "scopes": ["a b"], "client_id": "a b"})) == [
+        'providers.docs.oauth.client_id: "a b" has white space in it, which it cannot have',
+        'providers.docs.oauth.client_metadata_url: "http://o.dev/c.json" is not an https:// URL with a path (https://host/path)',
+        'providers.docs.oauth.scopes[0]: "a b" is not an OAuth scope: printable characters without spaces, quotes or backslashes']
+    pasted = _messages({"client_id": "app", "client_secret_env": "sk-proj-" + "aB3dE5fG7h" * 3})
+    assert pasted == ["providers.docs.oauth.client_secret_env: this looks like a token itself, not the NAME of a variable: keep the "
+                      "token out of this file (export DOCS_CLIENT_SECRET=... in your shell's profile, or your secret manager) and write "
+                      "client_secret_env: DOCS_CLIENT_SECRET; if it is a real token, treat it as exposed and replace it"]
+    assert _messages({"client_id": "app", "client_secret_env": "my-secret"}) == [
+        'providers.docs.oauth.client_secret_env: "my-secret" is not a variable name: use letters, digits and "_", not starting with a digit']

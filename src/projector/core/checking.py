@@ -209,9 +209,26 @@ def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -
     if field == "token_env":
         pasted = pasted_token(str(value), str(path[-2]) if len(path) > 1 else "")
         return problem(data, shown, path, pasted or f"{shown_value} is not a variable name: give the NAME of the variable that holds the token")
-    return problem(
-        data, shown, path, f'{shown_value} is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
-    )
+    pattern = error.schema.get("pattern")
+    if pattern == f"^{VARIABLE_NAME.pattern}$" and (pasted := pasted_token(str(value), _provider_of(path), str(field), "_" + str(field).removesuffix("_env").upper())):
+        return problem(data, shown, path, pasted)  # never said back: it may be a secret
+    return problem(data, shown, path, f"{shown_value} {_PATTERN_WORDS.get(pattern, f'does not have the form it needs ({pattern})')}")
+
+
+def _provider_of(path: tuple[Any, ...]) -> str:
+    """The provider a path under ``providers`` is in ("" elsewhere)."""
+    return str(path[1]) if len(path) > 1 and path[0] == "providers" else ""
+
+
+# What a value a pattern refused should have been, by the schema's patterns (schemas/model.schema.json).
+_PATTERN_WORDS = {
+    "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$": 'is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)',
+    "^[A-Za-z_][A-Za-z0-9_]*$": 'is not a variable name: use letters, digits and "_", not starting with a digit',
+    "^\\S+$": "has white space in it, which it cannot have",
+    "^https://[^\\s/]+/\\S+$": "is not an https:// URL with a path (https://host/path)",
+    "^https?://[^\\s]+$": "is not an http(s) URL",
+    "^[!#-\\[\\]-~]+$": "is not an OAuth scope: printable characters without spaces, quotes or backslashes",
+}
 
 
 def quoted(value: Any) -> str:
