@@ -261,3 +261,5 @@ def test_names_are_the_models_whole_names():
     codex = server_of(_found("codex", "lint", {"command": "lint-mcp", "env_vars": ["LINT_HOME", "my-var"]}))
     assert codex.spec["env"] == {"LINT_HOME": "${LINT_HOME}"}
     assert codex.unsaid == ("env_vars 'my-var' (not a variable name the model takes)",)
+    claude = server_of(_found("claude-code", "lint", {"command": "lint-mcp", "env": {"LEVEL": "debug", "my-var": "x"}}))
+    assert claude.spec["env"] == {"LEVEL": "debug"} and claude.unsaid == ("env 'my-var' (not a variable name the model takes)",)

@@ -333,20 +333,22 @@ def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[
     would read otherwise (``${`` in literal text) goes to ``unsaid``. Both of a client's places
     count: Codex passes the variables ``env_vars`` names and then sets its ``env`` table."""
     client = entry.client
-    places = [entry.value.get(key) for key in dict.fromkeys(k for k in (client.reading.env_key, "env") if k)]
+    places = {key: entry.value.get(key) for key in (client.reading.env_key, "env") if key}
     env: dict[str, str] = {}
     secrets: list[str] = []
-    for names in (p for p in places if isinstance(p, list)):  # passed on by name: the server reads them from the environment
+    for key, names in ((k, p) for k, p in places.items() if isinstance(p, list)):  # passed on by name: the server reads them
         items = [n if isinstance(n, str) else n.get("name") for n in names if isinstance(n, (str, Mapping))]
         env |= {n: "${" + n + "}" for n in items if isinstance(n, str) and VARIABLE_NAME.fullmatch(n)}
-        unsaid += [f"{client.reading.env_key} {n!r} (not a variable name the model takes)" for n in items
-                   if not (isinstance(n, str) and VARIABLE_NAME.fullmatch(n))]
-    listed = next((p for p in places if isinstance(p, Mapping)), None)
+        unsaid += [f"{key} {n!r} (not a variable name the model takes)" for n in items if not (isinstance(n, str) and VARIABLE_NAME.fullmatch(n))]
+    listed = next((p for p in places.values() if isinstance(p, Mapping)), None)
     if listed is None:
         return env, secrets
     literal = bool(client.reading.variable_keys)  # a client that expands no variable: a value is its text
     for name, text in listed.items():
         name, text = str(name), "" if text is None else str(text)
+        if not VARIABLE_NAME.fullmatch(name):  # the model's env takes variable names only
+            unsaid.append(f"env {name!r} (not a variable name the model takes)")
+            continue
         reference = None if literal else _reference(text)
         if reference is not None:
             env[name] = "${" + reference + "}"
