@@ -241,7 +241,8 @@ def test_a_client_started_before_the_login_opens_the_browser_once_and_its_next_r
     state = str(machine.home / ".local" / "state" / "projector")
 
     def signing_in() -> bool:  # (a bridge that starts while the login holds the lock answers its session unsigned)
-        return "signed in to docs" not in (said.read_text() if said.exists() else "") or tokenstore.held(state, "docs")
+        lines = said.read_text().splitlines() if said.exists() else []  # login's own line, never a bridge's "not signed in to docs"
+        return not any(line.startswith("signed in to docs") for line in lines) or tokenstore.held(state, "docs")
 
     deadline = time.monotonic() + 60
     while signing_in() and time.monotonic() < deadline:
