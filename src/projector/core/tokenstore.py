@@ -37,6 +37,11 @@ class Unsafe(Exception):
     """A token file others could have read or written: it is not used (the message says what to do)."""
 
 
+class Unfit(Unsafe):
+    """A token no request can carry (``unfit``): not kept. An Unsafe, so that whatever refuses
+    a token file that cannot be trusted refuses this one alike, the message naming no token."""
+
+
 class Secrets(Record):
     """What a token file keeps out of itself when there is a keyring."""
 
@@ -88,6 +93,25 @@ class Tokens(Record):
         lifetime: a server that gives two-minute tokens would otherwise see a refresh at every
         session's start, each bridge taking the token another had just renewed for an old one."""
         return margin if self.lifetime is None else min(margin, self.lifetime / 2)
+
+
+def sendable(token: str) -> bool:
+    """Whether ``token`` is what RFC 6749 (Appendix A) lets an access or refresh token be: one or
+    more printable ASCII characters (VSCHAR, %x20-7E). A line break in one would end the header
+    it goes in and start another the server never sent; a request that refuses it quotes it."""
+    return bool(token) and token.isascii() and token.isprintable()
+
+
+def unfit(provider: str, access_token: str, refresh_token: str | None) -> str | None:
+    """Why a sign-in's tokens (a login's, a refresh's answer) are not kept: which of them holds a
+    character no request can carry, and what to do; never the token. None: they may be kept."""
+    which = ("an access token" if not sendable(access_token)
+             else "a refresh token" if refresh_token is not None and not sendable(refresh_token) else None)
+    if which is None:
+        return None
+    return (f"the authorization server of {provider} answered with {which} holding a line break, a control or a "
+            "non-ASCII character, which no request can carry (RFC 6749 allows printable ASCII only): projector does not "
+            f"keep it; sign in again (projector login {provider}), and if the server answers the same, tell its operator")
 
 
 def private_folder(state: str) -> str:
@@ -172,7 +196,10 @@ def _tokens(data: Mapping[str, Any]) -> Tokens:
 def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = None) -> Tokens:
     """Keep ``tokens``: the secrets in ``keyring`` when one is given and takes them, else in the
     file; the file replaced whole (a reader sees the old one or the new one), mode 0600. Returns
-    the tokens as kept (``in_keyring`` says where the secrets went)."""
+    the tokens as kept (``in_keyring`` says where the secrets went). ``Unfit`` for a token no
+    request can carry: nothing is written."""
+    if why := unfit(provider, tokens.access_token, tokens.secrets.refresh_token):
+        raise Unfit(why)
     private_folder(state)
     secrets = {k: v for k, v in (("refresh_token", tokens.secrets.refresh_token),
                                  ("client_secret", tokens.secrets.client_secret)) if v}

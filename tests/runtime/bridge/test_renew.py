@@ -29,6 +29,7 @@ class TokenEndpoint:
         self.refreshes: list[dict[str, str]] = []
         self.valid = {"refresh-1"}
         self.issued = 1
+        self.access = TOKEN  # the access token each refresh answers with
         endpoint = self
 
         class Handler(Quiet):
@@ -42,7 +43,8 @@ class TokenEndpoint:
                 endpoint.issued += 1
                 fresh = f"refresh-{endpoint.issued}"
                 endpoint.valid.add(fresh)
-                return self.answer(200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fresh})
+                return self.answer(200, {"access_token": endpoint.access, "token_type": "Bearer", "expires_in": 3600,
+                                         "refresh_token": fresh})
 
         self.loopback = Loopback(Handler, "/token")
         self.url = self.loopback.url
@@ -126,6 +128,24 @@ def test_a_refused_refresh_says_to_sign_in_again_without_waiting(kb_server, tmp_
     assert "refresh-1" not in message + log and "started a sign-in" not in log
     assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-1"  # the store is left as it was
     assert server.requests() == []
+
+
+def test_a_refreshed_token_no_request_can_carry_is_not_kept_nor_sent_nor_said(kb_server, tmp_path, token_endpoint):
+    """A refresh answered with an access token holding a line break: the store is left as it was,
+    the token goes nowhere, and the session says which provider and what to do, never the token."""
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
+    token_endpoint.access = "canary-7\r\nX-Forged: 1"
+    reply, log = answer(start(layout, env))
+    assert len(token_endpoint.refreshes) == 1
+    said = ("the authorization server of docs answered with an access token holding a line break, a control or a non-ASCII "
+            "character, which no request can carry (RFC 6749 allows printable ASCII only): projector does not keep it; sign in "
+            "again (projector login docs)")
+    assert said in log and said in reply["result"]["instructions"]  # answered here, waiting for a sign-in
+    assert "canary" not in json.dumps(reply) + log
+    kept = tokenstore.read(state, "docs")
+    assert kept.access_token == "expired-access" and kept.secrets.refresh_token == "refresh-1"
+    assert all("canary" not in r["auth"] for r in server.requests())
 
 
 def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path, token_endpoint):

@@ -142,6 +142,8 @@ class Renewer:
             secrets=tokenstore.Secrets(refresh_token=answer.get("refresh_token") or secrets.refresh_token,
                                        client_secret=secrets.client_secret),
         )
+        if unfit := tokenstore.unfit(self.provider, renewed.access_token, renewed.secrets.refresh_token):
+            return None, SignInNeeded(unfit)  # not kept; the refresh token sent is spent where the server rotates them
         tokenstore.write(self.state, self.provider, renewed, keyring)
         self.log(f"renewed the sign-in to {self.provider}")
         return renewed.access_token, None
