@@ -19,6 +19,7 @@ from servers.loopback import Loopback, Quiet
 from test_bridge import INIT, Layout
 
 from projector.core import tokenstore
+from projector.core.record import replace
 
 
 class TokenEndpoint:
@@ -146,6 +147,30 @@ def test_a_refreshed_token_no_request_can_carry_is_not_kept_nor_sent_nor_said(kb
     kept = tokenstore.read(state, "docs")
     assert kept.access_token == "expired-access" and kept.secrets.refresh_token == "refresh-1"
     assert all("canary" not in r["auth"] for r in server.requests())
+
+
+@pytest.mark.parametrize("insecure", [False, True])
+def test_a_refresh_token_is_never_sent_in_clear_to_another_host_unless_the_model_says_insecure(kb_server, tmp_path, token_endpoint,
+                                                                                               insecure):
+    """A token file an older projector wrote may name a token endpoint over plain http:// to
+    another host (0.0.0.0 is not loopback by name, yet Linux connects it here): the refresh token
+    is not sent there unless the model accepts plain http:// for the provider, as a sign-in is not."""
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
+    elsewhere = token_endpoint.url.replace("127.0.0.1", "0.0.0.0")
+    tokenstore.write(state, "docs", replace(tokenstore.read(state, "docs"), token_endpoint=elsewhere))
+    if insecure:
+        layout.config.write_text(layout.config.read_text().replace("oauth: true", "oauth: true\n    insecure: true"))
+    reply, log = answer(start(layout, env))
+    if insecure:
+        assert "result" in reply and [form["refresh_token"] for form in token_endpoint.refreshes] == ["refresh-1"]
+        assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+        return
+    assert token_endpoint.refreshes == [] and server.requests() == []
+    said = (f"the sign-in to docs renews at {elsewhere}, plain http:// to 0.0.0.0, which is not this machine: its refresh "
+            "token would cross the network in clear, so it is not sent (say insecure: true of the provider if you accept "
+            "that): sign in again with `projector login docs`")
+    assert said in reply["result"]["instructions"] and said in log and "refresh-1" not in log
 
 
 def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path, token_endpoint):

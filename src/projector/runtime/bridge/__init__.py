@@ -295,7 +295,8 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         from projector.runtime.bridge.signing import SignIn
 
         machine = not provider.oauth.by_person
-        renewer = Renewer(provider.name, environ, log, config=str(loaded.source), machine=machine, url=provider.url)
+        renewer = Renewer(provider.name, environ, log, config=str(loaded.source), machine=machine, url=provider.url,
+                          insecure=provider.insecure)
         # With no usable token the session is answered here and starts a sign-in (bridge.session):
         # a failed initialize made clients drop the server silently.
         sign_in = SignIn(renewer, log, options.log_file, person=not machine, fixed=provider.oauth.scopes)

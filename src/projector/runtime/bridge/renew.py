@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from projector.core import locations, tokenstore
+from projector.core.modeltypes import plain_http_host
 from projector.core.record import replace
 
 TYPE_CHECKING = False
@@ -41,9 +42,10 @@ class Renewer:
 
     def __init__(self, provider: str, environ: Mapping[str, str], log: Callable[[str], None],
                  clock: Callable[[], float] = time.time, config: str | None = None, machine: bool = False,
-                 url: str | None = None) -> None:
+                 url: str | None = None, insecure: bool = False) -> None:
         self.provider = provider
         self.url = url  # the provider's address in the model: a sign-in issued for another is not used
+        self.insecure = insecure  # the model's `insecure: true`: a refresh may go over plain http:// to another host
         self.environ = environ
         self.state = locations.state_folder(environ)
         self.log = log
@@ -127,6 +129,10 @@ class Renewer:
             return None, self._again(f"the refresh token of {self.provider} is in the keyring, which this session cannot reach")
         if not secrets.refresh_token or not tokens.token_endpoint:
             return None, self._again(f"the sign-in to {self.provider} has expired and the server gave no refresh token")
+        if not self.insecure and (host := plain_http_host(tokens.token_endpoint)):  # a token file of an older projector's
+            return None, self._again(f"the sign-in to {self.provider} renews at {tokens.token_endpoint}, plain http:// to {host}, "
+                                     "which is not this machine: its refresh token would cross the network in clear, so it "
+                                     "is not sent (say insecure: true of the provider if you accept that)")
         answer, problem = _token_request(tokens, secrets)
         if answer is None:
             why = f"renewing the sign-in to {self.provider} failed ({problem})"
