@@ -114,7 +114,9 @@ def _logger(provider: str, log_file: str | None):
     handle = None
     if log_file:
         try:
-            handle = open(log_file, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115 - lives as long as the process
+            # 0600 when it is made here: no token, but the URLs, folders and errors of a person's sessions
+            created = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            handle = os.fdopen(created, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115 - lives as long as the process
         except OSError as exc:
             sys.stderr.write(f"projector mcp[{provider}]: cannot write the log file {log_file} ({exc.strerror}); "
                              "logging to stderr only\n")
