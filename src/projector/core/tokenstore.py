@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 KEYRING = "keyring"  # a token file's "secrets" when they are in the keyring
 FOLDER = "oauth"
 EXPIRES_SOON = 300.0  # seconds before expiry a token is renewed rather than used
+NO_FILE = "none"  # the stamp of a token file that is not there
 
 
 class Unsafe(Exception):
@@ -143,19 +144,26 @@ def lock_file(state: str, provider: str) -> str:
 
 def read(state: str, provider: str) -> Tokens | None:
     """The provider's tokens; None: not signed in. ``Unsafe`` for a file that is not private."""
+    return read_stamped(state, provider)[0]
+
+
+def read_stamped(state: str, provider: str) -> tuple[Tokens | None, str]:
+    """``read``, with the stamp (``stamp``) of the very file the tokens were read from: a reader
+    that keeps them knows them current while the file's stamp stays that one."""
     path = token_file(state, provider)
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        return None
+        return None, NO_FILE
     except OSError as exc:  # a symlink (ELOOP) or an unreadable file
         raise Unsafe(f"{path}: cannot be read safely ({exc.strerror}); remove it and sign in again: "
                      f"projector login {provider}") from None
     with os.fdopen(descriptor, "rb") as handle:
-        _refuse_unless_private(os.fstat(descriptor), path, provider)
+        status = os.fstat(descriptor)
+        _refuse_unless_private(status, path, provider)
         try:
             data = json.loads(handle.read())
-            return _tokens(data)
+            return _tokens(data), _stamp_of(status)
         except (ValueError, KeyError, TypeError):
             raise Unsafe(f"{path}: not a token file projector wrote; remove it and sign in again: "
                          f"projector login {provider}") from None
@@ -410,7 +418,11 @@ def stamp(state: str, provider: str) -> str:
     try:
         status = os.stat(token_file(state, provider))
     except OSError:
-        return "none"
+        return NO_FILE
+    return _stamp_of(status)
+
+
+def _stamp_of(status: os.stat_result) -> str:
     return f"{status.st_ino}-{status.st_mtime_ns}-{status.st_size}"
 
 

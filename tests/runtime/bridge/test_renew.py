@@ -104,6 +104,32 @@ def test_an_expired_token_is_refreshed_before_the_session_starts(kb_server, tmp_
     assert "renewed the sign-in to docs" in log and TOKEN not in log and "refresh-" not in log
 
 
+# The bridge, with an audit hook that notes each opening of the token file (os.open raises the
+# "open" audit event) in the file named by its first argument.
+AUDITED = """import runpy, sys
+noted = open(sys.argv.pop(1), "a", buffering=1)
+sys.addaudithook(lambda event, args: event == "open" and str(args[0]).endswith("/oauth/docs.json") and noted.write("open\\n"))
+sys.argv[0] = "projector"
+runpy.run_module("projector", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_session_start_reads_its_token_file_once(kb_server, tmp_path, token_endpoint):
+    """A start asks twice whether there is a usable token (must the session wait for a sign-in;
+    the provider's session opening): the second asks the file's stamp, not the file."""
+    import sys
+
+    server = kb_server()
+    layout, env, _ = signed_in(tmp_path, server.url, token_endpoint, TOKEN, time.time() + 3000)
+    noted = tmp_path / "opened"
+    command = [sys.executable, "-c", AUDITED, str(noted), *layout.command()[3:]]
+    done = subprocess.run(command, cwd=layout.root / "work/a", env=env, input=(json.dumps(INIT) + "\n").encode(),
+                          capture_output=True, timeout=60)
+    assert b'"serverInfo"' in done.stdout, done.stderr
+    assert noted.read_text().splitlines() == ["open"]
+    assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"} and token_endpoint.refreshes == []
+
+
 def test_a_401_renews_the_token_once_and_sends_the_request_again(kb_server, tmp_path, token_endpoint):
     server = kb_server()
     layout, env, _ = signed_in(tmp_path, server.url, token_endpoint, "revoked-access", time.time() + 3000)

@@ -55,6 +55,9 @@ class Renewer:
         # The token file as it was when last read (core.tokenstore.stamp): a sign-in waited for
         # is one written after it, even in the instant between this read and the wait.
         self.seen = ""
+        # What current() last read and the file's stamp then: a session's start asks twice (is a
+        # sign-in needed; the provider's session opening) and reads the file once.
+        self.kept: tuple[str, tokenstore.Tokens] | None = None
 
     def _again(self, why: str) -> SignInNeeded:
         return SignInNeeded(f"{why}: sign in again with `projector login {self.provider}`")
@@ -82,17 +85,26 @@ class Renewer:
     def current(self) -> tuple[str | None, str | None]:
         """A token to send (refreshed first when it expires soon), and what is wrong when none."""
         try:
-            self.seen = tokenstore.stamp(self.state, self.provider)
-            tokens = tokenstore.read(self.state, self.provider)
+            tokens = self._read()
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
         if tokens is None:
-            return self._signed_in_again("none") if self.machine else (None, self._unsigned())
+            return self._signed_in_again(tokenstore.NO_FILE) if self.machine else (None, self._unsigned())
         if moved := self._elsewhere(tokens):
             return self.renewed(tokens.access_token) if self.machine else (None, moved)
         if tokens.usable(self.clock()):
             return tokens.access_token, None
         return self.renewed(tokens.access_token)
+
+    def _read(self) -> tokenstore.Tokens | None:
+        """The stored tokens: those read last while the file has not changed since (a stat), else
+        the file's, and its stamp with them."""
+        if self.kept is not None and (now := tokenstore.stamp(self.state, self.provider)) == self.kept[0]:
+            self.seen = now
+            return self.kept[1]
+        tokens, self.seen = tokenstore.read_stamped(self.state, self.provider)
+        self.kept = None if tokens is None else (self.seen, tokens)
+        return tokens
 
     def renewed(self, refused: str | None) -> tuple[str | None, str | None]:
         """A token other than ``refused`` (the one the provider turned down or that expires):
