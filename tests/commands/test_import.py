@@ -81,6 +81,16 @@ def test_import_brings_each_server_once_names_the_secrets_and_remove_gives_every
     assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}
 
 
+def test_import_dry_run_marks_a_model_s_last_line_without_its_newline_as_diff_does(sandbox):
+    """The model's last line loses nothing but gains its newline: the diff marks the old line
+    as git does, or it would show the same line removed and added."""
+    _files(sandbox)
+    config = sandbox.model(MODEL.rstrip("\n"))
+    dry = sandbox.run("import", "--dry-run", config=config).stdout
+    assert "-    url: https://web.example.com/mcp\n\\ No newline at end of file\n+    url: https://web.example.com/mcp\n" in dry
+
+
+
 def test_the_same_name_for_another_server_is_kept_apart_and_folder_entries_become_bindings(sandbox):
     claude = {"mcpServers": {"db": {"command": "pg-mcp", "args": ["--prod"]}},
               "projects": {str(sandbox.home / "work" / "a"): {"mcpServers": {"lint": {"command": "lint-mcp"}}}}}

@@ -84,11 +84,9 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
 
 
 def _show_diff(before: str | None, after: str, shown: str) -> None:
-    import difflib
+    from projector.compile.report import text_diff
 
-    lines = difflib.unified_diff((before or "").splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=shown if before is not None else "/dev/null", tofile=shown)
-    print("".join(line if line.endswith("\n") else line + "\n" for line in lines), end="")
+    print(text_diff(before, after, shown), end="")
 
 
 def _claim(claims: tuple[Claim, ...], state: ledger.Ledger) -> None:

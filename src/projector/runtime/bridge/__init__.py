@@ -319,7 +319,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         if problem:
             log(problem)
         refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
-        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=renewer is not None)
+        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal)
         return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
                         renew=renewer.renewed if renewer else None, sign_in=sign_in)
 
