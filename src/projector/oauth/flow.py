@@ -314,10 +314,18 @@ def _machine_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _
             raise SignInFailed(f"cannot read the private key {path}: {exc.strerror}") from None
         signed = SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id, signing_key=key,
                                      signing_algorithm=oauth.algorithm or "RS256")
-        return PrivateKeyJWTOAuthProvider(url, storage, oauth.client_id, signed.create_assertion_provider(), scope=scope)
+
+        class KeyProvider(SameOriginFallbackIssuer, PrivateKeyJWTOAuthProvider):
+            pass
+
+        return KeyProvider(url, storage, oauth.client_id, signed.create_assertion_provider(), scope=scope)
     secret = _secret(environ, oauth.client_secret_env, "the client's secret")
     assert secret is not None
-    return ClientCredentialsOAuthProvider(url, storage, oauth.client_id, secret, scope=scope)
+
+    class SecretProvider(SameOriginFallbackIssuer, ClientCredentialsOAuthProvider):
+        pass
+
+    return SecretProvider(url, storage, oauth.client_id, secret, scope=scope)
 
 
 def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:
