@@ -5,14 +5,12 @@ server answered: a revocation that fails is said, and never keeps a sign-in on t
 from __future__ import annotations
 
 import os
-import re
 
 from projector.commands.common import err, load_model, oauth_provider
 from projector.core import locations, tokenstore
+from projector.core.checking import PROVIDER_NAME
 from projector.core.errors import ProjectorError
 from projector.oauth.revocation import revocation
-
-PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # schemas/model.schema.json's: also a token file's name
 
 
 def run(name: str, config: str | None) -> int:
