@@ -187,3 +187,19 @@ def test_a_machine_grant_takes_the_models_issuer_among_those_the_server_names(sa
     done = machine_login(sandbox, tmp_path, f"{mcp.origin}/mcp", credentials, ours.origin)
     assert done.returncode == 0, done.stderr
     assert first.received == [] and ours.paths() == ["GET /.well-known/oauth-authorization-server", "POST /token"]
+
+
+def test_a_machine_grant_whose_authorization_server_publishes_no_metadata_sends_nothing(sandbox, servers, tmp_path):
+    """Without metadata nothing says which issuer the token endpoint (the SDK's default /token on
+    the server the resource names) belongs to: with an issuer given, nothing is sent there."""
+    named = servers({"POST /token": GRANTED})
+    mcp = servers({"POST /mcp": session})
+    mcp.routes["GET /.well-known/oauth-protected-resource/mcp"] = Answer(200, {"resource": f"{mcp.origin}/mcp",
+                                                                               "authorization_servers": [named.origin]})
+    done = machine_login(sandbox, tmp_path, f"{mcp.origin}/mcp", "secret", named.origin)
+    assert (done.returncode, done.stderr) == (1, (
+        f"error: signing in to legacy stopped before the client's credentials were sent: the model's issuer is {named.origin}, "
+        f"but {mcp.origin}/mcp leads to no authorization server metadata (RFC 8414) that would say an issuer, so whose token "
+        "endpoint the credentials would go to cannot be checked; ask the server's operator to publish its authorization "
+        "server's metadata\n"))
+    assert "POST /token" not in named.paths()

@@ -155,8 +155,8 @@ def refuse_another_issuer(provider: str, configured: str | None, metadata: Any, 
                f"{configured}, but")
     if metadata is None:
         raise OtherIssuer(f"{stopped} {server_url} leads to no authorization server metadata (RFC 8414) that would say "
-                          "an issuer, so where its token endpoint is cannot be checked; ask the server's operator to "
-                          "publish Protected Resource Metadata naming that authorization server, and its metadata")
+                          "an issuer, so whose token endpoint the credentials would go to cannot be checked; ask the "
+                          "server's operator to publish its authorization server's metadata")
     found = str(metadata.issuer)
     if issuers_match(found, configured):
         return
