@@ -147,7 +147,7 @@ def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any
     for path, url, what in ((("enterprise", "idp_token_endpoint"), enterprise.get("idp_token_endpoint"), "the ID token"),
                             (("enterprise", "issuer"), enterprise.get("issuer"), "the identity assertion and the client's secret"),
                             (("issuer",), oauth.get("issuer"), "the client's secret (or signed assertion)")):
-        problems += _issuer_url_problems(places, at + path, url, what, insecure)
+        problems += _authorization_url_problems(places, at + path, url, what, insecure)
     credentials, enterprise = oauth.get("client_credentials"), oauth.get("enterprise")
     if "issuer" in oauth and not credentials:
         problems.append(places.problem(at + ("issuer",), "enterprise takes its issuer inside enterprise: {issuer: ...}; remove this one"
@@ -179,7 +179,7 @@ def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any
     return problems
 
 
-def _issuer_url_problems(places: Places, at: tuple[Any, ...], url: Any, what: str, insecure: bool) -> list[Problem]:
+def _authorization_url_problems(places: Places, at: tuple[Any, ...], url: Any, what: str, insecure: bool) -> list[Problem]:
     """An authorization server's URL the model names (the schema checked it is http(s)): never in
     clear to another host unless the provider says ``insecure``; an issuer, as RFC 8414 §2 has
     it, with no query or fragment (no metadata names such an issuer, so it would never match)."""
