@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from models import TWO_CLIENTS  # claude-code and codex; docs bound to ~/work/a
+from models import CODEX_HOOKED, TWO_CLIENTS  # TWO_CLIENTS: claude-code and codex; docs bound to ~/work/a
 
 from projector.compile.clients import registry
 from projector.core.locations import VARIABLES
@@ -181,10 +181,10 @@ def _sync(sandbox, config, *args: str) -> tuple[bool, subprocess.CompletedProces
     return "projector.compile" not in done.stderr, done
 
 
-def _ready(sandbox):
+def _ready(sandbox, model: str = TWO_CLIENTS):
     sandbox.install_projector()
     (sandbox.home / "work" / "a").mkdir(parents=True)
-    config = sandbox.model(TWO_CLIENTS)
+    config = sandbox.model(model)
     assert not _sync(sandbox, config)[0]
     fast, done = _sync(sandbox, config)
     assert fast and done.stdout == NOTHING
@@ -252,28 +252,10 @@ def test_a_project_file_in_a_bound_folder_that_was_missing_is_seen(sandbox):
     assert not _sync(sandbox, config)[0], "a project file appeared in a folder that was missing"
 
 
-CODEX_HOOKED = """\
-version: 1
-clients: [codex]
-providers:
-  docs: {url: "https://kb.example.com/mcp", token_env: DOCS_TOKEN, kbs: [a, b]}
-bindings:
-  ~/work/a:
-    docs: [a]
-    hooks:
-      guard: {event: PreToolUse, command: guard}
-"""
-
-
 def _codex_ready(sandbox) -> tuple[Path, Path]:
     """A synced Codex model whose config.toml holds two of projector's parts: its server entry and
     the trust of its hook group ([hooks.state."…"]); the next sync took the fast path."""
-    sandbox.install_projector()
-    (sandbox.home / "work" / "a").mkdir(parents=True)
-    config = sandbox.model(CODEX_HOOKED)
-    assert not _sync(sandbox, config)[0]
-    fast, done = _sync(sandbox, config)
-    assert fast and done.stdout == NOTHING
+    config = _ready(sandbox, CODEX_HOOKED)
     path = sandbox.home / ".codex" / "config.toml"
     assert "[mcp_servers.docs]" in path.read_text() and "trusted_hash" in path.read_text()
     return config, path
@@ -306,10 +288,7 @@ def test_a_hand_edit_of_either_part_of_codexs_config_is_seen(sandbox):
 def test_gemini_editing_its_settings_elsewhere_is_still_nothing_to_do_but_a_hook_edit_is_seen(sandbox):
     """Gemini's settings.json holds projector's servers and its hook groups: a setting of Gemini's
     own changes neither; a hand edit of projector's hook group is a full sync."""
-    sandbox.install_projector()
-    (sandbox.home / "work" / "a").mkdir(parents=True)
-    config = sandbox.model(CODEX_HOOKED.replace("clients: [codex]", "clients: [gemini]"))
-    assert not _sync(sandbox, config)[0] and _sync(sandbox, config)[0]
+    config = _ready(sandbox, CODEX_HOOKED.replace("clients: [codex]", "clients: [gemini]"))
     path = sandbox.home / ".gemini" / "settings.json"
     written = json.loads(path.read_text())
     assert "docs" in written["mcpServers"] and "BeforeTool" in written["hooks"]
