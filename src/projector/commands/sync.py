@@ -181,7 +181,8 @@ def _part(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
     may hold under its key (a provider's, one it wants, one the ledger says it wrote), and for
     servers, those in the client's per-folder scopes."""
     target = result.target
-    names = {target.client.entry_name(p) for p in providers} | set(target.desired or ()) | set(result.record.entries if result.record else ())
+    recorded = result.record.entries if result.record else {}
+    names = {target.client.entry_name(p) for p in providers} | set(target.desired or ()) | set(recorded)
     scopes = [list(scope) for scope in target.client.local_scopes] if target.kind == "servers" else []
     return {"key": list(target.key), "scopes": scopes, "names": sorted(names)}
 

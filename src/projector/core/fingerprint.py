@@ -9,9 +9,10 @@ of every client file and of every project file (present or not) as the sync saw 
 path that tells a client is installed exists, and, for each client file, its projector slice:
 in each of projector's parts of it (its servers key, and in a file that holds more, as Codex's
 config.toml holds the trust of projector's hook groups, theirs), the entries whose names are
-projector's providers or entries (and those in per-folder scopes). The fast path (fastpath.py) compares it before anything heavy is
-imported; the sync (commands/sync.py) writes it. Only the standard library's ``os``, ``sys`` and
-``marshal`` are imported here (``json`` or ``tomllib`` for a client file's slice).
+projector's providers or entries (and those in per-folder scopes). The fast path (fastpath.py)
+compares it before anything heavy is imported; the sync (commands/sync.py) writes it. Only the
+standard library's ``os``, ``sys`` and ``marshal`` are imported here (``json`` or ``tomllib`` for
+a client file's slice).
 
 The shell hook keeps its watch list and stamp in the same per-model folder, named from the
 variables the shell itself sees (see shell/), so shells with different models never disturb
