@@ -288,3 +288,19 @@ def test_a_codex_group_whose_dispatcher_was_edited_away_keeps_its_place_and_trus
     assert path.read_text() == edited and config.read_text() == trusted
     _sync(sandbox, model, "--force")
     assert path.read_text() == written and config.read_text() == trusted
+
+
+def test_a_users_group_with_a_lone_surrogate_escape_beside_projectors_is_kept_and_the_sync_works(two):
+    """JSON lets a string hold a lone surrogate (``\\ud83d``, half an emoji's escape): a group of the
+    user's with one, in an event list beside projector's group, is the user's, byte for byte, and
+    no reason for sync (which records every group beside projector's) to fail."""
+    sandbox, bindings = two
+    mine = '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "say \\ud83d"}]}]}}\n'
+    sandbox.file(CLAUDE, mine)
+    model = _model(sandbox, bindings, clients_="[claude-code]")
+    _sync(sandbox, model)
+    written = sandbox.file(CLAUDE).read_text()
+    assert written.startswith('{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "say \\ud83d"}]}')
+    assert _sync(sandbox, model).stdout.startswith("nothing to do")
+    _sync(sandbox, _model(sandbox, clients_="[claude-code]"))
+    assert sandbox.file(CLAUDE).read_text() == mine

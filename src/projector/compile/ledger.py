@@ -20,11 +20,13 @@ SCHEMA = 2  # 1: 0.3.0's, which recorded a user's entry identical to its own as 
 
 
 def entry_hash(value: Any) -> str:
-    """A hash of an entry's meaning: key order and formatting do not count."""
+    """A hash of an entry's meaning: key order and formatting do not count. A lone surrogate (JSON's
+    ``"\\ud83d"``, half an emoji's escape, in a user's group a hook lineup hashes) is hashed as
+    it is, where UTF-8 proper has no bytes for it; every other text hashes as before."""
     from projector.core.digest import sha256
 
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return sha256(canonical.encode("utf-8"))[:32]
+    return sha256(canonical.encode("utf-8", "surrogatepass"))[:32]
 
 
 class FileRecord(Record):
