@@ -349,3 +349,17 @@ def test_an_entry_narrowed_by_kbs_comes_in_with_its_kbs_as_the_default_and_sync_
     assert json.loads(path.read_text())["mcpServers"]["docs"]["url"] == "https://docs.example.com/mcp?kbs=api-a,handbook"
     assert sandbox.run("remove", config=config).returncode == 0
     assert path.read_text() == cursor
+
+
+def test_a_vibe_entry_with_a_token_variable_and_an_oauth_table_stays_the_users_and_the_others_come_in(sandbox):
+    """An entry that names its token's variable (api_key_env) and signs in with OAuth too
+    ([mcp_servers.auth] type "oauth"): the model takes one of them, so that entry is said and left
+    as it is; it stops neither the import of the file's other entries nor gets lost."""
+    vibe = ('[[mcp_servers]]\nname = "linear"\ntransport = "http"\nurl = "https://mcp.linear.app/mcp"\napi_key_env = "LINEAR_TOKEN"\n\n'
+            '[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read"]\n\n'
+            '[[mcp_servers]]\nname = "docs"\ntransport = "http"\nurl = "https://docs.example.com/mcp"\n')
+    path, config, imported = _imported(sandbox, ".vibe/config.toml", vibe, "vibe")
+    assert "not imported: linear in ~/.vibe/config.toml: " in imported.stdout and "api_key_env" in imported.stdout
+    assert "  docs:\n    url: https://docs.example.com/mcp\n" in config.read_text() and "linear" not in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert tomllib.loads(path.read_text())["mcp_servers"][0] == tomllib.loads(vibe)["mcp_servers"][0]

@@ -262,6 +262,11 @@ def _remote(entry: Found, url: str, unsaid: list[str], oauth: dict[str, Any] | N
             notes.append(_literal_reference(entry.client, bearer.strip(), reference))
     if isinstance(variable, str):
         spec["token_env"] = variable
+    if oauth is not None and "token_env" in spec:  # the model takes one way to authenticate: which was meant is the user's to say
+        sent = token_key if token_key and isinstance(value.get(token_key), str) else "its Authorization header"
+        table = entry.client.reading.auth.key if entry.client.reading.auth else "auth"
+        return (f"it sends a token ({sent}) and signs in with OAuth (its {table} table) too, and a "
+                "provider does one of them; left as it is (write the provider with token_env or oauth: by hand)")
     if oauth is not None:  # the client signs itself in: in the model, projector signs in once for every client
         spec["oauth"] = oauth or True
     host = clear_text_host(spec)
