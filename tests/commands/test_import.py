@@ -363,3 +363,28 @@ def test_a_vibe_entry_with_a_token_variable_and_an_oauth_table_stays_the_users_a
     assert "  docs:\n    url: https://docs.example.com/mcp\n" in config.read_text() and "linear" not in config.read_text()
     assert sandbox.run("sync", config=config).returncode == 0
     assert tomllib.loads(path.read_text())["mcp_servers"][0] == tomllib.loads(vibe)["mcp_servers"][0]
+
+
+VIBE_OAUTH = ('[[mcp_servers]]\nname = "linear"\ntransport = "http"\nurl = "https://mcp.linear.app/mcp"\n\n'
+              '[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read"]\n')
+
+
+def test_an_entry_signing_in_with_oauth_is_not_taken_by_a_provider_that_sends_a_token(sandbox):
+    """The same server in two clients, Cursor sending a token from a variable and Vibe signing in
+    with OAuth: the provider sends the token (Cursor's entry comes first), so Vibe's entry stays
+    the user's and keeps signing in (no `projector login` to run for a provider that has no
+    OAuth); the same against a provider the model already has."""
+    sandbox.install_projector()
+    vibe = sandbox.file(".vibe/config.toml", VIBE_OAUTH)
+    sandbox.file(".cursor/mcp.json", '{"mcpServers": {"linear": {"url": "https://mcp.linear.app/mcp", '
+                                     '"headers": {"Authorization": "Bearer ${LINEAR_TOKEN}"}}}}\n')
+    config = sandbox.model("version: 1\nclients: [vibe, cursor]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "  linear:\n    url: https://mcp.linear.app/mcp\n    token_env: LINEAR_TOKEN\n" in config.read_text()
+    assert "projector login linear" not in imported.stdout
+    assert "not imported: linear in ~/.vibe/config.toml: it signs in with OAuth" in imported.stdout, imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert vibe.read_text() == VIBE_OAUTH
+    again = sandbox.run("import", config=config)
+    assert "not imported: linear in ~/.vibe/config.toml: it signs in with OAuth" in again.stdout, again.stdout

@@ -393,11 +393,14 @@ def provider_name(name: str) -> str:
     return cleaned or "server"
 
 
-def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults: Mapping[str, list[str] | None] | None = None) -> Imported:
+def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults: Mapping[str, list[str] | None] | None = None,
+           ways: Mapping[str, str | None] | None = None) -> Imported:
     """``existing``: the model's providers by name, each with its identity; ``defaults``: their
-    default KB sets (None: every KB). Entries of the same server share one provider; a name taken
-    by another server keeps the entries apart. A provider has one default KB set: an entry that
-    shows another (its URL's ``kbs=``, or none where the provider names some) stays the user's."""
+    default KB sets (None: every KB); ``ways``: how each authenticates (``way_of``). Entries of the
+    same server share one provider; a name taken by another server keeps the entries apart. A
+    provider has one default KB set: an entry that shows another (its URL's ``kbs=``, or none
+    where the provider names some) stays the user's; so does one that signs in with OAuth where
+    the provider sends a token, or the other way round."""
     providers: dict[str, dict[str, Any]] = {}
     identities: dict[str, tuple[Any, ...]] = dict(existing)
     sources: dict[str, list[Found]] = {}
@@ -423,6 +426,11 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
             if said != kbs:
                 report.append(f"not imported: {entry.name} in {where}: {_kb_conflict(name, kbs, said)}")
                 continue
+        way, its_way = way_of(server.spec), way_of(providers[name]) if name in providers else (ways or {}).get(name)
+        if way and its_way and way != its_way:  # taken, the entry would authenticate otherwise than the client did
+            report.append(f"not imported: {entry.name} in {where}: it {_WAYS[way]}, and provider {name} {_WAYS[its_way]}: a "
+                          "provider does one of them; left as it is, yours")
+            continue
         if wanted != name and taken.get(wanted, server.identity) == server.identity:  # the server goes by another name
             report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
                 "which the folder's entry stays beside" if entry.folder else
@@ -467,6 +475,16 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
     for variable, places in sorted(secrets.items()):
         report.append(f"set ${variable}: its value was written in {', '.join(dict.fromkeys(places))}; the model names the variable only")
     return Imported(providers, bindings, tuple(claims), tuple(report))
+
+
+# How an entry (or a provider) authenticates, as said in a sentence.
+_WAYS = {"oauth": "signs in with OAuth", "token": "sends a token from a variable"}
+
+
+def way_of(spec: Mapping[str, Any]) -> str | None:
+    """How a provider's settings (or an entry read as them) authenticate: "oauth", "token"
+    (token_env), or None (neither said: no token, or a client that discovers a sign-in itself)."""
+    return "oauth" if spec.get("oauth") else "token" if spec.get("token_env") else None
 
 
 def _kb_conflict(name: str, shows: list[str] | None, said: list[str] | None) -> str:
