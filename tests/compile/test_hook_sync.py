@@ -304,3 +304,28 @@ def test_a_users_group_with_a_lone_surrogate_escape_beside_projectors_is_kept_an
     assert _sync(sandbox, model).stdout.startswith("nothing to do")
     _sync(sandbox, _model(sandbox, clients_="[claude-code]"))
     assert sandbox.file(CLAUDE).read_text() == mine
+
+
+def test_the_users_group_edited_after_projectors_was_taken_out_stays_the_users_through_force(two):
+    """The user's PreToolUse list: a group of theirs, projector's, another of theirs. They take
+    projector's group out and edit their last one, which now stands where projector's stood: it
+    is theirs, so `sync --force` leaves it as they wrote it (and projector's group comes back)."""
+    sandbox, bindings = two
+    first = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}
+    last = {"hooks": [{"type": "command", "command": "notify"}]}
+    sandbox.file(CLAUDE, json.dumps({"hooks": {"PreToolUse": [first]}}, indent=2))
+    model = _model(sandbox, bindings, clients_="[claude-code]")
+    _sync(sandbox, model)
+    value = json.loads(sandbox.file(CLAUDE).read_text())
+    value["hooks"]["PreToolUse"].append(last)
+    sandbox.file(CLAUDE, json.dumps(value, indent=2))
+    _sync(sandbox, model)  # the lineup now has the user's last group after projector's
+    assert [g.get("matcher") for g in _groups(sandbox, CLAUDE)["PreToolUse"]] == ["Bash", None, None]
+    value = json.loads(sandbox.file(CLAUDE).read_text())
+    edited = {"hooks": [{"type": "command", "command": "notify --loud"}]}
+    value["hooks"]["PreToolUse"] = [first, edited]
+    sandbox.file(CLAUDE, json.dumps(value, indent=2))
+    _sync(sandbox, model, "--force")
+    groups = _groups(sandbox, CLAUDE)["PreToolUse"]
+    assert groups[:2] == [first, edited], "the user's groups as they left them"
+    assert len(groups) == 3 and "dispatch" in _dispatching(groups[2]), "projector's group back, at the end"

@@ -42,3 +42,13 @@ def test_not_to_be_told_is_not_projectors():
     assert _at([_group("my-guard --edited")], [MINE, None]) is None, "the user's own, edited, with projector's taken out"
     assert _at([OTHER, _group("edited")], [None]) is None, "two groups new to the list, neither told apart"
     assert _at([MINE, _group("edited")], [MINE]) is None, "a lineup without projector's place"
+
+
+def test_a_group_of_the_users_after_projectors_place_edited_with_projectors_taken_out_is_not_projectors():
+    """Projector's group taken out, and the user's group that stood after it edited: the edited
+    one now stands where projector's stood, but a group it had after it is missing, so it is the
+    user's (sync --force would have written projector's group over it)."""
+    assert _at([MINE, _group("notify --edited")], [MINE, None, OTHER]) is None
+    assert _at([_group("notify --edited")], [None, OTHER]) is None
+    assert _at([MINE, _group("edited"), OTHER], [MINE, None, OTHER]) == 1, "projector's, edited, between the same groups"
+    assert _at([MINE, _group("edited"), OTHER, _group("new")], [MINE, None, OTHER]) == 1, "and a group of the user's added at the end"

@@ -95,15 +95,16 @@ def placed_by(groups: Sequence[Any], lineup: Sequence[str | None], ours: Callabl
     edit took it out, or put a handler of the user's beside it). ``lineup``: the list as
     projector left it (each group's ``digest``, None in projector's place). Of the groups that
     are none of those it had beside it, the one that still runs the dispatcher in a handler
-    (``partly``), else the one standing in projector's place (as many of those groups before it
-    as projector's had). None when that does not tell one group (projector's was taken out, the
-    list changed past knowing): the group is not projector's, rather than a group of the user's
-    taken for it."""
+    (``partly``), else the one standing in projector's place (as many of those groups before it,
+    and after it, as projector's had: one of the user's edited where projector's was taken out
+    has one too few on a side). None when that does not tell one group (projector's was taken
+    out, the list changed past knowing): the group is not projector's, rather than a group of
+    the user's taken for it."""
     if None not in lineup or any(ours(group) for group in groups):
         return None
     beside = Counter(digest for digest in lineup if digest is not None)
     place = lineup.index(None)
-    unknown: list[tuple[int, bool]] = []  # (index, whether it stands in projector's place)
+    unknown: list[tuple[int, int]] = []  # (index, how many of those groups stand before it)
     known = 0
     for index, group in enumerate(groups):
         found = digest(group)
@@ -111,8 +112,10 @@ def placed_by(groups: Sequence[Any], lineup: Sequence[str | None], ours: Callabl
             beside[found] -= 1
             known += 1
         else:
-            unknown.append((index, known == place))
-    for choice in ([index for index, _ in unknown if partly(groups[index])], [index for index, there in unknown if there]):
+            unknown.append((index, known))
+    after = len(lineup) - place - 1  # the groups projector's had after it
+    there = [index for index, before in unknown if before == place and known - before == after]
+    for choice in ([index for index, _ in unknown if partly(groups[index])], there):
         if len(choice) == 1:
             return choice[0]
     return None
