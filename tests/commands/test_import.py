@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import tomllib
 
+import pytest
+
 from models import USERS_CODEX
 
 CLAUDE = """{
@@ -324,8 +326,8 @@ def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
 def test_a_vibe_server_signing_in_with_oauth_comes_in_as_an_oauth_provider_and_goes_back_as_it_was(sandbox):
     """Vibe's [mcp_servers.auth] type = "oauth" (as `/mcp add` writes it): the provider signs in
     with OAuth, with Vibe's scopes; the sync writes the bridge there (one `projector login` for
-    every client); remove gives back the entry Vibe read (its [mcp_servers.auth] sub-table comes
-    back as an inline table: a named list's entry is given back rendered, not as its text)."""
+    every client); remove gives back the file byte for byte (the entry's text, its
+    [mcp_servers.auth] sub-table a table still, not an inline table)."""
     vibe = ('[[mcp_servers]]\nname = "linear"\ntransport = "streamable-http"\nurl = "https://mcp.linear.app/mcp"\n\n'
             '[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read", "write"]\n')
     path, config, imported = _imported(sandbox, ".vibe/config.toml", vibe, "vibe")
@@ -335,7 +337,35 @@ def test_a_vibe_server_signing_in_with_oauth_comes_in_as_an_oauth_provider_and_g
     entry = tomllib.loads(path.read_text())["mcp_servers"][0]
     assert entry["name"] == "linear" and entry["args"][:3] == ["mcp", "--provider", "linear"] and "auth" not in entry
     assert sandbox.run("remove", config=config).returncode == 0
-    assert tomllib.loads(path.read_text()) == tomllib.loads(vibe)
+    assert path.read_text() == vibe
+
+
+# Entries as people write them by hand, nested tables and comments inside, each a server the model
+# can say (so `import` takes it and the sync writes projector's entry in its place).
+BY_HAND = {
+    "vibe": (".vibe/config.toml", 'active_model = "devstral-2"\n\n[[mcp_servers]]\n# the files\nname = "fs"  # mine\n'
+             'transport = "stdio"\ncommand = "npx"\nargs = ["-y", "fs"]\n# its env\n[mcp_servers.env]\nLOG_LEVEL = "debug"\n\n'
+             '[[mcp_servers]]\nname = "web"\ntransport = "http"\nurl = "https://web.example.com/mcp"\n\n[tools]\nx = 1\n'),
+    "codex": (".codex/config.toml", 'model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx" # mine\nargs = ["-y", "fs"]\n# its env\n'
+              '[mcp_servers.fs.env]\nLOG_LEVEL = "debug"\n\n[tui]\nx = 1\n'),
+    "continue": (".continue/config.yaml", "name: Local\nversion: 1.0.0\nschema: v1\nmcpServers:\n  - name: fs # mine\n"
+                 "    # the files\n    command: npx\n    args: [-y, fs]\n    env:\n      LOG_LEVEL: debug\n  - name: other\n"
+                 "    command: uvx\n    args: [other]\n"),
+}
+
+
+@pytest.mark.parametrize("client", sorted(BY_HAND))
+def test_entries_written_by_hand_come_back_byte_for_byte_after_import_sync_and_remove(sandbox, client):
+    """A sub-table (Vibe's [mcp_servers.env] of a [[mcp_servers]] item, Codex's
+    [mcp_servers.fs.env]), a comment inside an entry, a list item (Continue's) in flow style:
+    the sync writes projector's entry there, and remove gives back the user's own text."""
+    relative, text = BY_HAND[client]
+    path, config, imported = _imported(sandbox, relative, text, client)
+    assert "provider fs: from" in imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "--provider" in path.read_text() and "# mine" not in path.read_text()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == text
 
 
 def test_an_entry_narrowed_by_kbs_comes_in_with_its_kbs_as_the_default_and_sync_keeps_what_the_client_shows(sandbox):

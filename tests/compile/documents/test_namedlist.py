@@ -128,3 +128,32 @@ def test_an_entry_listed_twice_is_not_guessed_at():
 def test_a_map_where_a_list_belongs_is_refused():
     with pytest.raises(DocumentError, match="is not a list"):
         parse("yaml", "mcpServers:\n  docs:\n    command: a\n", "f").servers(YAML_KEY)
+
+
+# An entry as users write it, with its nested tables and comments inside: `projector import` keeps
+# its text (source_of), a sync replaces it with projector's, and `projector remove` puts that text
+# back (a Verbatim edit): the file as it was, byte for byte.
+WRITTEN_BY_HAND = {
+    "vibe, an env sub-table": ("toml", TOML_KEY, 'active_model = "x"\n\n[[mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "npx"\n\n'
+                               '[mcp_servers.env]\nLOG_LEVEL = "debug"\n\n[[mcp_servers]]\nname = "web"\nurl = "https://w/mcp"\n'),
+    "vibe, an auth sub-table, last": ("toml", TOML_KEY, '[[mcp_servers]]\nname = "linear"\ntransport = "streamable-http"\n'
+                                      'url = "https://mcp.linear.app/mcp"\n\n[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read", "write"]\n'),
+    "vibe, comments inside": ("toml", TOML_KEY, '[[mcp_servers]]\n# the files\nname = "fs"  # mine\ncommand = "npx"\n# its env\n'
+                              '[mcp_servers.env]\nLOG_LEVEL = "debug"\n# after it\n\n[tools]\nx = 1\n'),
+    "vibe, inline": ("toml", TOML_KEY, 'mcp_servers = [\n  { name = "fs", command = "npx" }, # mine\n  {name="o",command="x"},\n]\n'),
+    "continue, comments and flow lists": ("yaml", YAML_KEY, "name: Local\nmcpServers:\n  - name: fs # mine\n    # the files\n    command: npx\n"
+                                          "    args: [-y, fs]\n    env:\n      LOG_LEVEL: debug\n  - name: other\n    command: uvx\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_BY_HAND))
+def test_an_entry_replaced_then_given_back_as_its_text_is_every_byte(name):
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    fmt, key, text = WRITTEN_BY_HAND[name]
+    document = parse(fmt, text, "f")
+    for entry, value in document.servers(key).items():
+        original = Verbatim(value, document.source_of(key, entry), **neighbours(document, key, entry))
+        synced = document.edit(key, {entry: STDIO | {"name": entry}})
+        assert synced.servers(key)[entry] == STDIO | {"name": entry}
+        assert synced.edited(key, {entry: original}) == text, entry

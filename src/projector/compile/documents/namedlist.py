@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projector.compile.documents.base import Edits
+from projector.compile.documents.base import Edits, Verbatim, plain
 from projector.core.errors import DocumentError, Problem
 from projector.core.keys import named_entries, split
 
@@ -33,6 +33,21 @@ class NamedLists:
         if field is None:
             return self.document.servers(key)
         return self._entries(self.document, container, field)
+
+    def source_of(self, key: tuple[str, ...], name: str) -> str | None:
+        """Entry ``name``'s text as the file spells it: for a list, its item (a TOML item with
+        its sub-tables and the comments among them), what a Verbatim edit puts back."""
+        container, field = split(key)
+        if field is None:
+            return self.document.source_of(key, name)
+        index = self._index(self.document.array(container) or [], field, name)
+        return None if index is None else self.document.element_source(container, index)
+
+    def set_off(self, key: tuple[str, ...], name: str) -> bool | None:
+        """The document's ``set_off`` of a map's entry (TOML); None for a list's item, which
+        goes back where it stood."""
+        own = getattr(self.document, "set_off", None)
+        return own(key, name) if own is not None and split(key)[1] is None else None
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         container, field = split(key)
@@ -63,9 +78,9 @@ class NamedLists:
                 document = document.without_element(container, index)
                 del expected[index]
         for name, value in ((n, v) for n, v in edits.items() if v is not None):
-            item = {field: name, **{k: v for k, v in value.items() if k != field}}
+            item = {field: name, **{k: v for k, v in plain(value).items() if k != field}}
             index = self._index(expected, field, name)
-            document = document.with_element(container, index, item)
+            document = document.with_element(container, index, value if isinstance(value, Verbatim) else item)
             if index is None:
                 expected.append(item)
             else:

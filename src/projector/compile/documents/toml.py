@@ -110,7 +110,7 @@ class TomlDocument:
 
     def _together(self, key: tuple[str, ...], name: str) -> tuple[int, int] | None:
         """Where entry ``name``'s tables under ``key`` stand, when they stand together as one block."""
-        blocks = self._merged(self._pieces(key + (name,)))
+        blocks = self._merged(self._pieces(key + (name,)), within_entry=True)
         if len(blocks) != 1 or not blocks[0][2]:
             return None
         return blocks[0][0], blocks[0][1]
@@ -130,7 +130,7 @@ class TomlDocument:
         new: dict[str, Any] = {}
         for name, value in edits.items():
             pieces = self._pieces(key + (name,))
-            blocks = self._merged(pieces)
+            blocks = self._merged(pieces, within_entry=True)
             if value is None:
                 doomed += pieces
             elif len(blocks) == 1 and all(p.is_table for p in pieces):  # rewrite its tables where they stand
@@ -140,7 +140,7 @@ class TomlDocument:
                 new[name] = value
             elif (spot := placed(value, self.servers(key))) is not None:  # back where it stood, its own text
                 side, neighbour = spot
-                around = self._merged(self._pieces(key + (neighbour,)))
+                around = self._merged(self._pieces(key + (neighbour,)), within_entry=True)
                 at = around[-1][1] if side == "after" else around[0][0]
                 nl = self._newline.encode()
                 text = value.text.encode("utf-8")
@@ -190,11 +190,13 @@ class TomlDocument:
             splices.append(Splice(start, end, b""))
         return splices
 
-    def _merged(self, pieces: list[_Piece]) -> list[tuple[int, int, bool]]:
-        """Pieces with nothing but blank lines between them, as one block."""
+    def _merged(self, pieces: list[_Piece], within_entry: bool = False) -> list[tuple[int, int, bool]]:
+        """Pieces with nothing but blank lines between them, as one block; ``within_entry``
+        (the pieces of one entry): comment lines too, which then belong to the entry."""
         blocks: list[tuple[int, int, bool]] = []
         for piece in sorted(pieces, key=lambda p: p.start):
-            if blocks and not self._bytes[blocks[-1][1] : piece.start].strip():
+            between = self._bytes[blocks[-1][1] : piece.start] if blocks else None
+            if between is not None and (not between.strip() or (within_entry and _comment_lines(between))):
                 start, _, is_table = blocks[-1]
                 blocks[-1] = (start, max(piece.end, blocks[-1][1]), is_table or piece.is_table)
             else:
@@ -215,15 +217,30 @@ class TomlDocument:
         takes ``value`` as one more inline table in it instead."""
         inline = self._inline_array(key)
         if inline is not None:
-            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).put(index, _inline_text(value))]))
+            text = value.text.encode("utf-8") if isinstance(value, Verbatim) else _inline_text(value)
+            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).put(index, text)]))
         table = self._table(key[:-1], key[-1], value, array=True)
         elements = self._elements(key)
         if index is None:
             if not elements:
                 return self._reparsed(self._apply([self._insertion_of(table, len(self._bytes))]))
             return self._reparsed(self._apply([self._insertion_of(table, elements[-1][-1].end)]))
+        blocks = self._merged(elements[index], within_entry=True)
+        if len(blocks) == 1:  # its tables, and the comments among them, are its text: all of it replaced
+            return self._reparsed(self._apply([Splice(blocks[0][0], blocks[0][1], table)]))
         first, *rest = elements[index]
         return self._reparsed(self._apply([Splice(first.start, first.end, table), *self._removals(rest)]))
+
+    def element_source(self, key: tuple[str, ...], index: int) -> str | None:
+        """The text of table ``index`` of the array at ``key``: an inline table, or a ``[[key]]``
+        table with its sub-tables (``[key.env]``) and the comments among them, when they stand
+        together (None: spread over the file)."""
+        inline = self._inline_array(key)
+        if inline is not None:
+            item = _InlineArray(inline, self._bytes, self._newline).items[index]
+            return self._bytes[item.start_byte : item.end_byte].decode("utf-8")
+        blocks = self._merged(self._elements(key)[index], within_entry=True)
+        return self._bytes[blocks[0][0] : blocks[0][1]].decode("utf-8") if len(blocks) == 1 else None
 
     def without_element(self, key: tuple[str, ...], index: int) -> TomlDocument:
         inline = self._inline_array(key)
@@ -382,6 +399,11 @@ def _inline_text(value: dict[str, Any]) -> bytes:
         import tomlkit
 
         return tomlkit.dumps({"v": _inline(value)}).partition("=")[2].strip().encode("utf-8")
+
+
+def _comment_lines(text: bytes) -> bool:
+    """Whether ``text`` (whole lines between two tables) holds only comments and blank lines."""
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in text.splitlines())
 
 
 def _blank_before(value: Any, nl: bytes) -> bytes:

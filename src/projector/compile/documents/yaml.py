@@ -29,6 +29,7 @@ from projector.compile.documents.base import (
     line_start,
     newline_of,
     placed,
+    plain,
     servers_at,
     splice,
 )
@@ -234,15 +235,24 @@ class YamlDocument:
         ``value`` added after its last item (``index`` None; the list is made when absent)."""
         pair, sequence = self._sequence_at(key)
         if sequence is None:
-            return self._reparsed(self._apply(self._creation(key, [value])))
+            return self._reparsed(self._apply(self._creation(key, [plain(value)])))
         items = _items(sequence)
         dash = items[0].start_point.column
-        block = self._item_block(value, dash)
+        fits = isinstance(value, Verbatim) and (index is not None or _dash_column(value.text) == dash)
+        block = value.text.encode("utf-8") if fits else self._item_block(plain(value), dash)
         if index is None:
             return self._reparsed(self._apply([self._after(_content_end(items[-1]), block)]))
         item = items[index]
         start, end = line_start(self._bytes, item.start_byte), self._line_end(_content_end(item))
         return self._reparsed(self._apply([Splice(start, end, block if self._bytes[end - 1 : end] == b"\n" else block.rstrip(b"\r\n"))]))
+
+    def element_source(self, key: tuple[str, ...], index: int) -> str | None:
+        """The lines of item ``index`` of the block list at ``key``, as the file spells them."""
+        sequence = self._sequence_at(key)[1]
+        if sequence is None:
+            return None
+        item = _items(sequence)[index]
+        return self._bytes[line_start(self._bytes, item.start_byte) : self._line_end(_content_end(item))].decode("utf-8")
 
     def without_element(self, key: tuple[str, ...], index: int) -> YamlDocument:
         pair, sequence = self._sequence_at(key)
@@ -360,6 +370,11 @@ def _mapping_of(node: Any) -> Any:
     while node is not None and node.type in ("document", "block_node"):
         node = next((c for c in node.named_children if c.type != "comment"), None)
     return node if node is not None and node.type == "block_mapping" else None
+
+
+def _dash_column(item: str) -> int:
+    """The column of the dash that opens a list item's lines."""
+    return len(item) - len(item.lstrip(" "))
 
 
 def _items(sequence: Any) -> list[Any]:
