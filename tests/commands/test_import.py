@@ -379,3 +379,21 @@ def test_an_entry_narrowed_by_kbs_comes_in_with_its_kbs_as_the_default_and_sync_
     assert json.loads(path.read_text())["mcpServers"]["docs"]["url"] == "https://docs.example.com/mcp?kbs=api-a,handbook"
     assert sandbox.run("remove", config=config).returncode == 0
     assert path.read_text() == cursor
+
+
+def test_a_vibe_entry_another_names_entry_stands_in_for_comes_back_where_it_stood(sandbox):
+    """Vibe's linear-server is Claude Code's linear: the provider's entry stands in for it while
+    projector manages them, and remove puts its text back between the items it stood between."""
+    vibe = ('[[mcp_servers]]\nname = "a"\ntransport = "stdio"\ncommand = "a"\n\n[[mcp_servers]]\nname = "linear-server"\n# mine\n'
+            'transport = "streamable-http"\nurl = "https://mcp.linear.app/mcp"\n\n[[mcp_servers]]\nname = "b"\ntransport = "stdio"\n'
+            'command = "b"\n[mcp_servers.env]\nK = "v"\n')
+    sandbox.install_projector()
+    path = sandbox.file(".vibe/config.toml", vibe)
+    sandbox.file(".claude.json", '{"mcpServers": {"linear": {"type": "http", "url": "https://mcp.linear.app/mcp"}}}\n')
+    config = sandbox.model("version: 1\nclients: [claude-code, vibe]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert "linear-server in ~/.vibe/config.toml: the same server as provider linear" in imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert [item["name"] for item in tomllib.loads(path.read_text())["mcp_servers"]] == ["a", "b", "linear"]
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == vibe

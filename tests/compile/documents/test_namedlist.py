@@ -136,6 +136,8 @@ def test_a_map_where_a_list_belongs_is_refused():
 WRITTEN_BY_HAND = {
     "vibe, an env sub-table": ("toml", TOML_KEY, 'active_model = "x"\n\n[[mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "npx"\n\n'
                                '[mcp_servers.env]\nLOG_LEVEL = "debug"\n\n[[mcp_servers]]\nname = "web"\nurl = "https://w/mcp"\n'),
+    "vibe, tables not set off": ("toml", TOML_KEY, '[[mcp_servers]]\nname = "a"\ncommand = "a"\n[mcp_servers.env]\nK = "v"\n'
+                                 '[[mcp_servers]]\nname = "b"\ncommand = "b"\n[[mcp_servers]]\nname = "c"\ncommand = "c"\n# the end\n'),
     "vibe, an auth sub-table, last": ("toml", TOML_KEY, '[[mcp_servers]]\nname = "linear"\ntransport = "streamable-http"\n'
                                       'url = "https://mcp.linear.app/mcp"\n\n[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read", "write"]\n'),
     "vibe, comments inside": ("toml", TOML_KEY, '[[mcp_servers]]\n# the files\nname = "fs"  # mine\ncommand = "npx"\n# its env\n'
@@ -157,3 +159,17 @@ def test_an_entry_replaced_then_given_back_as_its_text_is_every_byte(name):
         synced = document.edit(key, {entry: STDIO | {"name": entry}})
         assert synced.servers(key)[entry] == STDIO | {"name": entry}
         assert synced.edited(key, {entry: original}) == text, entry
+
+
+@pytest.mark.parametrize("name", ["continue, comments and flow lists", "vibe, an env sub-table", "vibe, tables not set off"])
+def test_an_entry_taken_out_then_given_back_as_its_text_stands_where_it_stood(name):
+    """An entry `import` found under another name than its provider's is taken out while the
+    provider's entry stands in for it; `projector remove` puts its text back beside the entry it
+    followed (or preceded): the list as it was, byte for byte."""
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    fmt, key, text = WRITTEN_BY_HAND[name]
+    document = parse(fmt, text, "f")
+    for entry, value in document.servers(key).items():  # (an inline array's item goes back at its end)
+        original = Verbatim(value, document.source_of(key, entry), **neighbours(document, key, entry))
+        assert document.edit(key, {entry: None}).edited(key, {entry: original}) == text, entry

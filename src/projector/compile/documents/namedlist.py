@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projector.compile.documents.base import Edits, Verbatim, plain
+from projector.compile.documents.base import Edits, Verbatim, placed, plain
 from projector.core.errors import DocumentError, Problem
 from projector.core.keys import named_entries, split
 
@@ -44,10 +44,15 @@ class NamedLists:
         return None if index is None else self.document.element_source(container, index)
 
     def set_off(self, key: tuple[str, ...], name: str) -> bool | None:
-        """The document's ``set_off`` of a map's entry (TOML); None for a list's item, which
-        goes back where it stood."""
-        own = getattr(self.document, "set_off", None)
-        return own(key, name) if own is not None and split(key)[1] is None else None
+        """Whether a blank line sets entry ``name`` off from what comes before it (TOML: a map's
+        entry, or a ``[[key]]`` table); None where the format has no such notion."""
+        container, field = split(key)
+        if field is None:
+            own = getattr(self.document, "set_off", None)
+            return own(key, name) if own is not None else None
+        index = self._index(self.document.array(container) or [], field, name)
+        own = getattr(self.document, "element_set_off", None)
+        return own(container, index) if own is not None and index is not None else None
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         container, field = split(key)
@@ -80,6 +85,14 @@ class NamedLists:
         for name, value in ((n, v) for n, v in edits.items() if v is not None):
             item = {field: name, **{k: v for k, v in plain(value).items() if k != field}}
             index = self._index(expected, field, name)
+            spot = placed(value, named_entries(expected, field)) if index is None else None
+            if spot is not None:  # an entry given back, beside the one it followed or preceded
+                at = self._index(expected, field, spot[1])
+                beside = document.element_beside(container, at, spot[0], value)
+                if beside is not None:
+                    document = beside
+                    expected.insert(at + (spot[0] == "after"), item)
+                    continue
             document = document.with_element(container, index, value if isinstance(value, Verbatim) else item)
             if index is None:
                 expected.append(item)

@@ -224,12 +224,48 @@ class TomlDocument:
         if index is None:
             if not elements:
                 return self._reparsed(self._apply([self._insertion_of(table, len(self._bytes))]))
-            return self._reparsed(self._apply([self._insertion_of(table, elements[-1][-1].end)]))
+            blank = _blank_before(value, self._newline.encode())
+            return self._reparsed(self._apply([self._insertion_of(table, elements[-1][-1].end, blank)]))
         blocks = self._merged(elements[index], within_entry=True)
         if len(blocks) == 1:  # its tables, and the comments among them, are its text: all of it replaced
             return self._reparsed(self._apply([Splice(blocks[0][0], blocks[0][1], table)]))
         first, *rest = elements[index]
         return self._reparsed(self._apply([Splice(first.start, first.end, table), *self._removals(rest)]))
+
+    def element_beside(self, key: tuple[str, ...], index: int, side: str, value: Verbatim) -> TomlDocument | None:
+        """``value``'s text put back just ``side`` ("after", "before") the ``[[key]]`` table
+        ``index`` with its sub-tables, as a map's entry goes back beside its neighbour (None:
+        an inline array, or that table spread over the file)."""
+        if self._inline_array(key) is not None:
+            return None
+        blocks = self._merged(self._elements(key)[index], within_entry=True)
+        if len(blocks) != 1:
+            return None
+        nl, text = self._newline.encode(), value.text.encode("utf-8")
+        start, end, _ = blocks[0]
+        if side == "after":
+            return self._reparsed(self._apply([Splice(end, end, _blank_before(value, nl) + text)]))
+        return self._reparsed(self._apply([Splice(start, start, self._before(key, index, value, text))]))
+
+    def _before(self, key: tuple[str, ...], index: int, value: Verbatim, text: bytes) -> bytes:
+        """``text`` to go just before table ``index``, spaced as it was. Its removal took the blank
+        line before it, if any, and left the one after it: so a blank line before ``index`` now
+        was after it. Not set off (or not known): after it as the list's own tables are."""
+        nl = self._newline.encode()
+        now_set_off = self._bytes[: self._elements(key)[index][0].start].endswith(nl + nl)
+        if value.set_off:
+            return text + nl if now_set_off else nl + text
+        elements = self._elements(key)
+        habit = any(self._bytes[: e[0].start].endswith(nl + nl) for e in elements[1:])
+        return text + nl if habit else text
+
+    def element_set_off(self, key: tuple[str, ...], index: int) -> bool | None:
+        """Whether a blank line sets the ``[[key]]`` table ``index`` off from what comes before
+        it (None: an item of an inline array)."""
+        if self._inline_array(key) is not None:
+            return None
+        nl = self._newline.encode()
+        return self._bytes[: self._elements(key)[index][0].start].endswith(nl + nl)
 
     def element_source(self, key: tuple[str, ...], index: int) -> str | None:
         """The text of table ``index`` of the array at ``key``: an inline table, or a ``[[key]]``

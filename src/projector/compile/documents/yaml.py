@@ -246,6 +246,20 @@ class YamlDocument:
         start, end = line_start(self._bytes, item.start_byte), self._line_end(_content_end(item))
         return self._reparsed(self._apply([Splice(start, end, block if self._bytes[end - 1 : end] == b"\n" else block.rstrip(b"\r\n"))]))
 
+    def element_beside(self, key: tuple[str, ...], index: int, side: str, value: Verbatim) -> YamlDocument | None:
+        """``value``'s lines put back just ``side`` ("after", "before") item ``index`` of the
+        block list at ``key`` (None: where they would not fit: another indentation, no final
+        newline)."""
+        sequence = self._sequence_at(key)[1]
+        items = _items(sequence) if sequence is not None else []
+        if not items or _dash_column(value.text) != items[0].start_point.column or not value.text.endswith("\n"):
+            return None
+        item = items[index]
+        at = self._line_end(_content_end(item)) if side == "after" else line_start(self._bytes, item.start_byte)
+        if at == len(self._bytes) and not self._bytes.endswith(b"\n"):
+            return None
+        return self._reparsed(self._apply([Splice(at, at, value.text.encode("utf-8"))]))
+
     def element_source(self, key: tuple[str, ...], index: int) -> str | None:
         """The lines of item ``index`` of the block list at ``key``, as the file spells them."""
         sequence = self._sequence_at(key)[1]
