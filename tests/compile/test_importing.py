@@ -108,6 +108,15 @@ def test_a_codex_entry_keeps_both_its_env_vars_and_its_env_table():
     assert server.spec["env"] == {"B": "${B}", "C": "${C}", "A": "1"} and server.unsaid == ()
 
 
+def test_a_key_projector_writes_in_one_kind_of_entry_only_is_kept_out_of_the_other():
+    """Copilot CLI's bridge entry turns its tool cache off; projector's HTTP entry does not say
+    that, so an HTTP entry of the user's that does is listed, not imported without it."""
+    remote = server_of(_found("copilot", "t", {"type": "http", "url": "https://t.dev/mcp", "tools": ["*"], "disableToolCache": True}))
+    assert remote.unsaid == ("disableToolCache",)
+    local = server_of(_found("copilot", "fs", {"type": "local", "command": "fs-mcp", "tools": ["*"], "disableToolCache": True}))
+    assert local.unsaid == ()  # the bridge that runs it says so too
+
+
 def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_secret():
     """What a restyle is: the client reads the same server from both spellings. A written-out
     token read from a variable, an SSE entry written as streamable HTTP, an entry the client skips

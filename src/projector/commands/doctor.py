@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from projector.commands.common import (SignIn, compute, entries_in_file, err, load_model, sign_in_states, sign_in_warnings, store_warnings,
@@ -45,7 +45,7 @@ def run(config: str | None, client: list[str] | None, as_json: bool = False, ack
         return 1
     chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
     if ack:
-        noted = [w for w in outcome.warnings if not shadowing(w)]
+        noted = acknowledgeable(outcome.warnings, sign_in_warnings(loaded, sign_ins))
         acknowledge(noted, os.environ)
         print(f"acknowledged {len(noted)} warning{'s' if len(noted) != 1 else ''}: doctor lists "
               f"{'them' if len(noted) != 1 else 'it'} again with --all, or once {'they change' if len(noted) != 1 else 'it changes'}")
@@ -136,7 +136,7 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             entries = f"{started} bridge entr{'y' if started == 1 else 'ies'}"
             check(True, f"{result.client.name}: {entries} started as it starts them: each finds the model and the trust store")
     signing_in = set(sign_in_warnings(model, sign_ins))  # told above, by each OAuth provider's own check
-    known = [w for w in outcome.warnings if w in acknowledged and not shadowing(w)]
+    known = [w for w in acknowledgeable(outcome.warnings, signing_in) if w in acknowledged]
     for warning in outcome.warnings:  # sync, diff and status say each once: here they are all, but the acknowledged
         if warning not in known and warning not in signing_in:
             check(not shadowing(warning), warning, None if shadowing(warning) else "note")
@@ -156,6 +156,13 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             check(False, f"{display_path(file, here)} changed since it was trusted: its workspace ignores it (its servers have no "
                          f"tools there) until you review it and run `projector trust {folder}`")
     return {"schema": SCHEMA, "healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def acknowledgeable(warnings: tuple[str, ...], signing_in: Iterable[str]) -> list[str]:
+    """The warnings `doctor --ack` may hide: not a shadowing entry (a problem), not a provider
+    nobody signed in to (its own check says it until a login)."""
+    told = set(signing_in)
+    return [w for w in warnings if not shadowing(w) and w not in told]
 
 
 def shadowing(warning: str) -> bool:

@@ -15,13 +15,14 @@ from projector.oauth.revocation import revocation
 
 def run(name: str, config: str | None) -> int:
     state = locations.state_folder(os.environ)
+    insecure = False  # a provider the model no longer has: no plain http:// to another host
     try:
-        oauth_provider(load_model(config).providers, name)
+        insecure = oauth_provider(load_model(config).providers, name).insecure
     except ProjectorError as error:
         if not left_behind(state, name):
             err(f"error: {error}")
             return 1
-    return signed_out(state, name)
+    return signed_out(state, name, insecure)
 
 
 def left_behind(state: str, name: str) -> bool:
@@ -30,7 +31,7 @@ def left_behind(state: str, name: str) -> bool:
     return PROVIDER_NAME.fullmatch(name) is not None and os.path.lexists(tokenstore.token_file(state, name))
 
 
-def signed_out(state: str, name: str) -> int:
+def signed_out(state: str, name: str, insecure: bool = False) -> int:
     keyring = tokenstore.Keyring.found(os.environ)
     try:
         lock = tokenstore.locked(state, name, timeout=60)
@@ -38,7 +39,7 @@ def signed_out(state: str, name: str) -> int:
         err(f"error: {unsafe}")
         return 1
     with lock:  # not under a refresh that is writing it
-        revoked = revocation(state, name, keyring)
+        revoked = revocation(state, name, keyring, insecure)
         removed = tokenstore.remove(state, name, keyring)
     if not removed:
         print(f"not signed in to {name}")

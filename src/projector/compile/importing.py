@@ -113,7 +113,7 @@ def server_of(entry: Found) -> Server | str:
     url = reading.url_of(value)
     known = UNDERSTOOD | set(reading.url_keys) | {reading.command_key, reading.args_key} | set(reading.added_keys)
     known |= {key for key in (reading.env_key, client.token_key()) if key}
-    usual = dict(reading.default_values) | _written(client) | {"disabled": False}
+    usual = dict(reading.default_values) | _written(client, remote=url is not None) | {"disabled": False}
     unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])] + unread
     if url is None and oauth is not None and reading.auth is not None:
         unsaid.append(f"{reading.auth.key} (OAuth on an entry without a URL)")
@@ -166,18 +166,17 @@ def secret_argument(args: list[str], index: int) -> bool:
     return bool(looks_like_token(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
 
 
-def _written(client: Client) -> dict[str, Any]:
-    """The keys projector's own entries for ``client`` hold whatever the server (``tools: ["*"]``),
-    with their values: an entry that has them says nothing the model does not."""
+def _written(client: Client, remote: bool) -> dict[str, Any]:
+    """The keys projector's own entries of that kind (``remote``: HTTP, else a command) for
+    ``client`` hold whatever the server (``tools: ["*"]``), with their values: an entry that has
+    them says nothing the model does not. Of that kind only: Copilot CLI's bridge entry turns its
+    tool cache off, which an HTTP entry projector writes does not say."""
     from projector.compile.plan import HttpServer, StdioServer
 
-    written: dict[str, Any] = {}
-    for server in (StdioServer("x", (), ()), HttpServer("https://x.invalid/", None)):
-        try:
-            written |= client.render(server, "x")
-        except RuntimeError:  # it takes no entry of that kind
-            continue
-    return written
+    try:
+        return client.render(HttpServer("https://x.invalid/", None) if remote else StdioServer("x", (), ()), "x")
+    except RuntimeError:  # it takes no entry of that kind
+        return {}
 
 
 def _authentication(table: AuthTable | None, value: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[str, Any] | None | str, list[str]]:

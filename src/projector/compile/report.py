@@ -119,6 +119,12 @@ def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], prob
     }
 
 
+def drift_names(results: list[FileResult]) -> str:
+    """The entries changed by hand in one file, over its targets; an entry by which the client
+    trusts projector's hook group (Codex's ``hooks.state``) is said to be one."""
+    return ", ".join(f"hook trust {name}" if result.target.kind == "trust" else name for result in results for name in result.named("drift"))
+
+
 def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
     """One line per file where sync kept an entry changed by hand (drift): what it kept, and the
     two ways out."""
