@@ -403,3 +403,29 @@ def test_a_vibe_entry_another_names_entry_stands_in_for_comes_back_where_it_stoo
     assert [item["name"] for item in tomllib.loads(path.read_text())["mcp_servers"]] == ["a", "b", "linear"]
     assert sandbox.run("remove", config=config).returncode == 0
     assert path.read_text() == vibe
+
+
+ALONE = {
+    "vibe": (".vibe/config.toml", 'active_model = "x"\n\n[[mcp_servers]]\nname = "linear-server"\ntransport = "streamable-http"\n'
+             'url = "https://mcp.linear.app/mcp"\n\n[tools]\nx = 1\n'),
+    "codex": (".codex/config.toml", 'model = "o3"\n\n[mcp_servers.linear-server]\nurl = "https://mcp.linear.app/mcp"\n\n# ui\n[tui]\nx = 1\n'),
+    "continue": (".continue/config.yaml", "name: Local\nmcpServers:\n  - name: linear-server # mine\n    type: streamable-http\n"
+                 "    url: https://mcp.linear.app/mcp\nrules: []\n"),
+}
+
+
+@pytest.mark.parametrize("client", sorted(ALONE))
+def test_the_only_entry_another_names_entry_stands_in_for_comes_back_where_it_stood(sandbox, client):
+    """The client's only server is Claude Code's linear under another name: the provider's entry
+    stands in for it (written where entries are added, at the end), and remove puts its text back
+    where it stood, before the table that followed it, or in its list emptied to []."""
+    relative, text = ALONE[client]
+    sandbox.install_projector()
+    path = sandbox.file(relative, text)
+    sandbox.file(".claude.json", '{"mcpServers": {"linear": {"type": "http", "url": "https://mcp.linear.app/mcp"}}}\n')
+    config = sandbox.model(f"version: 1\nclients: [claude-code, {client}]\nproviders: {{}}\n")
+    assert "the same server as provider linear" in sandbox.run("import", config=config).stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "linear-server" not in path.read_text()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == text

@@ -173,3 +173,18 @@ def test_an_entry_taken_out_then_given_back_as_its_text_stands_where_it_stood(na
     for entry, value in document.servers(key).items():  # (an inline array's item goes back at its end)
         original = Verbatim(value, document.source_of(key, entry), **neighbours(document, key, entry))
         assert document.edit(key, {entry: None}).edited(key, {entry: original}) == text, entry
+
+
+@pytest.mark.parametrize("fmt,key,text", [
+    pytest.param("toml", TOML_KEY, 'active_model = "x"\n\n[[mcp_servers]]\nname = "fs"\ncommand = "npx"\n\n[mcp_servers.env]\nK = "v"\n\n'
+                 '[tools]\nx = 1\n', id="a TOML table before another"),
+    pytest.param("yaml", YAML_KEY, "name: Local\nmcpServers:\n  - name: fs # mine\n    command: npx\nrules: []\n", id="a YAML item, indented"),
+])
+def test_the_only_item_taken_out_and_given_back_stands_where_it_stood(fmt, key, text):
+    """The list's only item (another name's entry stood in for it): given back where the list
+    stood, as its text, not at the end of the file nor rendered anew."""
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    document = parse(fmt, text, "f")
+    original = Verbatim(document.servers(key)["fs"], document.source_of(key, "fs"), **neighbours(document, key, "fs"))
+    assert document.edit(key, {"fs": None}).edited(key, {"fs": original}) == text

@@ -189,3 +189,21 @@ def test_an_entry_replaced_then_given_back_as_its_text_is_every_byte(original):
     synced = parse("toml", edit(original, {"fs": ENTRY}), "config.toml")
     assert synced.servers(KEY)["fs"] == ENTRY
     assert synced.edited(KEY, {"fs": kept}) == original
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n\n[tui]\nx = 1\n', id="set off both sides"),
+        pytest.param('model = "o3"\n[mcp_servers.fs]\ncommand = "npx"\n[tui]\nx = 1\n', id="set off neither side"),
+        pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n\n# the interface\n[tui]\nx = 1\n', id="a comment over the next table"),
+    ],
+)
+def test_the_only_entry_taken_out_and_given_back_stands_where_it_stood(original):
+    """The only entry under the key (another name's entry stood in for it, at the file's end):
+    given back before the table that followed it, not at the end of the file."""
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    document = parse("toml", original, "config.toml")
+    kept = Verbatim(document.servers(KEY)["fs"], document.source_of(KEY, "fs"), **neighbours(document, KEY, "fs"))
+    assert edit(edit(original, {"fs": None}), {"fs": kept}) == original

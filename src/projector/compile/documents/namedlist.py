@@ -54,6 +54,17 @@ class NamedLists:
         own = getattr(self.document, "element_set_off", None)
         return own(container, index) if own is not None and index is not None else None
 
+    def followed_by(self, key: tuple[str, ...], name: str) -> list[str] | None:
+        """The header of the table after entry ``name`` (TOML), where it goes back when nothing
+        of its key is left; None where the format has no such notion."""
+        container, field = split(key)
+        if field is None:
+            own = getattr(self.document, "followed_by", None)
+            return own(key, name) if own is not None else None
+        index = self._index(self.document.array(container) or [], field, name)
+        own = getattr(self.document, "element_followed_by", None)
+        return own(container, index) if own is not None and index is not None else None
+
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         container, field = split(key)
         if field is None:

@@ -108,6 +108,36 @@ class TomlDocument:
         span = self._together(key, name)
         return self._bytes[span[0] : span[1]].decode("utf-8") if span is not None else None
 
+    def followed_by(self, key: tuple[str, ...], name: str) -> list[str] | None:
+        """The header of the first table after entry ``name``'s tables (None: none, or they do
+        not stand together)."""
+        span = self._together(key, name)
+        return self._table_after(span[1]) if span is not None else None
+
+    def _table_after(self, offset: int) -> list[str] | None:
+        for node in self._tree.root_node.children:
+            if node.type in ("table", "table_array_element") and node.start_byte >= offset:
+                return _key_path(node.children[1])
+        return None
+
+    def _before_table(self, value: Verbatim) -> Splice | None:
+        """``value``'s text put back before the table that followed it (and the comments over
+        that table), spaced as it was: its removal took the blank line before it, if any, and
+        left the one after it. None: no such table."""
+        header = list(value.followed_by or ())
+        node = next((n for n in self._tree.root_node.children
+                     if n.type in ("table", "table_array_element") and _key_path(n.children[1]) == header), None)
+        if node is None:
+            return None
+        at = line_start(self._bytes, node.start_byte)
+        while at > 0 and self._bytes[line_start(self._bytes, at - 1) : at].lstrip().startswith(b"#"):
+            at = line_start(self._bytes, at - 1)
+        nl, text = self._newline.encode(), value.text.encode("utf-8")
+        now_set_off = self._bytes[:at].endswith(nl + nl)
+        if value.set_off:
+            return Splice(at, at, text + nl if now_set_off else nl + text)
+        return Splice(at - len(nl), at - len(nl), text) if now_set_off else Splice(at, at, text)
+
     def _together(self, key: tuple[str, ...], name: str) -> tuple[int, int] | None:
         """Where entry ``name``'s tables under ``key`` stand, when they stand together as one block."""
         blocks = self._merged(self._pieces(key + (name,)), within_entry=True)
@@ -138,6 +168,8 @@ class TomlDocument:
             elif pieces:  # spelled as keys or in several places: take them out, add one table
                 doomed += pieces
                 new[name] = value
+            elif isinstance(value, Verbatim) and not self.servers(key) and (before := self._before_table(value)) is not None:
+                splices.append(before)  # the only one, back before the table that followed it
             elif (spot := placed(value, self.servers(key))) is not None:  # back where it stood, its own text
                 side, neighbour = spot
                 around = self._merged(self._pieces(key + (neighbour,)), within_entry=True)
@@ -222,6 +254,9 @@ class TomlDocument:
         table = self._table(key[:-1], key[-1], value, array=True)
         elements = self._elements(key)
         if index is None:
+            before = self._before_table(value) if isinstance(value, Verbatim) and not elements else None
+            if before is not None:  # the only one, back before the table that followed it
+                return self._reparsed(self._apply([before]))
             if not elements:
                 return self._reparsed(self._apply([self._insertion_of(table, len(self._bytes))]))
             blank = _blank_before(value, self._newline.encode())
@@ -258,6 +293,13 @@ class TomlDocument:
         elements = self._elements(key)
         habit = any(self._bytes[: e[0].start].endswith(nl + nl) for e in elements[1:])
         return text + nl if habit else text
+
+    def element_followed_by(self, key: tuple[str, ...], index: int) -> list[str] | None:
+        """The header of the first table after the ``[[key]]`` table ``index`` and its sub-tables."""
+        if self._inline_array(key) is not None:
+            return None
+        blocks = self._merged(self._elements(key)[index], within_entry=True)
+        return self._table_after(blocks[0][1]) if len(blocks) == 1 else None
 
     def element_set_off(self, key: tuple[str, ...], index: int) -> bool | None:
         """Whether a blank line sets the ``[[key]]`` table ``index`` off from what comes before

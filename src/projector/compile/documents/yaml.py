@@ -234,6 +234,10 @@ class YamlDocument:
         """The document with item ``index`` of the list at ``key`` replaced by ``value``, or
         ``value`` added after its last item (``index`` None; the list is made when absent)."""
         pair, sequence = self._sequence_at(key)
+        empty = pair.child_by_field_name("value") if pair is not None and sequence is None else None
+        if isinstance(value, Verbatim) and empty is not None and empty.text.strip() == b"[]" and _dash_column(value.text) >= pair.start_point.column:
+            colon = next(c for c in pair.children if c.type == ":")  # its list emptied: back to the item it held, its own lines
+            return self._reparsed(self._apply([Splice(colon.end_byte, empty.end_byte, self._newline.encode() + value.text.rstrip("\r\n").encode("utf-8"))]))
         if sequence is None:
             return self._reparsed(self._apply(self._creation(key, [plain(value)])))
         items = _items(sequence)
