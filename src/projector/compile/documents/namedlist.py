@@ -37,32 +37,27 @@ class NamedLists:
     def source_of(self, key: tuple[str, ...], name: str) -> str | None:
         """Entry ``name``'s text as the file spells it: for a list, its item (a TOML item with
         its sub-tables and the comments among them), what a Verbatim edit puts back."""
-        container, field = split(key)
-        if field is None:
-            return self.document.source_of(key, name)
-        index = self._index(self.document.array(container) or [], field, name)
-        return None if index is None else self.document.element_source(container, index)
+        return self._of_entry(key, name, "source_of", "element_source")
 
     def set_off(self, key: tuple[str, ...], name: str) -> bool | None:
         """Whether a blank line sets entry ``name`` off from what comes before it (TOML: a map's
         entry, or a ``[[key]]`` table); None where the format has no such notion."""
-        container, field = split(key)
-        if field is None:
-            own = getattr(self.document, "set_off", None)
-            return own(key, name) if own is not None else None
-        index = self._index(self.document.array(container) or [], field, name)
-        own = getattr(self.document, "element_set_off", None)
-        return own(container, index) if own is not None and index is not None else None
+        return self._of_entry(key, name, "set_off", "element_set_off")
 
     def followed_by(self, key: tuple[str, ...], name: str) -> list[str] | None:
         """The header of the table after entry ``name`` (TOML), where it goes back when nothing
         of its key is left; None where the format has no such notion."""
+        return self._of_entry(key, name, "followed_by", "element_followed_by")
+
+    def _of_entry(self, key: tuple[str, ...], name: str, of_map: str, of_item: str) -> Any:
+        """What the document's ``of_map(key, name)`` says of a map's entry, or its
+        ``of_item(container, index)`` of a list's item (None: the format has no such method)."""
         container, field = split(key)
         if field is None:
-            own = getattr(self.document, "followed_by", None)
+            own = getattr(self.document, of_map, None)
             return own(key, name) if own is not None else None
         index = self._index(self.document.array(container) or [], field, name)
-        own = getattr(self.document, "element_followed_by", None)
+        own = getattr(self.document, of_item, None)
         return own(container, index) if own is not None and index is not None else None
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
