@@ -188,3 +188,13 @@ def test_the_only_item_taken_out_and_given_back_stands_where_it_stood(fmt, key, 
     document = parse(fmt, text, "f")
     original = Verbatim(document.servers(key)["fs"], document.source_of(key, "fs"), **neighbours(document, key, "fs"))
     assert document.edit(key, {"fs": None}).edited(key, {"fs": original}) == text
+
+
+def test_an_item_given_back_into_a_list_indented_anew_since_is_written_in_its_indentation():
+    """The client rewrote its file while projector's entry was there (items now at the key's
+    column): the item's old lines would not be one item there, so its values are written anew."""
+    from projector.compile.documents.base import Verbatim
+
+    kept = Verbatim({"name": "fs", "command": "npx"}, "  - name: fs # mine\n    command: npx\n")
+    now = "mcpServers:\n- name: fs\n  command: /usr/bin/projector\n- name: other\n  command: uvx\n"
+    assert parse("yaml", now, "f").edited(YAML_KEY, {"fs": kept}) == "mcpServers:\n- name: fs\n  command: npx\n- name: other\n  command: uvx\n"
