@@ -161,7 +161,13 @@ def test_an_entry_replaced_then_given_back_as_its_text_is_every_byte(name):
         assert synced.edited(key, {entry: original}) == text, entry
 
 
-@pytest.mark.parametrize("name", ["continue, comments and flow lists", "vibe, an env sub-table", "vibe, tables not set off"])
+WRITTEN_BY_HAND["vibe, comments inside, no final newline"] = ("toml", TOML_KEY, '[[mcp_servers]]\nname = "a"\ncommand = "a"\n\n'
+                                                                '[[mcp_servers]]\nname = "fs"\ncommand = "npx"\n# its env\n'
+                                                                '[mcp_servers.env]\nLOG_LEVEL = "debug"')
+
+
+@pytest.mark.parametrize("name", ["continue, comments and flow lists", "vibe, an env sub-table", "vibe, tables not set off",
+                                  "vibe, comments inside, no final newline"])
 def test_an_entry_taken_out_then_given_back_as_its_text_stands_where_it_stood(name):
     """An entry `import` found under another name than its provider's is taken out while the
     provider's entry stands in for it; `projector remove` puts its text back beside the entry it
@@ -179,6 +185,8 @@ def test_an_entry_taken_out_then_given_back_as_its_text_stands_where_it_stood(na
     pytest.param("toml", TOML_KEY, 'active_model = "x"\n\n[[mcp_servers]]\nname = "fs"\ncommand = "npx"\n\n[mcp_servers.env]\nK = "v"\n\n'
                  '[tools]\nx = 1\n', id="a TOML table before another"),
     pytest.param("yaml", YAML_KEY, "name: Local\nmcpServers:\n  - name: fs # mine\n    command: npx\nrules: []\n", id="a YAML item, indented"),
+    pytest.param("toml", TOML_KEY, '[[mcp_servers]]\n# the files\nname = "fs"\ncommand = "npx"\n# its env\n[mcp_servers.env]\n'
+                 'K = "v"\n# after it\n\n[tools]\nx = 1\n', id="a TOML table with comments inside and after it, first"),
 ])
 def test_the_only_item_taken_out_and_given_back_stands_where_it_stood(fmt, key, text):
     """The list's only item (another name's entry stood in for it): given back where the list

@@ -197,6 +197,9 @@ def test_an_entry_replaced_then_given_back_as_its_text_is_every_byte(original):
         pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n\n[tui]\nx = 1\n', id="set off both sides"),
         pytest.param('model = "o3"\n[mcp_servers.fs]\ncommand = "npx"\n[tui]\nx = 1\n', id="set off neither side"),
         pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n\n# the interface\n[tui]\nx = 1\n', id="a comment over the next table"),
+        pytest.param('model = "o3"\n\n\n[mcp_servers.fs]\ncommand = "npx"\n\n\n[tui]\nx = 1\n', id="two blank lines each side"),
+        pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n# its env\n[mcp_servers.fs.env]\nK = "v"\n# after it\n\n[tui]\nx = 1\n',
+                     id="comments inside and after it"),
     ],
 )
 def test_the_only_entry_taken_out_and_given_back_stands_where_it_stood(original):

@@ -49,6 +49,10 @@ class NamedLists:
         of its key is left; None where the format has no such notion."""
         return self._of_entry(key, name, "followed_by", "element_followed_by")
 
+    def gap_after(self, key: tuple[str, ...], name: str) -> str | None:
+        """The lines between entry ``name`` and the table after it (TOML)."""
+        return self._of_entry(key, name, "gap_after", "element_gap_after")
+
     def _of_entry(self, key: tuple[str, ...], name: str, of_map: str, of_item: str) -> Any:
         """What the document's ``of_map(key, name)`` says of a map's entry, or its
         ``of_item(container, index)`` of a list's item (None: the format has no such method)."""

@@ -112,24 +112,35 @@ class TomlDocument:
         """The header of the first table after entry ``name``'s tables (None: none, or they do
         not stand together)."""
         span = self._together(key, name)
-        return self._table_after(span[1]) if span is not None else None
+        table = self._table_after(span[1]) if span is not None else None
+        return _key_path(table.children[1]) if table is not None else None
 
-    def _table_after(self, offset: int) -> list[str] | None:
-        for node in self._tree.root_node.children:
-            if node.type in ("table", "table_array_element") and node.start_byte >= offset:
-                return _key_path(node.children[1])
-        return None
+    def gap_after(self, key: tuple[str, ...], name: str) -> str | None:
+        """The lines between entry ``name``'s tables and the first table after them."""
+        span = self._together(key, name)
+        return self._gap(span[1]) if span is not None else None
+
+    def _table_after(self, offset: int) -> Any:
+        return next((node for node in self._tree.root_node.children
+                     if node.type in ("table", "table_array_element") and node.start_byte >= offset), None)
+
+    def _gap(self, end: int) -> str | None:
+        table = self._table_after(end)
+        return self._bytes[end : line_start(self._bytes, table.start_byte)].decode("utf-8") if table is not None else None
 
     def _before_table(self, value: Verbatim) -> Splice | None:
-        """``value``'s text put back before the table that followed it (and the comments over
-        that table), spaced as it was: its removal took the blank line before it, if any, and
-        left the one after it. None: no such table."""
+        """``value``'s text put back before the table that followed it (``followed_by``), spaced
+        as it was. None: no such table."""
         header = list(value.followed_by or ())
         node = next((n for n in self._tree.root_node.children
                      if n.type in ("table", "table_array_element") and _key_path(n.children[1]) == header), None)
         if node is None:
             return None
-        at = line_start(self._bytes, node.start_byte)
+        table = line_start(self._bytes, node.start_byte)
+        exact = self._across_gap(table, value)
+        if exact is not None:
+            return exact
+        at = table  # what stood between them changed: before the comments over that table
         while at > 0 and self._bytes[line_start(self._bytes, at - 1) : at].lstrip().startswith(b"#"):
             at = line_start(self._bytes, at - 1)
         nl, text = self._newline.encode(), value.text.encode("utf-8")
@@ -137,6 +148,20 @@ class TomlDocument:
         if value.set_off:
             return Splice(at, at, text + nl if now_set_off else nl + text)
         return Splice(at - len(nl), at - len(nl), text) if now_set_off else Splice(at, at, text)
+
+    def _across_gap(self, table: int, value: Verbatim) -> Splice | None:
+        """``value``'s text put back before the table starting at ``table`` that followed it, when
+        the lines that stood between them (``gap``) stand before that table still: its removal
+        took the blank line before it, if any (at the top of the file: the one after it)."""
+        if value.gap is None:
+            return None
+        nl, text, gap = self._newline.encode(), value.text.encode("utf-8"), value.gap.encode("utf-8")
+        at = table - len(gap)
+        if at >= 0 and self._bytes[at:table] == gap and (at == 0 or self._bytes[at - 1 : at] == b"\n"):
+            return Splice(at, at, nl + text if value.set_off else text)
+        if gap.startswith(nl) and self._bytes[:table] == gap[len(nl) :]:
+            return Splice(0, 0, text + nl)
+        return None
 
     def _together(self, key: tuple[str, ...], name: str) -> tuple[int, int] | None:
         """Where entry ``name``'s tables under ``key`` stand, when they stand together as one block."""
@@ -162,21 +187,22 @@ class TomlDocument:
             pieces = self._pieces(key + (name,))
             blocks = self._merged(pieces, within_entry=True)
             if value is None:
-                doomed += pieces
+                doomed += self._whole(pieces)
             elif len(blocks) == 1 and all(p.is_table for p in pieces):  # rewrite its tables where they stand
                 splices.append(Splice(blocks[0][0], blocks[0][1], self._table(key, name, value)))
             elif pieces:  # spelled as keys or in several places: take them out, add one table
-                doomed += pieces
+                doomed += self._whole(pieces)
                 new[name] = value
             elif isinstance(value, Verbatim) and not self.servers(key) and (before := self._before_table(value)) is not None:
                 splices.append(before)  # the only one, back before the table that followed it
             elif (spot := placed(value, self.servers(key))) is not None:  # back where it stood, its own text
                 side, neighbour = spot
                 around = self._merged(self._pieces(key + (neighbour,)), within_entry=True)
-                at = around[-1][1] if side == "after" else around[0][0]
-                nl = self._newline.encode()
-                text = value.text.encode("utf-8")
-                splices.append(Splice(at, at, _blank_before(value, nl) + text if side == "after" else text + nl))
+                if side == "after":
+                    splices.append(self._after_block(around[-1][1], value))
+                else:
+                    at = around[0][0]
+                    splices.append(self._across_gap(at, value) or Splice(at, at, value.text.encode("utf-8") + self._newline.encode()))
             else:
                 new[name] = value
         splices += self._removals(doomed)
@@ -221,6 +247,10 @@ class TomlDocument:
                 end += len(nl)  # at the top of the file: the blank line after it goes instead
             splices.append(Splice(start, end, b""))
         return splices
+
+    def _whole(self, pieces: list[_Piece]) -> list[_Piece]:
+        """One entry's pieces, with the comments among its tables: what goes when it goes."""
+        return [_Piece(start, end, is_table) for start, end, is_table in self._merged(pieces, within_entry=True)]
 
     def _merged(self, pieces: list[_Piece], within_entry: bool = False) -> list[tuple[int, int, bool]]:
         """Pieces with nothing but blank lines between them, as one block; ``within_entry``
@@ -279,8 +309,18 @@ class TomlDocument:
         nl, text = self._newline.encode(), value.text.encode("utf-8")
         start, end, _ = blocks[0]
         if side == "after":
-            return self._reparsed(self._apply([Splice(end, end, _blank_before(value, nl) + text)]))
-        return self._reparsed(self._apply([Splice(start, start, self._before(key, index, value, text))]))
+            return self._reparsed(self._apply([self._after_block(end, value)]))
+        exact = self._across_gap(start, value)
+        return self._reparsed(self._apply([exact or Splice(start, start, self._before(key, index, value, text))]))
+
+    def _after_block(self, end: int, value: Verbatim) -> Splice:
+        """``value``'s text put back after a block that ends at ``end``, set off as it was; the
+        file's last line, where it has no newline, gets one first (and the text none)."""
+        nl = self._newline.encode()
+        text = _blank_before(value, nl) + value.text.encode("utf-8")
+        if end == len(self._bytes) and self._bytes and not self._bytes.endswith(b"\n"):
+            return Splice(end, end, nl + text.rstrip(b"\r\n"))
+        return Splice(end, end, text)
 
     def _before(self, key: tuple[str, ...], index: int, value: Verbatim, text: bytes) -> bytes:
         """``text`` to go just before table ``index``, spaced as it was. Its removal took the blank
@@ -296,10 +336,20 @@ class TomlDocument:
 
     def element_followed_by(self, key: tuple[str, ...], index: int) -> list[str] | None:
         """The header of the first table after the ``[[key]]`` table ``index`` and its sub-tables."""
+        end = self._element_end(key, index)
+        table = self._table_after(end) if end is not None else None
+        return _key_path(table.children[1]) if table is not None else None
+
+    def element_gap_after(self, key: tuple[str, ...], index: int) -> str | None:
+        """The lines between the ``[[key]]`` table ``index`` (with its sub-tables) and the first table after it."""
+        end = self._element_end(key, index)
+        return self._gap(end) if end is not None else None
+
+    def _element_end(self, key: tuple[str, ...], index: int) -> int | None:
         if self._inline_array(key) is not None:
             return None
         blocks = self._merged(self._elements(key)[index], within_entry=True)
-        return self._table_after(blocks[0][1]) if len(blocks) == 1 else None
+        return blocks[0][1] if len(blocks) == 1 else None
 
     def element_set_off(self, key: tuple[str, ...], index: int) -> bool | None:
         """Whether a blank line sets the ``[[key]]`` table ``index`` off from what comes before
@@ -324,7 +374,7 @@ class TomlDocument:
         inline = self._inline_array(key)
         if inline is not None:
             return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).taken_out(index)]))
-        return self._reparsed(self._apply(self._removals(self._elements(key)[index])))
+        return self._reparsed(self._apply(self._removals(self._whole(self._elements(key)[index]))))
 
     def _elements(self, key: tuple[str, ...]) -> list[list[_Piece]]:
         """Each ``[[key]]`` table's pieces: its own, then the sub-tables (``[key.env]``) under it."""
