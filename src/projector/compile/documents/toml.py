@@ -121,6 +121,7 @@ class TomlDocument:
         return self._gap(span[1]) if span is not None else None
 
     def _table_after(self, offset: int) -> Any:
+        """The first table (or ``[[table]]``) that starts at or after ``offset``; None: none."""
         return next((node for node in self._tree.root_node.children
                      if node.type in ("table", "table_array_element") and node.start_byte >= offset), None)
 
@@ -306,12 +307,11 @@ class TomlDocument:
         blocks = self._merged(self._elements(key)[index], within_entry=True)
         if len(blocks) != 1:
             return None
-        nl, text = self._newline.encode(), value.text.encode("utf-8")
         start, end, _ = blocks[0]
         if side == "after":
             return self._reparsed(self._apply([self._after_block(end, value)]))
         exact = self._across_gap(start, value)
-        return self._reparsed(self._apply([exact or Splice(start, start, self._before(key, index, value, text))]))
+        return self._reparsed(self._apply([exact or Splice(start, start, self._before(key, index, value))]))
 
     def _after_block(self, end: int, value: Verbatim) -> Splice:
         """``value``'s text put back after a block that ends at ``end``, set off as it was; the
@@ -322,11 +322,12 @@ class TomlDocument:
             return Splice(end, end, nl + text.rstrip(b"\r\n"))
         return Splice(end, end, text)
 
-    def _before(self, key: tuple[str, ...], index: int, value: Verbatim, text: bytes) -> bytes:
-        """``text`` to go just before table ``index``, spaced as it was. Its removal took the blank
-        line before it, if any, and left the one after it: so a blank line before ``index`` now
-        was after it. Not set off (or not known): after it as the list's own tables are."""
-        nl = self._newline.encode()
+    def _before(self, key: tuple[str, ...], index: int, value: Verbatim) -> bytes:
+        """``value``'s text to go just before table ``index`` where the lines that followed it
+        are not known (``gap``): its removal took the blank line before it, if any, and left the
+        one after it, so a blank line before ``index`` now was after it. Not set off (or not
+        known): after it as the list's own tables are."""
+        nl, text = self._newline.encode(), value.text.encode("utf-8")
         now_set_off = self._bytes[: self._elements(key)[index][0].start].endswith(nl + nl)
         if value.set_off:
             return text + nl if now_set_off else nl + text
