@@ -8,6 +8,7 @@ import pty
 import subprocess
 import sys
 
+from models import CODEX_HOOKED
 from test_cli import MODEL
 
 
@@ -145,19 +146,6 @@ def test_the_heading_of_a_file_of_two_targets_names_each_drifted_entry(sandbox):
     assert headings == [f"# ~/.codex/config.toml: drift docs, hook trust {sandbox.home}/.codex/hooks.json:pre_tool_use:0:0 "
                         "(changed by hand, kept by sync); `projector sync --force` would write:"], "one heading and one diff for the file"
     assert shown.stdout.count("--- ~/.codex/config.toml") == 1 and "+trusted_hash" in shown.stdout and "kbs=handbook" in shown.stdout
-
-
-CODEX_HOOKED = """\
-version: 1
-clients: [codex]
-providers:
-  docs: {url: "https://kb.example.com/mcp", token_env: DOCS_TOKEN, kbs: [a, b]}
-bindings:
-  ~/work/a:
-    docs: [a]
-    hooks:
-      guard: {event: PreToolUse, command: guard}
-"""
 
 
 def _trust_key(sandbox) -> str:

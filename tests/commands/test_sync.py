@@ -9,6 +9,16 @@ import tomllib
 from test_diff import CODEX_HOOKED
 
 
+# A trust hash is Codex's record that its user trusted a hook group: the model has no say in it.
+TRUST_KEPT = "Codex CLI runs a hook group only while its hook trust is that group's hash (Codex CLI's hook review writes it anew)"
+
+
+def _break_trust(path) -> None:
+    text = path.read_text()
+    trusted = text[text.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
+    path.write_text(text.replace(trusted, "sha256:" + "0" * 64))
+
+
 def _trust(sandbox) -> str:
     return f"hook trust {sandbox.home}/.codex/hooks.json:pre_tool_use:0:0"
 
@@ -39,7 +49,7 @@ def test_the_drift_kept_in_a_file_of_two_targets_is_one_line(sandbox):
         kept = sandbox.run("sync", config=config)
         assert kept.stdout.splitlines() == [
             f"kept ~/.codex/config.toml: docs, {_trust(sandbox)} were changed by hand (drift); `projector adopt codex docs` keeps docs, "
-            f"change the model to keep {_trust(sandbox)}, `projector sync --force` puts projector's back"]
+            f"{TRUST_KEPT}, `projector sync --force` puts projector's back"]
     report = json.loads(sandbox.run("sync", "--json", config=config).stdout)
     assert report["kept"] == [{"path": "~/.codex/config.toml", "client": "codex", "drift": ["docs", _trust(sandbox)]}]
 
@@ -56,3 +66,17 @@ def test_a_server_entry_taken_out_by_hand_beside_the_hook_trust_is_put_back(sand
     done = sandbox.run("sync", config=config)
     assert done.stdout == "updated ~/.codex/config.toml (Codex CLI)\n", done.stdout
     assert tomllib.loads(path.read_text()) == tomllib.loads(written), "its server entry back (after the trust table now)"
+
+
+def test_a_trust_entry_changed_by_hand_is_named_as_diff_names_it_with_advice_that_applies(sandbox):
+    """The warning names a trust entry as `hook trust KEY` (as diff, sync and status do), and its
+    way out is not the model's (a trust hash is the client's record of its user's trust)."""
+    sandbox.install_projector()
+    config = sandbox.model(CODEX_HOOKED)
+    assert sandbox.run("sync", config=config).returncode == 0
+    _break_trust(sandbox.file(".codex/config.toml"))
+    done = sandbox.run("sync", config=config)
+    assert done.stderr.splitlines() == [f"warning: ~/.codex/config.toml: {_trust(sandbox)} was changed by hand since projector wrote it; "
+                                        f"kept ({TRUST_KEPT}, --force overwrites)"]
+    assert done.stdout.splitlines() == [
+        f"kept ~/.codex/config.toml: {_trust(sandbox)} was changed by hand (drift); {TRUST_KEPT}, `projector sync --force` puts projector's back"]

@@ -123,7 +123,7 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         needs = Dependencies(tuple(dict.fromkeys((model_file, *_as_read(error)))), (), (), ("projector",), VARIABLES)
     if complete:
         providers = tuple(outcome.providers) if outcome else ()
-        slices = _slices([r for r in results if not r.target.is_project and r.after is not None], providers)
+        slices = _slices([r for r in results if not r.target.is_project], providers)
         files_read = (*needs.files, *needs.project_files, str(ledger.ledger_path(environ)))
         data = fingerprint.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
                                     observed, slices, said or ())
@@ -160,24 +160,31 @@ def _as_read(error: ProjectorError) -> dict[str, tuple[int, ...] | None]:
 
 
 def _slices(results: list[engine.FileResult], providers: tuple[str, ...]) -> dict[str, dict]:
-    """Per client file, what the fast path compares of it (see `_slice`). A slice covers one key:
-    a file that holds several targets (Codex's config.toml: its servers, and the trust of
-    projector's hook groups under another key) has none, so any change to it makes the next
-    sync a full one (one target's slice would take a hand edit of the other's entries for
-    nothing to do)."""
-    counts: dict[Path, int] = {}
-    for result in results:
-        counts[result.path] = counts.get(result.path, 0) + 1
-    return {str(r.path): _slice(r, providers) for r in results if counts[r.path] == 1}
+    """Per client file, what the fast path compares of it: one slice over every part of it that
+    is projector's (Codex's config.toml: its servers, and the trust of projector's hook groups
+    under another key), from the text the last of them leaves. A slice of one part alone would
+    take a hand edit of another's entries for nothing to do; none at all would make every edit
+    the client makes elsewhere in its file (Codex: a project's trust level) a full sync."""
+    from projector.compile.report import parts_by_file
+
+    slices = {}
+    for parts in parts_by_file(results):
+        final = parts[-1]
+        if final.after is not None:
+            spec = {"format": final.target.format, "parts": [_part(part, providers) for part in parts]}
+            slices[str(final.path)] = spec | {"slice": fingerprint.entries_slice(final.after, spec["format"], spec["parts"])}
+    return slices
 
 
-def _slice(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
-    """What the fast path needs to tell, from a client file alone, that projector's entries in it
-    are as this sync left them."""
-    names = sorted({result.client.entry_name(p) for p in providers} | set(result.record.entries if result.record else ()))
-    scopes = [list(scope) for scope in result.client.local_scopes]
-    spec = {"format": result.target.format, "key": list(result.target.key), "scopes": scopes, "names": names}
-    return spec | {"slice": fingerprint.entries_slice(result.after or "", spec["format"], spec["key"], scopes, names)}
+def _part(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
+    """What the fast path compares of one of projector's parts of a client file: the entries it
+    may hold under its key (a provider's, one it wants, one the ledger says it wrote), and for
+    servers, those in the client's per-folder scopes."""
+    target = result.target
+    recorded = result.record.entries if result.record else {}
+    names = {target.client.entry_name(p) for p in providers} | set(target.desired or ()) | set(recorded)
+    scopes = [list(scope) for scope in target.client.local_scopes] if target.kind == "servers" else []
+    return {"key": list(target.key), "scopes": scopes, "names": sorted(names)}
 
 
 def hook_watch(needs: Dependencies, environ: Mapping[str, str], projector: str | None, observed: Mapping[str, object] | None = None) -> str:

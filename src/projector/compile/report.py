@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from projector.compile.engine import FileResult, Outcome
+from projector.compile.engine import FileResult, Outcome, entry_named, kept_by
 from projector.core.record import replace
 
 STATUS_SCHEMA = 1
@@ -40,7 +40,7 @@ def whole(parts: list[FileResult]) -> FileResult:
     first = parts[0]
     if len(parts) == 1 and first.target.kind != "trust":
         return first
-    states = tuple((f"hook trust {name}" if part.target.kind == "trust" else name, state) for part in parts for name, state in part.states)
+    states = tuple((entry_named(part.target.kind, name), state) for part in parts for name, state in part.states)
     return replace(first, after=parts[-1].after, states=states)
 
 
@@ -168,25 +168,34 @@ def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], prob
 
 def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
     """One line per file where sync kept an entry changed by hand (drift): what it kept, and the
-    two ways out (a server entry is adopted; a hook group, or its trust, is changed in the model)."""
+    ways out of each kind there (a server entry is adopted; a hook group is changed in the model;
+    a hook trust is the client's own, see `kept_by`)."""
     lines = []
     for parts in parts_by_file(results):
-        result = whole(parts)
-        drift = result.named("drift")
-        if not drift:
-            continue
-        adoptable = [name for part in parts if part.target.kind == "servers" for name in part.named("drift")]
-        rest = [name for name in drift if name not in adoptable]
-        were = "was" if len(drift) == 1 else "were"
-        adopt = f"`projector adopt {result.client.id} {adoptable[0] if len(adoptable) == 1 else 'NAME'}` keeps"
-        if not rest:
-            keeps = f"{adopt} it"
-        elif not adoptable:
-            keeps = "change the model to keep it"
-        else:
-            keeps = f"{adopt} {', '.join(adoptable)}, change the model to keep {', '.join(rest)}"
-        lines.append(f"kept {result.shown}: {', '.join(drift)} {were} changed by hand (drift); {keeps}, `projector sync --force` puts projector's back")
+        drift = whole(parts).named("drift")
+        if drift:
+            were = "was" if len(drift) == 1 else "were"
+            ways = ", ".join(_ways_out(parts, len(drift)))
+            lines.append(f"kept {parts[0].shown}: {', '.join(drift)} {were} changed by hand (drift); {ways}, `projector sync --force` puts projector's back")
     return lines
+
+
+def _ways_out(parts: list[FileResult], drifted: int) -> list[str]:
+    """What keeps the drift of one file, a phrase per kind of entry in it (``drifted``: how many
+    entries drifted there, all kinds together: one of a kind alone is ``it``)."""
+    ways = []
+    for part in parts:
+        names = part.named("drift")
+        if not names:
+            continue
+        them = "it" if len(names) == drifted else ", ".join(entry_named(part.target.kind, name) for name in names)
+        if part.target.kind == "servers":
+            ways.append(f"`projector adopt {part.client.id} {names[0] if len(names) == 1 else 'NAME'}` keeps {them}")
+        elif part.target.kind == "hooks":
+            ways.append(f"change the model to keep {them}")
+        else:
+            ways.append(kept_by(part.target) or "")
+    return list(dict.fromkeys(ways))
 
 
 def unmanaged(outcome: Outcome) -> dict[str, list[str]]:
