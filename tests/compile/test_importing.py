@@ -272,3 +272,11 @@ def test_names_are_the_models_whole_names():
     assert codex.unsaid == ("env_vars 'my-var' (not a variable name the model takes)",)
     claude = server_of(_found("claude-code", "lint", {"command": "lint-mcp", "env": {"LEVEL": "debug", "my-var": "x"}}))
     assert claude.spec["env"] == {"LEVEL": "debug"} and claude.unsaid == ("env 'my-var' (not a variable name the model takes)",)
+
+
+def test_a_provider_whose_default_shows_no_kb_is_said_so_when_an_entry_shows_every_kb():
+    """The model's provider says `default: []` (no KB where no binding turns some on); an entry
+    without kbs= shows every KB: the line says "no KB", never an empty list of names."""
+    plain = gather([_found("cursor", "docs", {"url": "https://d.dev/mcp"})], {"docs": ("url", "https://d.dev/mcp")}, {"docs": []})
+    assert plain.claims == ()
+    assert "it shows every KB everywhere, and provider docs shows no KB where no binding says otherwise" in plain.report[0], plain.report

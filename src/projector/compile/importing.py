@@ -490,7 +490,7 @@ def way_of(spec: Mapping[str, Any]) -> str | None:
 def _kb_conflict(name: str, shows: list[str] | None, said: list[str] | None) -> str:
     """Why an entry that shows other KBs than provider ``name``'s default stays the user's, and
     what to write instead."""
-    words = lambda kbs: "every KB" if kbs is None else "the KBs " + ", ".join(kbs)  # noqa: E731
+    words = lambda kbs: "every KB" if kbs is None else "the KBs " + ", ".join(kbs) if kbs else "no KB"  # noqa: E731
     instead = ("bind each folder that should see them (`projector bind DIR --provider " + name + "".join(f" --kb {kb}" for kb in shows)
                + "`)" if shows else f"drop `default:` from provider {name} if every folder should see every KB")
     return (f"it shows {words(shows)} everywhere, and provider {name} shows {words(said)} where no binding says otherwise: a "
