@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from projector.cli import app
 from projector.compile import clients, documents
-from projector.compile.importing import REFERENCE, secret_argument
+from projector.compile.importing import REFERENCE, possibly_secret, secret_argument
 from projector.core.checking import looks_like_token
 
 FOLDERS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "crush": "crush", "kiro": "kiro", "copilot-cli": "copilot",
@@ -41,7 +41,8 @@ def _secrets(value, url_keys: tuple[str, ...]) -> set[str]:
 
 
 def _looks_secret(name: str, text: str) -> bool:
-    return bool(text) and REFERENCE.match(text) is None and bool(looks_like_token(text) or re.search(r"TOKEN|SECRET|KEY|AUTH|PASSWORD", name, re.I))
+    """Import's own rule for a value (a token, or possibly one: a UUID, 32+ hex digits), the name's checked apart."""
+    return bool(text) and REFERENCE.match(text) is None and bool(looks_like_token(text) or possibly_secret(name, text) or re.search(r"TOKEN|SECRET|KEY|AUTH|PASSWORD", name, re.I))
 
 
 @pytest.mark.parametrize("folder", sorted(FOLDERS))

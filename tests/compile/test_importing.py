@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from projector.compile.clients import registry
 from projector.compile.importing import Found, gather, provider_name, same_server, secret_argument, server_of
 
@@ -251,15 +253,34 @@ def test_a_folders_entry_narrowed_by_kbs_becomes_that_folders_binding():
 
 
 def test_ordinary_long_values_stay_as_written_and_a_token_under_any_name_becomes_a_variable():
-    """One notion of a token (core.checking.looks_like_token): a Node option, a UUID or a commit id
-    in env or args is no secret; a token under a name that says nothing still is."""
-    server = server_of(_found("claude-code", "ts", {"command": "node", "args": ["--max-old-space-size=4096", "c7c2448b8153e7375980ce439d50d7228552e1ac"],
-                                                    "env": {"NODE_OPTIONS": "--max-old-space-size=4096", "PROJECT": "123e4567-e89b-12d3-a456-426614174000",
+    """One notion of a token (core.checking.looks_like_token): a Node option, a commit id after a
+    flag that says so, or a digest under a name that says so, in env or args, is no secret; a token
+    under a name that says nothing still is."""
+    sha = "2c20141b13bec5a64cd2874d8e2df011430d5b1a70e4f5425aa10d01743311a8"  # ../shared/corpus/codex/divkix-dotfiles.toml
+    server = server_of(_found("claude-code", "ts", {"command": "node", "args": ["--max-old-space-size=4096", "--commit", "c7c2448b8153e7375980ce439d50d7228552e1ac"],
+                                                    "env": {"NODE_OPTIONS": "--max-old-space-size=4096", "TRUSTED_CLIENT_SHA256S": sha,
                                                             "OTHER": "xoxa-2-1234567890-abcdefghij"}}))
-    assert server.spec["args"] == ["--max-old-space-size=4096", "c7c2448b8153e7375980ce439d50d7228552e1ac"]
-    assert server.spec["env"] == {"NODE_OPTIONS": "--max-old-space-size=4096", "PROJECT": "123e4567-e89b-12d3-a456-426614174000",
-                                  "OTHER": "${OTHER}"}
+    assert server.spec["args"] == ["--max-old-space-size=4096", "--commit", "c7c2448b8153e7375980ce439d50d7228552e1ac"]
+    assert server.spec["env"] == {"NODE_OPTIONS": "--max-old-space-size=4096", "TRUSTED_CLIENT_SHA256S": sha, "OTHER": "${OTHER}"}
     assert server.secrets == ("OTHER",)
+
+
+GITHUB_40_HEX, TODOIST, EXA_UUID = "3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39", "0123456789abcdef0123456789abcdef01234567", "8e2f6c1a-3b4d-4e5f-9a0b-1c2d3e4f5a6b"
+
+
+@pytest.mark.parametrize("secret", [GITHUB_40_HEX, TODOIST, EXA_UUID, EXA_UUID.upper()])
+def test_a_hex_or_uuid_secret_under_a_plain_name_or_in_args_keeps_the_entry_out_of_the_model(secret):
+    """A value of 32 or more hex digits or a UUID, which looks_like_token leaves alone (the model's
+    check must not refuse an id), may be a secret (an old GitHub token, Todoist's, an Exa key): the
+    entry stays the user's, said, and the value is never copied into the model nor said back."""
+    for value in ({"command": "todoist-mcp", "args": [secret]}, {"command": "todoist-mcp", "args": ["--project", secret]},
+                  {"command": "todoist-mcp", "args": [f"--workspace={secret}"]}, {"command": "exa-mcp", "env": {"EXA": secret}},
+                  {"url": f"https://d.dev/mcp?workspace={secret}"}):
+        imported = gather([_found("claude-code", "todo", value)], {})
+        assert imported.providers == {} and imported.claims == (), value
+        assert len(imported.report) == 1 and "left as it is" in imported.report[0] and secret not in imported.report[0], imported.report
+    said = gather([_found("claude-code", "todo", {"command": "exa-mcp", "env": {"EXA": secret}})], {}).report[0]
+    assert "env EXA may hold a secret (a UUID or 32 or more hex digits" in said and '"${EXA}"' in said
 
 
 def test_names_are_the_models_whole_names():

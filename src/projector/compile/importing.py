@@ -31,6 +31,14 @@ REFERENCE = re.compile(r"^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$|^\{env:([A-Za
 # Keys that say how to reach a server, what it is, or what projector writes itself: read, not lost.
 UNDERSTOOD = {"type", "transport", "headers", "http_headers", "enabled", "name", "description", "cwd", "env"}
 TURNED_OFF = (("disabled", True), ("enabled", False))
+# What import takes for a possible secret though looks_like_token (strict, for the model's check)
+# does not: 32 or more hex digits (an old GitHub token, Todoist's or Trello's, an Exa key) or a
+# UUID (many APIs' keys). Such an entry stays the user's: a false alarm costs an entry, a secret
+# copied into a model that teams share in layers leaks.
+HEX_OR_UUID = re.compile(r"[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+# A name that says its value is a digest or a revision: plainly no secret (the corpus's Codex
+# entry passes NODE_REPL_TRUSTED_BROWSER_CLIENT_SHA256S, a SHA-256).
+DIGEST_NAME = re.compile(r"SHA\d*|HASH|DIGEST|CHECKSUM|REVISION|COMMIT", re.IGNORECASE)
 
 
 class Found(Record):
@@ -127,8 +135,8 @@ def server_of(entry: Found) -> Server | str:
     args = [str(a) for a in command[1]]
     secret = next((i for i, arg in enumerate(args) if secret_argument(args, i)), None)
     if secret is not None:
-        return (f"argument {secret + 1} looks like a secret, and the model's args name no variables; left as it is "
-                "(put the secret in a variable the server reads, then import again)")
+        return (f"argument {secret + 1} looks like a secret{_why_secret(args[secret])}, and the model's args name no variables; "
+                "left as it is (put the secret in a variable the server reads, then import again)")
     return _local(entry, command[0], args, unsaid)
 
 
@@ -163,7 +171,24 @@ def secret_argument(args: list[str], index: int) -> bool:
     for name, value in ((header.group(1), header.group(2)) if header else (None, None), (option.group(1), option.group(2)) if option else (None, None)):
         if name and SECRET_LOOKING.search(name) and _reference(value.removeprefix("Bearer ")) is None:
             return True
-    return bool(looks_like_token(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
+        if name and possibly_secret(name, value):
+            return True
+    flag = args[index - 1] if index > 0 and args[index - 1].startswith("-") else ""
+    return (bool(looks_like_token(arg) and "/" not in arg and "." not in arg) or possibly_secret(flag, arg)
+            or bool(after_flag and arg and _reference(arg) is None))
+
+
+def possibly_secret(name: str, text: str) -> bool:
+    """Whether ``text``, the value of ``name`` (a variable, an option, a URL's query parameter),
+    may be a secret though ``looks_like_token`` says not: all hex digits (32 or more) or a UUID,
+    under a name that does not say it is a digest or a revision (``HEX_OR_UUID``)."""
+    return HEX_OR_UUID.fullmatch(text) is not None and DIGEST_NAME.search(name) is None
+
+
+def _why_secret(text: str) -> str:
+    """Why an argument or a value was taken for a secret, when only its shape says so."""
+    shape = text.partition("=")[2] or text.partition(":")[2].strip() or text
+    return " (a UUID or 32 or more hex digits, as many tokens are)" if HEX_OR_UUID.fullmatch(shape) else ""
 
 
 def _written(client: Client, remote: bool) -> dict[str, Any]:
@@ -286,7 +311,8 @@ def _url_refused(url: str) -> str | None:
     if URL_VARIABLE.search(url):
         return ("its URL refers to a variable, which the model refuses in a url (clients copy it as written or expand it "
                 "on their own terms); left as it is (write the URL out, and give a token in a header, then import again)")
-    secret = next((name for name, text in parse_qsl(urlsplit(url).query, keep_blank_values=True) if looks_secret(name, text)), None)
+    secret = next((name for name, text in parse_qsl(urlsplit(url).query, keep_blank_values=True)
+                   if looks_secret(name, text) or possibly_secret(name, text)), None)
     if secret is None:
         return None
     return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
@@ -317,7 +343,7 @@ def _variable_keys(client: Client) -> str:
     return f"{', '.join(first)} or {last}" if first else last
 
 
-def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Server:
+def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Server | str:
     spec: dict[str, Any] = {"command": command}
     if args:
         spec["args"] = args
@@ -325,6 +351,11 @@ def _local(entry: Found, command: str, args: list[str], unsaid: list[str]) -> Se
     if isinstance(cwd, str) and cwd:
         spec["cwd"] = cwd
     env, secrets = _environment(entry, unsaid)
+    doubtful = next((name for name, text in env.items() if possibly_secret(name, text)), None)
+    if doubtful is not None:
+        return (f"env {doubtful} may hold a secret (a UUID or 32 or more hex digits, as many tokens are), which would be "
+                f"copied into the model; left as it is (if it is one, export it in your shell's profile and write "
+                f"\"${{{doubtful}}}\" in the entry, then import again)")
     if env:
         spec["env"] = env
     identity = ("command", command, tuple(args), cwd if isinstance(cwd, str) else None)
