@@ -301,3 +301,20 @@ def test_a_provider_whose_default_shows_no_kb_is_said_so_when_an_entry_shows_eve
     plain = gather([_found("cursor", "docs", {"url": "https://d.dev/mcp"})], {"docs": ("url", "https://d.dev/mcp")}, {"docs": []})
     assert plain.claims == ()
     assert "it shows every KB everywhere, and provider docs shows no KB where no binding says otherwise" in plain.report[0], plain.report
+
+
+def test_an_entry_with_a_token_gives_it_to_a_provider_new_here_and_stays_the_users_beside_the_models_without_one():
+    """The same server without auth in Claude Code (first in order) and with a bearer token in
+    Cursor: the provider, written by nothing yet, sends the token, so Cursor's entry keeps it
+    (it was claimed and rewritten without it); against the model's provider without auth, an
+    entry with a token or signing in with OAuth stays the user's, said."""
+    claude = _found("claude-code", "docs", {"type": "http", "url": "https://docs.dev/mcp"})
+    cursor = _found("cursor", "docs", {"url": "https://docs.dev/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}})
+    imported = gather([cursor, claude], {})
+    assert imported.providers == {"docs": {"url": "https://docs.dev/mcp", "token_env": "DOCS_TOKEN"}}
+    assert [c.client.id for c in imported.claims] == ["claude-code", "cursor"]
+    assert "provider docs sends the token from $DOCS_TOKEN, as docs in ~/f does: its entries that sent none will send it too" in imported.report
+    for entry in (cursor, _vibe("docs", {"type": "oauth", "scopes": ["read"]})):
+        kept = gather([entry], {"docs": ("url", "https://docs.dev/mcp")}, {"docs": None}, {"docs": None})
+        assert kept.claims == () and kept.providers == {}
+        assert kept.report[0].startswith("not imported: docs in ~/f: it ") and "and provider docs does neither" in kept.report[0], kept.report

@@ -431,7 +431,9 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
     same server share one provider; a name taken by another server keeps the entries apart. A
     provider has one default KB set: an entry that shows another (its URL's ``kbs=``, or none
     where the provider names some) stays the user's; so does one that signs in with OAuth where
-    the provider sends a token, or the other way round."""
+    the provider sends a token, or the other way round, or that authenticates where the model's
+    provider does neither. A provider made here takes the way its first entry that has one
+    authenticates: claimed, that entry would otherwise lose it."""
     providers: dict[str, dict[str, Any]] = {}
     identities: dict[str, tuple[Any, ...]] = dict(existing)
     sources: dict[str, list[Found]] = {}
@@ -462,6 +464,11 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
             report.append(f"not imported: {entry.name} in {where}: it {_WAYS[way]}, and provider {name} {_WAYS[its_way]}: a "
                           "provider does one of them; left as it is, yours")
             continue
+        if way and not its_way and name in identities:  # the model's provider, written without it: taken, the entry would lose it
+            report.append(f"not imported: {entry.name} in {where}: it {_WAYS[way]}, and provider {name} does neither: its "
+                          f"entry would not; left as it is, yours (write {_SETTING[way]} in provider {name} if every client "
+                          "should, then import again)")
+            continue
         if wanted != name and taken.get(wanted, server.identity) == server.identity:  # the server goes by another name
             report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
                 "which the folder's entry stays beside" if entry.folder else
@@ -473,8 +480,12 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
                                else dict(server.spec))
         elif name in providers and providers[name].get("enabled") is False and entry.folder is None:
             del providers[name]["enabled"]  # also a global entry: on everywhere
-        if name in providers and "oauth" in server.spec and not {"oauth", "token_env"} & providers[name].keys():
-            providers[name]["oauth"] = server.spec["oauth"]  # the entries that say nothing of it: clients that discover it
+        if name in providers and way and not way_of(providers[name]):  # new here, from entries that say nothing of it: it takes
+            setting = "oauth" if way == "oauth" else "token_env"        # this entry's way, so every client keeps working
+            providers[name][setting] = server.spec[setting]
+            if way == "token":
+                report.append(f"provider {name} sends the token from ${server.spec['token_env']}, as {entry.name} in {where} "
+                              "does: its entries that sent none will send it too")
         if name in providers and "oauth" in server.spec:
             signs_in.setdefault(name, []).append(entry.client.name)
         for variable in server.secrets:
@@ -510,6 +521,7 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
 
 # How an entry (or a provider) authenticates, as said in a sentence.
 _WAYS = {"oauth": "signs in with OAuth", "token": "sends a token from a variable"}
+_SETTING = {"oauth": "oauth: true", "token": "token_env: NAME"}  # what a provider says for each way
 
 
 def way_of(spec: Mapping[str, Any]) -> str | None:
