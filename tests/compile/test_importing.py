@@ -318,3 +318,16 @@ def test_an_entry_with_a_token_gives_it_to_a_provider_new_here_and_stays_the_use
         kept = gather([entry], {"docs": ("url", "https://docs.dev/mcp")}, {"docs": None}, {"docs": None})
         assert kept.claims == () and kept.providers == {}
         assert kept.report[0].startswith("not imported: docs in ~/f: it ") and "and provider docs does neither" in kept.report[0], kept.report
+
+
+def test_report_lines_show_a_name_with_a_newline_or_a_control_character_escaped():
+    """An entry's name is the user's text: a newline in it would break a report line in two (and
+    could forge one), an escape sequence would reach the terminal; an empty one would vanish."""
+    found = [_found("cursor", "docs\n", {"url": "https://d.dev/mcp"}), _found("cursor", "\x1b[2Kred", {"url": "https://r.dev/mcp", "disabled": True}),
+             _found("cursor", "", {"url": "https://e.dev/mcp", "disabled": True}), _found("cursor", "文档", {"url": "https://w.dev/mcp", "disabled": True})]
+    report = gather(found, {}).report
+    assert not [line for line in report if not line.isprintable()], report
+    assert 'docs\\n" in ~/f becomes provider docs' in "\n".join(report)
+    assert 'not imported: "\\u001b[2Kred" in ~/f: turned off' in "\n".join(report)
+    assert 'not imported: "" in ~/f: turned off' in "\n".join(report)
+    assert "not imported: 文档 in ~/f: turned off" in "\n".join(report), "a name in another script is printable: as it is"

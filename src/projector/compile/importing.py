@@ -21,7 +21,7 @@ from typing import Any
 from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
 from projector.core import files
-from projector.core.checking import PROVIDER_NAME, VARIABLE_NAME, looks_like_token
+from projector.core.checking import PROVIDER_NAME, VARIABLE_NAME, looks_like_token, shown_name
 from projector.core.errors import display_path
 from projector.core.keys import scope_keys
 from projector.core.record import Factory, Record, replace
@@ -447,34 +447,35 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
     taken = dict(identities)  # every provider name, the model's and those given here
     named = _provider_names([(e, s) for e in ordered if not isinstance(s := servers[id(e)], str)], taken)
     for entry in ordered:
-        where = f"{entry.shown}" + (f" (folder {entry.folder})" if entry.folder else "")
+        where = f"{entry.shown}" + (f" (folder {shown_name(entry.folder)})" if entry.folder else "")
+        which = f"{shown_name(entry.name)} in {where}"  # a name with a newline in it shown escaped, an empty one as ""
         server = servers[id(entry)]
         if isinstance(server, str):
-            report.append(f"not imported: {entry.name} in {where}: {server}")
+            report.append(f"not imported: {which}: {server}")
             continue
         name, wanted = named[server.identity], provider_name(entry.name)
         kbs = server.spec.get("default")
         if entry.folder is None and (name in providers or name in identities):
             said = providers[name].get("default") if name in providers else (defaults or {}).get(name)
             if said != kbs:
-                report.append(f"not imported: {entry.name} in {where}: {_kb_conflict(name, kbs, said)}")
+                report.append(f"not imported: {which}: {_kb_conflict(name, kbs, said)}")
                 continue
         way, its_way = way_of(server.spec), way_of(providers[name]) if name in providers else (ways or {}).get(name)
         if way and its_way and way != its_way:  # taken, the entry would authenticate otherwise than the client did
-            report.append(f"not imported: {entry.name} in {where}: it {_WAYS[way]}, and provider {name} {_WAYS[its_way]}: a "
+            report.append(f"not imported: {which}: it {_WAYS[way]}, and provider {name} {_WAYS[its_way]}: a "
                           "provider does one of them; left as it is, yours")
             continue
         if way and not its_way and name in identities:  # the model's provider, written without it: taken, the entry would lose it
-            report.append(f"not imported: {entry.name} in {where}: it {_WAYS[way]}, and provider {name} does neither: its "
+            report.append(f"not imported: {which}: it {_WAYS[way]}, and provider {name} does neither: its "
                           f"entry would not; left as it is, yours (write {_SETTING[way]} in provider {name} if every client "
                           "should, then import again)")
             continue
         if wanted != name and taken.get(wanted, server.identity) == server.identity:  # the server goes by another name
-            report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
+            report.append(f"{which}: the same server as provider {name}, " + (
                 "which the folder's entry stays beside" if entry.folder else
                 "whose entry stands in for it there (`projector remove` puts it back)"))
         elif name != entry.name:
-            report.append(f"{entry.name} in {where} becomes provider {name}" + (" (another server has that name)" if wanted != name else ""))
+            report.append(f"{which} becomes provider {name}" + (" (another server has that name)" if wanted != name else ""))
         if name not in identities and name not in providers:  # a folder's KB set is its binding's, not the default
             providers[name] = ({k: v for k, v in server.spec.items() if k != "default"} | {"enabled": False} if entry.folder
                                else dict(server.spec))
@@ -484,18 +485,18 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
             setting = "oauth" if way == "oauth" else "token_env"        # this entry's way, so every client keeps working
             providers[name][setting] = server.spec[setting]
             if way == "token":
-                report.append(f"provider {name} sends the token from ${server.spec['token_env']}, as {entry.name} in {where} "
+                report.append(f"provider {name} sends the token from ${server.spec['token_env']}, as {which} "
                               "does: its entries that sent none will send it too")
         if name in providers and "oauth" in server.spec:
             signs_in.setdefault(name, []).append(entry.client.name)
         for variable in server.secrets:
             secrets.setdefault(variable, []).append(where)
-        report += [f"{entry.name} in {where}: {note}" for note in server.notes]
+        report += [f"{which}: {note}" for note in server.notes]
         for what in server.unsaid:
-            report.append(f"not in the model: {entry.name} in {where}: {what}; that entry stays as it is, yours (projector's "
+            report.append(f"not in the model: {which}: {what}; that entry stays as it is, yours (projector's "
                           "entry would not have it)")
         if name in providers and providers[name].get("url") and server.spec.get("url") != providers[name]["url"]:
-            report.append(f"{entry.name} in {where} uses {server.spec['url']}; provider {name} says {providers[name]['url']}")
+            report.append(f"{which} uses {server.spec['url']}; provider {name} says {providers[name]['url']}")
         if entry.folder is not None:
             settings = {"enabled": True} if name in providers and providers[name].get("enabled") is False else {}
             if name in providers and kbs is not None and kbs != providers[name].get("default"):

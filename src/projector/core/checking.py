@@ -238,6 +238,12 @@ def quoted(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def shown_name(text: str) -> str:
+    """A name in a message (an entry's, a folder's): as it is, unless it is empty or a newline or
+    a control character in it would break the line or hide part of it: then ``quoted``."""
+    return text if text and text.isprintable() else quoted(text)
+
+
 # Where the model's name rules live (schemas/model.schema.json $defs name and varName), for the
 # code that must tell a name without the schema: use fullmatch (``$`` would let a newline end one).
 PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a provider's: also every client's entry name, a token file's
