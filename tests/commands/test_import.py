@@ -468,3 +468,20 @@ def test_an_entry_signing_in_with_oauth_is_not_taken_by_a_provider_that_sends_a_
     assert vibe.read_text() == VIBE_OAUTH
     again = sandbox.run("import", config=config)
     assert "not imported: linear in ~/.vibe/config.toml: it signs in with OAuth" in again.stdout, again.stdout
+
+
+@pytest.mark.parametrize("kept", [None, "mine"])
+def test_entries_taken_out_for_their_stand_ins_come_back_in_their_order_whatever_their_names_sort_as(sandbox, kept):
+    """Four entries whose names are no provider's (CJK, a newline, none at all), each given back
+    where it stood, not in the ledger's order (sorted by escaped name): "" came back first, alone in
+    the emptied object, where it had been last; the same beside an entry of the user's after them."""
+    sandbox.install_projector()
+    entries = {"文档": {"url": "https://a.dev/mcp"}, "資料": {"url": "https://b.dev/mcp"}, "docs\n": {"url": "https://c.dev/mcp"},
+               "": {"url": "https://e.dev/mcp"}} | ({kept: {"command": "mine-mcp", "disabled": True}} if kept else {})
+    text = json.dumps({"mcpServers": entries}, indent=2, ensure_ascii=False) + "\n"
+    cursor = sandbox.file(".cursor/mcp.json", text)
+    config = sandbox.model("version: 1\nclients: [cursor]\nproviders: {}\n")
+    assert sandbox.run("import", config=config).returncode == 0
+    assert sandbox.run("sync", config=config).returncode == 0 and "文档" not in cursor.read_text()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert cursor.read_text() == text

@@ -22,7 +22,7 @@ from typing import Any
 
 from projector.compile import documents, quirks
 from projector.compile.clients import Client, Reading
-from projector.compile.documents.base import neighbours
+from projector.compile.documents.base import neighbours, return_order
 from projector.compile.documents.hookgroups import HookGroups, index_of, placed_by
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
@@ -506,7 +506,7 @@ def _prune_local_scopes(
         return text, (), (), {}
     scoped = parsed if parsed is not None else documents.parse(target.format, text, target.shown)
     governed = target.local_scope_keys(scoped.servers) if target.workspaces else ()
-    for composite, original in list(recorded.items()):
+    for composite, original in _in_return_order(recorded, scoped):
         *path, name = json.loads(composite)
         key = tuple(path)
         if "for" in original and original["for"] in (target.desired or {}):  # `import`: another name's entry stands in (_stood_in)
@@ -534,6 +534,20 @@ def _prune_local_scopes(
         notes += local.notes
         states += [(f"{where}: {name}", state) for name, state in local.states]
     return text, tuple(notes), tuple(states), recorded
+
+
+def _in_return_order(recorded: Mapping[str, Any], document: documents.Document) -> list[tuple[str, Any]]:
+    """The entries taken out (the ledger's ``pruned``), each object's in the order that puts each
+    back beside a neighbour (``return_order``)."""
+    runs: dict[tuple[str, ...], dict[str, tuple[Any, Any]]] = {}
+    composites: dict[tuple[tuple[str, ...], str], str] = {}
+    for composite, original in recorded.items():
+        *path, name = json.loads(composite)
+        runs.setdefault(tuple(path), {})[name] = (original.get("after"), original.get("before"))
+        composites[(tuple(path), name)] = composite
+    rank = {composites[(key, name)]: at for key, names in runs.items()
+            for at, name in enumerate(return_order(names, list(document.servers(key) or {})))}
+    return sorted(recorded.items(), key=lambda item: rank[item[0]])
 
 
 def _created(record: FileRecord | None, decision: Decision, before: str | None, current: Any) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -56,6 +56,23 @@ def placed(value: Any, present: Mapping[str, Any] | None) -> tuple[str, str] | N
     if value.before is not None and value.before in (present or {}):
         return ("before", value.before)
     return None
+
+
+def return_order(entries: Mapping[str, tuple[str | None, str | None]], present: Collection[str]) -> list[str]:
+    """The order in which entries taken out of one object (name -> the names it stood after and
+    before) go back so that each finds a neighbour there (``placed``): first one beside an entry
+    the object holds (or one already back), else the first of a run still out; one at a time, in
+    another order (the ledger's, sorted by name), an entry whose neighbours were both still out
+    went to the end: ``""`` came back first of four, where it had been last."""
+    there, waiting, order = set(present), dict(entries), []
+    while waiting:
+        name = next((n for n, (after, before) in waiting.items() if after in there or before in there), None)
+        if name is None:  # none beside one there: the first of a run (nothing before it waits)
+            name = next((n for n, (after, _) in waiting.items() if after not in waiting), next(iter(waiting)))
+        order.append(name)
+        there.add(name)
+        del waiting[name]
+    return order
 
 
 def plain(value: Any) -> Any:
