@@ -140,3 +140,21 @@ def test_a_lost_ledger_does_not_make_projectors_own_entries_the_users(sandbox):
     # The servers key projector made in OpenCode's file stays, empty: the ledger that said so is gone.
     assert left == THEIRS | {".config/opencode/opencode.jsonc": '{\n  // mine\n  "theme": "dark",\n  "mcp": {},\n}\n'}
     assert json.loads((sandbox.home / ".kiro/settings/mcp.json").read_text()) == {"mcpServers": {}}
+
+
+def test_remove_names_a_hook_group_changed_by_hand_as_one_and_keeps_it(sandbox):
+    """A hook group is no provider's entry: remove named it 'entry "PreToolUse" of a removed
+    provider', which sent the user looking for a provider the model never had."""
+    sandbox.install_projector()
+    folder = sandbox.home / "work" / "a"
+    config = sandbox.model(f"version: 1\nclients: [claude-code]\nproviders: {{}}\nbindings:\n  {folder}:\n    hooks:\n"
+                           "      guard: {event: PreToolUse, command: guard-a}\n")
+    assert sandbox.run("sync", config=config).returncode == 0
+    settings = sandbox.home / ".claude" / "settings.json"
+    edited = settings.read_text().replace('"timeout": 600', '"timeout": 5')
+    settings.write_text(edited)
+    kept = sandbox.run("remove", config=config)
+    assert kept.returncode == 0, kept.stderr
+    assert ('warning: ~/.claude/settings.json: hook group "PreToolUse" of a hook no longer in the model was changed by hand; kept '
+            "(--force removes it)") in kept.stderr.splitlines(), kept.stderr
+    assert "entry" not in kept.stderr and settings.read_text() == edited

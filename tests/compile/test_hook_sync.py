@@ -107,7 +107,7 @@ def test_a_group_changed_by_hand_is_drift_and_force_puts_it_back(two):
     edited = path.read_text().replace('"timeout": 600', '"timeout": 5')
     path.write_text(edited)
     done = _sync(sandbox, model)
-    assert 'entry "PreToolUse" was changed by hand' in done.stderr and path.read_text() == edited
+    assert 'hook group "PreToolUse" was changed by hand' in done.stderr and path.read_text() == edited
     said = done.stdout + done.stderr
     assert "projector adopt" not in said, "adopt keeps server entries, not hook groups: no way out that fails"
     assert "change it in the model to keep it, --force overwrites" in said and "change the model to keep it" in said
@@ -263,7 +263,7 @@ def test_a_group_given_a_handler_of_the_users_stays_one_group_wherever_it_moved(
     path.write_text(json.dumps(value, indent=2))
     edited = path.read_text()
     done = _sync(sandbox, model)
-    assert path.read_text() == edited and 'entry "PreToolUse" was changed by hand' in done.stderr
+    assert path.read_text() == edited and 'hook group "PreToolUse" was changed by hand' in done.stderr
     gone = _model(sandbox, bindings.replace("event: PreToolUse", "event: PreToolUse, enabled: false"), clients_="[claude-code]")
     done = _sync(sandbox, gone)
     assert _groups(sandbox, CLAUDE)["PreToolUse"] == [mine, ours] and "was changed by hand; kept" in done.stderr

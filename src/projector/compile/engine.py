@@ -280,7 +280,8 @@ def _decide(
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
                              taken | unsure, keeps_originals=target.kind == "servers",
                              same_server=_reads_the_same(target.client), kept_by=kept_by(target),
-                             named=lambda name: entry_named(target.kind, name, quoted=True))
+                             named=lambda name: entry_named(target.kind, name, quoted=True),
+                             of=("a removed provider" if target.kind == "servers" else "a hook no longer in the model"))
         decision = _with_original_text(decision, document, target.key)
         decision = replace(decision, notes=decision.notes + tuple(took_over(name, target.shown)
                                                                   for name in sorted(unsure) if name in decision.taken))
@@ -326,10 +327,12 @@ def entry_named(kind: str, name: str, quoted: bool = False) -> str:
     """One of projector's entries as it is named to a person (diff, sync, status and their
     warnings alike): a trust entry as ``hook trust KEY``, which says what its key (a hook file,
     an event, a group and a handler) is; any other by its name (``quoted``: in a sentence,
-    ``entry "docs"``)."""
+    ``entry "docs"``, a hook group's ``hook group "PreToolUse"``)."""
     if kind == "trust":
         return f"hook trust {name}"
-    return f'entry "{name}"' if quoted else name
+    if not quoted:
+        return name
+    return f'hook group "{name}"' if kind == "hooks" else f'entry "{name}"'
 
 
 def kept_by(target: TargetFile) -> str | None:

@@ -66,6 +66,7 @@ def reconcile(
     same_server: Callable[[str, Any, Any], bool] | None = None,
     kept_by: str | None = None,
     named: Callable[[str], str] = lambda name: f'entry "{name}"',
+    of: str = "a removed provider",
 ) -> Decision:
     """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
     its predecessor) writes; ``reading``: how the file's client reads an entry back.
@@ -78,7 +79,8 @@ def reconcile(
     the user had it (its original taken over) that only respells it is a ``restyle``.
     ``kept_by``: what keeps a hand edit where `projector adopt` cannot (None: it can, a server
     entry; a hook group is changed in the model), so a drift's note names only a way out that
-    exists; ``named``: how a note names an entry (a trust entry says what it is)."""
+    exists; ``named``: how a note names an entry (a trust entry says what it is); ``of``: what an
+    entry projector still owns but the model no longer wants belonged to (a hook group's is a hook)."""
     current = current or {}
     adopted = adopted or {}
     taken = taken or {}
@@ -138,7 +140,7 @@ def reconcile(
         elif _unchanged(reading, current[name], digest) or force:
             edits[name], states[name] = None, "remove"
         else:
-            notes.append(f'{where}: {named(name)} of a removed provider was changed by hand; kept (--force removes it)')
+            notes.append(f'{where}: {named(name)} of {of} was changed by hand; kept (--force removes it)')
             kept[name], states[name] = digest, "drift"
             if name in taken:
                 originals[name] = taken[name]
