@@ -19,8 +19,8 @@ def test_the_name_patterns_are_the_models_own():
 
 TOKENS = ["ghp_" + "aB3dE5fG7h" * 4, "sk-proj-" + "aB3dE5fG7h" * 4, "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z", "xoxa-2-1234567890-abcdefghij",
           "ya29.a0AfH6SMBx0123456789", "Bearer aB3dE5fG7hJ9kL1m", "AKIAIOSFODNN7EXAMPLE"]
-NOT_TOKENS = ["--max-old-space-size=4096", "123e4567-e89b-12d3-a456-426614174000", "c7c2448b8153e7375980ce439d50d7228552e1ac",
-              "qwen-3-235b-a22b-instruct-2507", "GITHUB_PERSONAL_ACCESS_TOKEN_FOR_THE_CI_MACHINE_V2", "Bearer ${GITHUB_TOKEN}",
+IDS = ["123e4567-e89b-12d3-a456-426614174000", "c7c2448b8153e7375980ce439d50d7228552e1ac"]
+NOT_TOKENS = ["--max-old-space-size=4096", "qwen-3-235b-a22b-instruct-2507", "GITHUB_PERSONAL_ACCESS_TOKEN_FOR_THE_CI_MACHINE_V2", "Bearer ${GITHUB_TOKEN}",
               "Run In Production Mode On Port 8080", "sk-SK", "DOCS_TOKEN"]
 
 
@@ -36,6 +36,15 @@ def test_options_ids_hashes_names_and_references_are_no_tokens(value):
     UUID, variable names: import keeps them as they are, and the model takes a name."""
     assert not looks_like_token(value)
     assert pasted_token(value, "my-docs") is None
+
+
+@pytest.mark.parametrize("value", IDS)
+def test_a_uuid_or_hex_is_no_token_but_where_a_variables_name_belongs_it_is_refused_as_one(value):
+    """A UUID or a commit id is no token to the model's other checks, but no one names a variable
+    so, and it is how some tokens look (an old GitHub token, an Exa key): written as token_env, it
+    is said to be one, never repeated (the schema's 'is not a variable name' quoted a UUID back)."""
+    assert not looks_like_token(value)
+    assert pasted_token(value, "my-docs").startswith("this looks like a token itself, not the NAME of a variable")
 
 
 def _messages(oauth: dict) -> list[str]:

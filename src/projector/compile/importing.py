@@ -21,7 +21,7 @@ from typing import Any
 from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
 from projector.core import files
-from projector.core.checking import PROVIDER_NAME, VARIABLE_NAME, looks_like_token, shown_name
+from projector.core.checking import HEX_OR_UUID, PROVIDER_NAME, VARIABLE_NAME, looks_like_token, shown_name
 from projector.core.errors import display_path
 from projector.core.keys import scope_keys
 from projector.core.record import Factory, Record, replace
@@ -31,11 +31,6 @@ REFERENCE = re.compile(r"^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$|^\{env:([A-Za
 # Keys that say how to reach a server, what it is, or what projector writes itself: read, not lost.
 UNDERSTOOD = {"type", "transport", "headers", "http_headers", "enabled", "name", "description", "cwd", "env"}
 TURNED_OFF = (("disabled", True), ("enabled", False))
-# What import takes for a possible secret though looks_like_token (strict, for the model's check)
-# does not: 32 or more hex digits (an old GitHub token, Todoist's or Trello's, an Exa key) or a
-# UUID (many APIs' keys). Such an entry stays the user's: a false alarm costs an entry, a secret
-# copied into a model that teams share in layers leaks.
-HEX_OR_UUID = re.compile(r"[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 # A name that says its value is a digest or a revision: plainly no secret (the corpus's Codex
 # entry passes NODE_REPL_TRUSTED_BROWSER_CLIENT_SHA256S, a SHA-256).
 DIGEST_NAME = re.compile(r"SHA\d*|HASH|DIGEST|CHECKSUM|REVISION|COMMIT", re.IGNORECASE)
@@ -180,8 +175,10 @@ def secret_argument(args: list[str], index: int) -> bool:
 
 def possibly_secret(name: str, text: str) -> bool:
     """Whether ``text``, the value of ``name`` (a variable, an option, a URL's query parameter),
-    may be a secret though ``looks_like_token`` says not: all hex digits (32 or more) or a UUID,
-    under a name that does not say it is a digest or a revision (``HEX_OR_UUID``)."""
+    may be a secret though ``looks_like_token`` says not: all hex digits (32 or more) or a UUID
+    (``HEX_OR_UUID``), under a name that does not say it is a digest or a revision. Such an entry
+    stays the user's: a false alarm costs an entry, a secret copied into a model that teams share
+    in layers leaks."""
     return HEX_OR_UUID.fullmatch(text) is not None and DIGEST_NAME.search(name) is None
 
 

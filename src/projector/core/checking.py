@@ -272,10 +272,17 @@ def looks_like_token(value: str) -> bool:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in map(value.count, set(value))) >= 3.5
 
 
+# A value that may be a secret though looks_like_token says not: 32 or more hex digits (an old
+# GitHub token, Todoist's or Trello's, an Exa key) or a UUID (many APIs' keys). No variable's name
+# either: where a name belongs (token_env) it is taken for a token; import keeps such a value out.
+HEX_OR_UUID = re.compile(r"[0-9a-fA-F]{32,}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
 def pasted_token(value: str, provider: str, key: str = "token_env", suffix: str = "_TOKEN") -> str | None:
-    """What to say when ``token_env`` holds what looks like a token itself (``looks_like_token``);
-    None when it reads as a variable's name. The message never repeats the value: it may be a secret."""
-    if not looks_like_token(value):
+    """What to say when ``token_env`` holds what looks like a token itself (``looks_like_token``,
+    or all hex digits or a UUID: ``HEX_OR_UUID``, never a name anyone gives a variable); None when
+    it reads as a variable's name. The message never repeats the value: it may be a secret."""
+    if not (looks_like_token(value) or HEX_OR_UUID.fullmatch(value)):
         return None
     name = re.sub(r"\W", "_", provider).upper() + suffix
     return (f"this looks like a token itself, not the NAME of a variable: keep the token out of this file (export "
