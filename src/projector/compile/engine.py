@@ -266,7 +266,7 @@ def _decide(
     document = HookGroups(parsed.document, _ours, frozenset(lists), placed) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
-    reading = target.client.reading
+    reading = target.client.trust_reading if target.kind == "trust" else target.client.reading
     if target.is_project:
         decision = _with_original_text(prune(target.shown, current, providers, target.shadows, target.readings), document, target.key)
     else:
@@ -274,13 +274,17 @@ def _decide(
         adopted = dict(record.adopted) if record else {}
         recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
-                     "trust": lambda name, value: False}[target.kind]
+                     # a trust entry that holds only the client's keys (a hook the person turned off): ours go beside them
+                     "trust": lambda name, value: not reading.normal(value)}[target.kind]
         taken = dict(record.taken) if record else {}
         unsure = _unsure(record, current, reading) if target.kind == "servers" else {}
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
                              taken | unsure, keeps_originals=target.kind == "servers",
                              same_server=_reads_the_same(target.client), kept_by=kept_by(target),
                              named=lambda name: entry_named(target.kind, name, quoted=True))
+        if target.kind == "trust":  # the client's keys beside projector's stay as they are
+            decision = replace(decision, edits={name: reading.beside_theirs(current.get(name) if current else None, value)
+                                                for name, value in decision.edits.items()})
         decision = _with_original_text(decision, document, target.key)
         decision = replace(decision, notes=decision.notes + tuple(took_over(name, target.shown)
                                                                   for name in sorted(unsure) if name in decision.taken))
