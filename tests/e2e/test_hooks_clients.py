@@ -221,6 +221,28 @@ def test_a_hook_turned_off_in_codex_stays_off_through_sync_and_force(sandbox):
     assert config.read_text() == turned_off, "projector's hash back, the person's choice kept"
 
 
+def test_codex_exec_skips_a_hook_turned_off_and_leaves_the_trust_entries_as_they_were(sandbox):
+    """`codex exec` with projector's PreToolUse and UserPromptSubmit groups, PreToolUse turned off
+    in Codex's hook review, after `sync --force`: only UserPromptSubmit's hook runs, and the run
+    writes nothing into config.toml (Codex does not rewrite hook state when it starts)."""
+    desk = Desk(sandbox, "codex")
+    model = sandbox.model(f"version: 1\nclients: [codex]\nproviders: {{}}\nhooks:\n"
+                          f"  pre: {{event: PreToolUse, command: {json.dumps(desk.marker('pre'))}}}\n"
+                          f"  prompt: {{event: UserPromptSubmit, command: {json.dumps(desk.marker('prompt'))}}}\n")
+    desk.sync(model)
+    program, config = _binary("codex"), sandbox.file(".codex/config.toml")
+    key = next(h["key"] for h in _hooks_list(program, desk.env, desk.a) if h["eventName"] == "preToolUse")
+    off = {"edits": [{"keyPath": "hooks.state", "value": {key: {"enabled": False}}, "mergeStrategy": "upsert"}], "reloadUserConfig": True}
+    assert _app_server(program, desk.env, "config/batchWrite", off)["status"] == "ok"
+    assert sandbox.run("sync", "--force", config=model).returncode == 0
+    turned_off = config.read_text()
+    session, run = desk.drive(desk.a)
+    assert desk.ran.exists(), f"the command did not run\n{run.summary()}"
+    assert desk.sessions("prompt") == [session], run.summary()
+    assert desk.sessions("pre") == [], "the hook turned off in Codex stays off"
+    assert config.read_text() == turned_off
+
+
 def _hooks_list(program: Path, env: dict[str, str], cwd: Path) -> list[dict]:
     """The hooks a real codex sees for ``cwd``."""
     return [hook for entry in _app_server(program, env, "hooks/list", {"cwds": [str(cwd)]})["data"] for hook in entry["hooks"]]
