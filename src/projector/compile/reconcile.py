@@ -155,8 +155,9 @@ def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str
     text = original.get("text")
     if text is None:
         return {name: original["value"]}
+    followed_by = original.get("followed_by")
     return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"),
-                           original.get("set_off"))}
+                           original.get("set_off"), tuple(followed_by) if followed_by is not None else None, original.get("gap"))}
 
 
 def took_over(name: str, where: str) -> str:
