@@ -321,6 +321,10 @@ def test_a_codex_hook_the_person_turned_off_is_theirs_not_drift_and_force_keeps_
     assert "drift" in sandbox.run("status", config=model).stdout
     _sync(sandbox, model, "--force")
     assert config.read_text() == off, "projector's hashes back, the person's choice kept in its place"
+    theirs = off.replace("enabled = false\n", "# off until the release\nenabled=false  # mine\n")
+    config.write_text(theirs.replace('trusted_hash = "sha256:', 'trusted_hash = "sha256:0'))
+    _sync(sandbox, model, "--force")
+    assert config.read_text() == theirs, "only projector's line written anew: the person's bytes as they were"
 
 
 def test_a_turned_off_hook_whose_event_goes_keeps_the_persons_choice_and_takes_the_trust_again(two):

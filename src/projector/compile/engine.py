@@ -22,7 +22,7 @@ from typing import Any
 
 from projector.compile import documents, quirks
 from projector.compile.clients import Client, Reading
-from projector.compile.documents.base import neighbours
+from projector.compile.documents.base import Verbatim, neighbours
 from projector.compile.documents.hookgroups import HookGroups, index_of, placed_by
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
@@ -283,8 +283,7 @@ def _decide(
                              same_server=_reads_the_same(target.client), kept_by=kept_by(target),
                              named=lambda name: entry_named(target.kind, name, quoted=True))
         if target.kind == "trust":  # the client's keys beside projector's stay as they are
-            decision = replace(decision, edits={name: reading.beside_theirs(current.get(name) if current else None, value)
-                                                for name, value in decision.edits.items()})
+            decision = replace(decision, edits=_beside_theirs(decision.edits, current or {}, reading, document, target.key))
         decision = _with_original_text(decision, document, target.key)
         decision = replace(decision, notes=decision.notes + tuple(took_over(name, target.shown)
                                                                   for name in sorted(unsure) if name in decision.taken))
@@ -324,6 +323,24 @@ def _decide(
         after = None
     gone = folders if after is None and not target.is_project else ()
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
+
+
+def _beside_theirs(edits: Mapping[str, Any], current: Mapping[str, Any], reading: Reading, document: documents.Document,
+                   key: tuple[str, ...]) -> dict[str, Any]:
+    """``edits`` of entries only some keys of which are projector's (``reading.own_keys``: a trust
+    entry): an entry that holds the client's keys too keeps them, byte for byte where the format
+    can splice projector's keys alone (TOML), else written anew in their place."""
+    spliced = getattr(document, "with_keys", None)
+    out: dict[str, Any] = {}
+    for name, value in edits.items():
+        merged = reading.beside_theirs(current.get(name), value)
+        if merged is None or merged == value:
+            out[name] = merged
+            continue
+        ours = {k: (value or {}).get(k) for k in reading.own_keys}
+        text = spliced(key, name, ours) if spliced is not None else None
+        out[name] = Verbatim(merged, text) if text is not None else merged
+    return out
 
 
 def entry_named(kind: str, name: str, quoted: bool = False) -> str:
