@@ -300,12 +300,13 @@ def test_an_expired_session_is_opened_again_once(kb_server, tmp_path):
 
 
 def test_upstream_down_is_an_answer_not_a_hang(tmp_path):
-    from conftest import free_port
+    from conftest import refused_port
 
-    layout = Layout(tmp_path, f"http://127.0.0.1:{free_port()}/mcp")
-    bridge = Raw(layout, "work/a")
-    bridge.send(INIT)
-    answer = bridge.receive()
+    with refused_port() as port:
+        layout = Layout(tmp_path, f"http://127.0.0.1:{port}/mcp")
+        bridge = Raw(layout, "work/a")
+        bridge.send(INIT)
+        answer = bridge.receive()
     assert answer["id"] == 0 and "cannot reach the provider at http://127.0.0.1" in answer["error"]["message"]
     assert bridge.close() == 0
 
