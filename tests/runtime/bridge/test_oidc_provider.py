@@ -22,7 +22,8 @@ import paths
 import pytest
 from mcp import Client, StdioServerParameters
 from servers.oidc import Oidc
-from test_bridge import INIT
+from test_bridge import INIT, initializing
+from test_bridge import initialize_answer as answer
 
 from projector.core import tokenstore
 
@@ -97,18 +98,8 @@ class Person:
         return asyncio.run(run())
 
     def start(self) -> subprocess.Popen:
-        """A bridge that is sent initialize and then the end of its input (no browser it could open)."""
-        bridge = subprocess.Popen(self.bridge(), cwd=self.home, env=self.bridge_env(False), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        bridge.stdin.write((json.dumps(INIT) + "\n").encode())
-        bridge.stdin.close()
-        bridge.stdin = None
-        return bridge
-
-
-def answer(bridge: subprocess.Popen) -> tuple[dict, str]:
-    out, err = bridge.communicate(timeout=60)
-    return json.loads(out.decode().splitlines()[0]), err.decode()
+        """A bridge that is sent initialize (no browser it could open); its input ends once it is answered."""
+        return initializing(self.bridge(), self.home, self.bridge_env(False))
 
 
 def expired(tokens: tokenstore.Tokens) -> None:
