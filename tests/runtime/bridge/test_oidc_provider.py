@@ -287,7 +287,7 @@ def confirm_on_another_device(person: Person, *options: str) -> tuple[subprocess
     login = subprocess.Popen([sys.executable, "-m", "projector", "login", "docs", *options, "--config", str(person.config)],
                              env=env, cwd=person.home, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
-    said = []
+    said, page = [], ""  # no page: the login ended before it printed the address (its stderr says why)
     for line in login.stderr:
         said.append(line)
         if line.startswith("  http"):
