@@ -40,6 +40,12 @@ class Sandbox:
         launcher.chmod(launcher.stat().st_mode | stat.S_IEXEC)
         return str(launcher)
 
+    def start_late(self, seconds: float) -> None:
+        """Every start of the installed `projector` waits ``seconds`` first: a loaded machine,
+        where a client's MCP server answers after the client is ready to send its prompt."""
+        launcher = self.bin / "projector"
+        launcher.write_text(launcher.read_text().replace("exec ", f"sleep {seconds}\nexec ", 1))
+
     def model(self, text: str, name: str = "projector.yaml") -> Path:
         path = self.root / name
         path.write_text(text)

@@ -117,5 +117,31 @@ def test_drift_is_shown_as_a_whole_forced_sync_would_write_each_file(sandbox, mo
     whole, _ = compute(str(config), None, True)
     shown = {r.path for r in drifted}
     assert {str(p.relative_to(sandbox.home)) for p in shown} == set(HAND_EDITS)
-    assert [(r.shown, r.before, r.after) for r in drifted] == [(r.shown, r.before, r.after) for r in whole.results
-                                                                if r.path in shown and r.changed]
+    files: dict = {}  # each file from its text to what its last target leaves: one diff per file
+    for r in whole.results:
+        if r.path in shown:
+            files[r.path] = (r.shown, files.get(r.path, (None, r.before))[1], r.after)
+    assert [(r.shown, r.before, r.after) for r in drifted] == [each for each in files.values() if each[1] != each[2]]
+
+
+def test_the_heading_of_a_file_of_two_targets_names_each_drifted_entry(sandbox):
+    """Codex's config.toml holds its servers and the trust of projector's hook groups: a server
+    entry changed by hand is named in diff's heading (the trust part, in sync, says nothing
+    over it), and so is a trust entry changed by hand beside it."""
+    sandbox.install_projector()
+    config = sandbox.model(DRIFT_MODEL.replace("{work}", str(sandbox.home / "work")))
+    assert sandbox.run("sync", config=config).returncode == 0
+    path = sandbox.file(".codex/config.toml")
+    path.write_text(path.read_text().replace("kbs=handbook", "kbs=mine"))
+    shown = sandbox.run("diff", config=config)
+    assert shown.returncode == 1, shown.stderr
+    headings = [line for line in shown.stdout.splitlines() if line.startswith("# ~/.codex/config.toml")]
+    assert headings == ["# ~/.codex/config.toml: drift docs (changed by hand, kept by sync); `projector sync --force` would write:"]
+    text = path.read_text()
+    trusted = text[text.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
+    path.write_text(text.replace(trusted, "sha256:" + "0" * 64))
+    shown = sandbox.run("diff", config=config)
+    headings = [line for line in shown.stdout.splitlines() if line.startswith("# ~/.codex/config.toml")]
+    assert headings == [f"# ~/.codex/config.toml: drift docs, hook trust {sandbox.home}/.codex/hooks.json:pre_tool_use:0:0 "
+                        "(changed by hand, kept by sync); `projector sync --force` would write:"], "one heading and one diff for the file"
+    assert shown.stdout.count("--- ~/.codex/config.toml") == 1 and "+trusted_hash" in shown.stdout and "kbs=handbook" in shown.stdout

@@ -35,6 +35,17 @@ providers:
 SECRETS = ("ghp_0123456789abcdefABCDEF0123456789", "sntrys_0123456789abcdef0123456789")
 
 
+def _imported(sandbox, relative: str, text: str, client: str):
+    """``text`` as a client's file (``relative`` to HOME), a model of that client alone, and
+    `projector import` run on them: the file, the model, the import's result."""
+    sandbox.install_projector()
+    path = sandbox.file(relative, text)
+    config = sandbox.model(f"version: 1\nclients: [{client}]\nproviders: {{}}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    return path, config, imported
+
+
 def _files(sandbox):
     return {".claude.json": sandbox.file(".claude.json", CLAUDE), ".codex/config.toml": sandbox.file(".codex/config.toml", CODEX)}
 
@@ -79,6 +90,16 @@ def test_import_brings_each_server_once_names_the_secrets_and_remove_gives_every
     removed = sandbox.run("remove", config=config)
     assert removed.returncode == 0, removed.stderr
     assert {name: path.read_text() for name, path in files.items()} == {".claude.json": CLAUDE, ".codex/config.toml": CODEX}
+
+
+def test_import_dry_run_marks_a_model_s_last_line_without_its_newline_as_diff_does(sandbox):
+    """The model's last line loses nothing but gains its newline: the diff marks the old line
+    as git does, or it would show the same line removed and added."""
+    _files(sandbox)
+    config = sandbox.model(MODEL.rstrip("\n"))
+    dry = sandbox.run("import", "--dry-run", config=config).stdout
+    assert "-    url: https://web.example.com/mcp\n\\ No newline at end of file\n+    url: https://web.example.com/mcp\n" in dry
+
 
 
 def test_the_same_name_for_another_server_is_kept_apart_and_folder_entries_become_bindings(sandbox):
@@ -238,12 +259,8 @@ def test_the_name_a_stand_in_frees_is_written_by_the_same_sync(sandbox):
 def test_a_codex_header_that_names_a_variable_is_said_to_send_it_as_text_and_sync_makes_it_the_variable(sandbox):
     """Codex sends http_headers as written: "Bearer ${SENTRY_TOKEN}" is that text, not the token.
     Imported as token_env (what the user meant), said so; sync writes bearer_token_env_var; remove gives it back."""
-    sandbox.install_projector()
     codex = '[mcp_servers.sentry]\nurl = "https://mcp.sentry.dev/mcp"\nhttp_headers = { Authorization = "Bearer ${SENTRY_TOKEN}" }\n'
-    path = sandbox.file(".codex/config.toml", codex)
-    config = sandbox.model("version: 1\nclients: [codex]\nproviders: {}\n")
-    imported = sandbox.run("import", config=config)
-    assert imported.returncode == 0, imported.stderr
+    path, config, imported = _imported(sandbox, ".codex/config.toml", codex, "codex")
     assert ("sentry in ~/.codex/config.toml: this entry sends the text ${SENTRY_TOKEN} literally; Codex CLI reads variables only "
             "through bearer_token_env_var, env_http_headers or env_vars; imported as token_env SENTRY_TOKEN, which is what it plainly meant "
             "(the next sync's entry reads the variable: set $SENTRY_TOKEN)") in imported.stdout.splitlines()
@@ -302,3 +319,33 @@ def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
     assert json.loads(files[".claude.json"].read_text())["mcpServers"]["feed"] == {"type": "sse", "url": "https://feed.example.com/sse"}
     assert sandbox.run("remove", config=config).returncode == 0
     assert files[".cursor/mcp.json"].read_text() == cursor
+
+
+def test_a_vibe_server_signing_in_with_oauth_comes_in_as_an_oauth_provider_and_goes_back_as_it_was(sandbox):
+    """Vibe's [mcp_servers.auth] type = "oauth" (as `/mcp add` writes it): the provider signs in
+    with OAuth, with Vibe's scopes; the sync writes the bridge there (one `projector login` for
+    every client); remove gives back the entry Vibe read (its [mcp_servers.auth] sub-table comes
+    back as an inline table: a named list's entry is given back rendered, not as its text)."""
+    vibe = ('[[mcp_servers]]\nname = "linear"\ntransport = "streamable-http"\nurl = "https://mcp.linear.app/mcp"\n\n'
+            '[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read", "write"]\n')
+    path, config, imported = _imported(sandbox, ".vibe/config.toml", vibe, "vibe")
+    assert "  linear:\n    url: https://mcp.linear.app/mcp\n    oauth: {scopes: [read, write]}\n" in config.read_text()
+    assert "run `projector login linear`" in imported.stdout and "not in the model" not in imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    entry = tomllib.loads(path.read_text())["mcp_servers"][0]
+    assert entry["name"] == "linear" and entry["args"][:3] == ["mcp", "--provider", "linear"] and "auth" not in entry
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert tomllib.loads(path.read_text()) == tomllib.loads(vibe)
+
+
+def test_an_entry_narrowed_by_kbs_comes_in_with_its_kbs_as_the_default_and_sync_keeps_what_the_client_shows(sandbox):
+    """A user who lost projector's ledger (or wrote ?kbs= by hand): the provider's URL without
+    kbs, its KBs as the default; the next sync's entry shows the same KBs; remove gives it back."""
+    cursor = '{\n  "mcpServers": {\n    "docs": {"url": "https://docs.example.com/mcp?kbs=api-a,handbook"}\n  }\n}\n'
+    path, config, imported = _imported(sandbox, ".cursor/mcp.json", cursor, "cursor")
+    assert "not imported" not in imported.stdout
+    assert "  docs:\n    url: https://docs.example.com/mcp\n    default: [api-a, handbook]\n" in config.read_text()
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert json.loads(path.read_text())["mcpServers"]["docs"]["url"] == "https://docs.example.com/mcp?kbs=api-a,handbook"
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == cursor

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from projector.cli import app
 from projector.compile import clients, documents
-from projector.compile.importing import REFERENCE, TOKEN_LOOKING, secret_argument
+from projector.compile.importing import REFERENCE, secret_argument
+from projector.core.checking import looks_like_token
 
 FOLDERS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "crush": "crush", "kiro": "kiro", "copilot-cli": "copilot",
            "gemini": "gemini", "qwen": "qwen", "cursor": "cursor", "vscode": "vscode", "windsurf": "windsurf", "zed": "zed",
@@ -40,7 +41,7 @@ def _secrets(value, url_keys: tuple[str, ...]) -> set[str]:
 
 
 def _looks_secret(name: str, text: str) -> bool:
-    return bool(text) and REFERENCE.match(text) is None and bool(TOKEN_LOOKING.search(text) or re.search(r"TOKEN|SECRET|KEY|AUTH|PASSWORD", name, re.I))
+    return bool(text) and REFERENCE.match(text) is None and bool(looks_like_token(text) or re.search(r"TOKEN|SECRET|KEY|AUTH|PASSWORD", name, re.I))
 
 
 @pytest.mark.parametrize("folder", sorted(FOLDERS))

@@ -178,3 +178,15 @@ def test_login_and_logout_say_a_token_folder_others_may_write_in_as_an_error(san
         done = sandbox.run(command, "linear", config=model)
         assert (done.returncode, done.stderr) == (1, f"error: {folder}: mode 0777 lets others write in it: check what is in "
                                                      f"it, then make it private (chmod 700 {folder}) and sign in again\n")
+
+
+def test_doctor_ack_counts_no_sign_in_as_acknowledged_it_stays_a_problem(sandbox):
+    """A provider nobody signed in to is doctor's PROBLEM until a login, whatever `--ack` did: the
+    acknowledgement counts only the warnings it hides."""
+    sandbox.install_projector()
+    model = sandbox.model(MODEL)
+    done = sandbox.run("doctor", "--ack", config=model)
+    assert done.stdout.startswith("acknowledged 0 warnings"), done.stdout
+    doctor = sandbox.run("doctor", config=model).stdout
+    assert "linear: needs a sign-in: run `projector login linear`" in doctor
+    assert "acknowledged" not in doctor, doctor

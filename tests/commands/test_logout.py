@@ -77,6 +77,31 @@ def test_a_token_file_projector_cannot_trust_is_forgotten_without_sending_its_se
     assert server.revocations() == [] and tokenstore.read(state(sandbox), "linear") is None
 
 
+@pytest.mark.parametrize("insecure", [False, True])
+def test_tokens_are_never_revoked_in_clear_at_another_host_unless_the_model_says_insecure(sandbox, authorization_server, insecure):
+    """A token file an older projector wrote may name a revocation endpoint over plain http://
+    to another host (0.0.0.0 is not loopback by name, yet Linux connects it here): the tokens are
+    not sent there unless the provider accepts plain http://; they are forgotten all the same."""
+    from projector.core.record import replace
+
+    server = authorization_server()
+    model = signed_in(sandbox, server)
+    elsewhere = f"{server.origin.replace('127.0.0.1', '0.0.0.0')}/revoke"
+    tokenstore.write(state(sandbox), "linear", replace(tokenstore.read(state(sandbox), "linear"), revocation_endpoint=elsewhere))
+    if insecure:
+        model.write_text(model.read_text() + "    insecure: true\n")
+    done = sandbox.run("logout", "linear", config=model)
+    assert tokenstore.read(state(sandbox), "linear") is None
+    if insecure:
+        assert len(server.revocations()) == 2 and done.stdout == "signed out of linear (its tokens are revoked at the server)\n"
+        return
+    assert server.revocations() == [] and done.stdout == "signed out of linear\n"
+    assert done.stderr == (f"warning: the revocation endpoint of linear, {elsewhere}, is plain http:// to 0.0.0.0, which is not "
+                           "this machine: the tokens would cross the network in clear, so they were not revoked there (they "
+                           "stay valid until they expire; say insecure: true of the provider if you accept that); they are "
+                           "forgotten here all the same\n")
+
+
 def test_a_sign_in_the_model_no_longer_has_can_still_be_signed_out_of(sandbox, authorization_server):
     """The provider was signed in to, then taken out of the model: its tokens are not left
     stuck in the store (and at the server) with no command to take them out."""

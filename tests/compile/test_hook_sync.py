@@ -10,6 +10,7 @@ import pytest
 
 from projector.compile import clients, quirks
 from projector.core import hooks
+from paths import CORPUS
 
 CLAUDE = ".claude/settings.json"
 CODEX_HOOKS = ".codex/hooks.json"
@@ -214,3 +215,76 @@ def test_a_hook_group_in_a_json_file_with_comments_is_refused_only_where_the_cli
     assert done.returncode == 1 and "settings.json:1:" in done.stderr and "not valid JSON" in done.stderr
     assert sandbox.file(CLAUDE).read_text() == '{"hooks": {}, // mine\n}\n'
     assert "dispatch" in sandbox.file(CODEX_HOOKS).read_text(), "the other client still syncs"
+
+
+GEMINI = ".gemini/settings.json"
+
+
+def test_a_group_whose_dispatcher_was_edited_away_is_drift_not_a_second_group(sandbox):
+    """A real settings.json with hooks of its own (corpus): projector's group joins the user's
+    BeforeTool list; a hand edit that replaces its dispatcher with another command leaves it
+    projector's (by the ledger), so it is drift, kept, and no second group of projector's comes."""
+    sandbox.install_projector()
+    sandbox.file(GEMINI, (CORPUS / "gemini" / "carsonburke-dotfiles.json").read_text())
+    model = _model(sandbox, top="  guard: {event: PreToolUse, command: guard}\n", clients_="[gemini]")
+    _sync(sandbox, model)
+    path = sandbox.file(GEMINI)
+    written = path.read_text()
+    users, ours = _groups(sandbox, GEMINI)["BeforeTool"]
+    assert "orca" in _dispatching(users) and "dispatch" in _dispatching(ours)
+    edited = written.replace(_dispatching(ours), "my-own-guard")
+    path.write_text(edited)
+    done = _sync(sandbox, model)
+    assert path.read_text() == edited, "kept as the user left it: no second group of projector's"
+    assert "changed by hand" in done.stderr and "BeforeTool" in done.stderr
+    shown = sandbox.run("diff", config=model)
+    assert shown.returncode == 1 and "settings.json: drift BeforeTool" in shown.stdout
+    status = sandbox.run("status", config=model)
+    assert status.returncode == 1 and "drift BeforeTool" in status.stdout
+    _sync(sandbox, model)
+    assert path.read_text() == edited, "nor at the next sync"
+    _sync(sandbox, model, "--force")
+    assert path.read_text() == written, "projector's group back in its place, the user's beside it"
+
+
+def test_a_group_given_a_handler_of_the_users_stays_one_group_wherever_it_moved(two):
+    """The user puts a group of their own before projector's and a handler of their own into
+    projector's: that group is still projector's (drift), never a reason to add another; taken
+    out of the model, it stays (changed by hand) until --force."""
+    sandbox, bindings = two
+    model = _model(sandbox, bindings, clients_="[claude-code]")
+    _sync(sandbox, model)
+    path = sandbox.file(CLAUDE)
+    value = json.loads(path.read_text())
+    ours = value["hooks"]["PreToolUse"][0]
+    ours["hooks"].append({"type": "command", "command": "my-logger"})
+    mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}
+    value["hooks"]["PreToolUse"].insert(0, mine)
+    path.write_text(json.dumps(value, indent=2))
+    edited = path.read_text()
+    done = _sync(sandbox, model)
+    assert path.read_text() == edited and 'entry "PreToolUse" was changed by hand' in done.stderr
+    gone = _model(sandbox, bindings.replace("event: PreToolUse", "event: PreToolUse, enabled: false"), clients_="[claude-code]")
+    done = _sync(sandbox, gone)
+    assert _groups(sandbox, CLAUDE)["PreToolUse"] == [mine, ours] and "was changed by hand; kept" in done.stderr
+    _sync(sandbox, gone, "--force")
+    assert _groups(sandbox, CLAUDE)["PreToolUse"] == [mine], "the user's own group stays"
+
+
+def test_a_codex_group_whose_dispatcher_was_edited_away_keeps_its_place_and_trust_entry(two):
+    """Codex keys a hook's trust by its place: projector's group with another command there is
+    drift in hooks.json, and the trust entry projector wrote for that place stays as it was
+    (Codex: changed since trusted, skipped until reviewed); nothing of config.toml changes."""
+    sandbox, bindings = two
+    model = _model(sandbox, bindings, clients_="[codex]")
+    _sync(sandbox, model)
+    config, path = sandbox.file(CODEX_CONFIG), sandbox.file(CODEX_HOOKS)
+    trusted, written = config.read_text(), path.read_text()
+    edited = written.replace(_dispatching(_groups(sandbox, CODEX_HOOKS)["PreToolUse"][0]), "my-own-guard")
+    path.write_text(edited)
+    shown = sandbox.run("diff", config=model)
+    assert "hooks.json: drift PreToolUse" in shown.stdout and "config.toml" not in shown.stdout, shown.stdout
+    _sync(sandbox, model)
+    assert path.read_text() == edited and config.read_text() == trusted
+    _sync(sandbox, model, "--force")
+    assert path.read_text() == written and config.read_text() == trusted

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from projector.compile.clients import registry
-from projector.compile.importing import Found, gather, same_server, secret_argument, server_of
+from projector.compile.importing import Found, gather, provider_name, same_server, secret_argument, server_of
 
 
 def _found(client: str, name: str, value, folder: str | None = None) -> Found:
@@ -108,6 +108,15 @@ def test_a_codex_entry_keeps_both_its_env_vars_and_its_env_table():
     assert server.spec["env"] == {"B": "${B}", "C": "${C}", "A": "1"} and server.unsaid == ()
 
 
+def test_a_key_projector_writes_in_one_kind_of_entry_only_is_kept_out_of_the_other():
+    """Copilot CLI's bridge entry turns its tool cache off; projector's HTTP entry does not say
+    that, so an HTTP entry of the user's that does is listed, not imported without it."""
+    remote = server_of(_found("copilot", "t", {"type": "http", "url": "https://t.dev/mcp", "tools": ["*"], "disableToolCache": True}))
+    assert remote.unsaid == ("disableToolCache",)
+    local = server_of(_found("copilot", "fs", {"type": "local", "command": "fs-mcp", "tools": ["*"], "disableToolCache": True}))
+    assert local.unsaid == ()  # the bridge that runs it says so too
+
+
 def test_same_server_is_the_same_read_back_over_the_same_transport_and_nothing_secret():
     """What a restyle is: the client reads the same server from both spellings. A written-out
     token read from a variable, an SSE entry written as streamable HTTP, an entry the client skips
@@ -154,3 +163,112 @@ def test_a_reference_in_a_vibe_or_kimi_env_value_is_text_and_the_entry_stays_the
     kimi = _found("kimi", "lint", {"transport": "stdio", "command": "lint-mcp", "env": {"Y": "${Y}"}})
     assert server_of(kimi).unsaid == ("env Y (Kimi Code hands the server the text ${Y} as it is: it expands no variable, and reads one "
                                       "only through bearerTokenEnvVar; the model would read it as a variable)",)
+
+
+def _vibe(name: str, auth) -> Found:
+    return _found("vibe", name, {"name": name, "transport": "streamable-http", "url": f"https://{name}.dev/mcp", "auth": auth})
+
+
+def test_a_vibe_auth_table_signing_in_with_oauth_becomes_the_providers_oauth_settings():
+    """Vibe's [mcp_servers.auth] (vibe/core/config/models.py MCPOAuth, told apart by type =
+    "oauth"): Vibe signs itself in; in the model, projector does, with the same settings."""
+    linear = _vibe("linear", {"type": "oauth", "scopes": ["read", "write"]})
+    assert server_of(linear).spec == {"url": "https://linear.dev/mcp", "oauth": {"scopes": ["read", "write"]}}
+    assert server_of(linear).unsaid == ()
+    assert server_of(_vibe("d", {"type": "oauth", "scopes": []})).spec["oauth"] is True, "[]: the server's own scopes, as the model's default"
+    pre = server_of(_vibe("d", {"type": "oauth", "scopes": [], "client_id": "vibe-app", "client_metadata_url": "https://o.dev/c.json"}))
+    assert pre.spec["oauth"] == {"client_id": "vibe-app", "client_metadata_url": "https://o.dev/c.json", "redirect_port": 47823}, \
+        "a pre-registered client redirects where Vibe sends it: 47823 unless said"
+    assert server_of(_vibe("d", {"type": "oauth", "scopes": [], "redirect_port": 50000})).spec["oauth"] == {"redirect_port": 50000}
+    imported = gather([linear], {})
+    assert imported.providers == {"linear": {"url": "https://linear.dev/mcp", "oauth": {"scopes": ["read", "write"]}}}
+    assert [c.name for c in imported.claims] == ["linear"], "its sign-in is said: the entry becomes projector's"
+    assert ("provider linear signs in with OAuth, as its entry in Mistral Vibe did: once the next sync has written projector's "
+            "entries, run `projector login linear` (once, for every client)") in imported.report
+
+
+def test_a_vibe_auth_table_the_model_cannot_say_is_listed_and_its_static_form_read_as_the_entrys_own_keys():
+    refused = server_of(_vibe("d", {"type": "oauth", "scopes": [], "redirect_port": 80}))
+    assert refused == ("its auth table's OAuth settings are not ones the model takes (oauth.redirect_port: 80 is less than the minimum "
+                       "of 1024); left as it is (write the provider's oauth: settings by hand)")
+    static = server_of(_vibe("d", {"type": "static", "api_key_env": "D_TOKEN"}))
+    assert static.spec == {"url": "https://d.dev/mcp", "token_env": "D_TOKEN"} and static.unsaid == ()
+    other_header = server_of(_vibe("d", {"type": "static", "api_key_env": "D_TOKEN", "api_key_header": "X-Api-Key"}))
+    assert other_header.unsaid == ("api_key_header",), "the token in another header: not the model's bearer token"
+    assert server_of(_vibe("d", {"scopes": []})).unsaid == ("auth",), "no type: a table Vibe refuses, nothing the model says"
+    assert server_of(_vibe("d", {"type": "oauth", "scopes": [], "extra": 1})).unsaid == ("auth.extra",)
+
+
+def test_an_oauth_entry_gives_its_sign_in_to_the_provider_other_clients_reach_without_one():
+    """Claude Code signs in by discovery and writes nothing of it: the same server's Vibe entry says how."""
+    claude = _found("claude-code", "linear", {"type": "http", "url": "https://linear.dev/mcp"})
+    imported = gather([claude, _vibe("linear", {"type": "oauth", "scopes": ["read"]})], {})
+    assert imported.providers == {"linear": {"url": "https://linear.dev/mcp", "oauth": {"scopes": ["read"]}}}
+
+
+def test_a_url_narrowed_by_kbs_becomes_the_providers_url_and_its_default_set():
+    """projector's own ?kbs= (a lost ledger, or written by hand): the KBs that entry shows
+    everywhere, which is what a provider's default says where no binding narrows it."""
+    docs = _found("cursor", "docs", {"url": "https://d.dev/mcp?team=7&kbs=api-a,handbook"})
+    assert server_of(docs).spec == {"url": "https://d.dev/mcp?team=7", "default": ["api-a", "handbook"]}
+    imported = gather([docs], {})
+    assert imported.providers == {"docs": {"url": "https://d.dev/mcp?team=7", "default": ["api-a", "handbook"]}}
+    assert [c.name for c in imported.claims] == ["docs"] and not any(line.startswith("not") for line in imported.report)
+    assert server_of(_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=a%2Cb"})).spec["default"] == ["a", "b"], "as the server decodes it"
+    every = server_of(_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs="}))
+    assert every.spec == {"url": "https://d.dev/mcp"}, "an empty kbs= is every KB to the server: no default"
+    assert "which the server reads as every KB" in every.notes[0]
+    assert server_of(_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=a+b"})).startswith(
+        "its URL's kbs=a+b names KBs the model cannot (default[0]: \"a b\" is not a usable KB name")
+    assert same_server(registry()["cursor"], "docs", {"url": "https://d.dev/mcp?kbs=a,b"}, {"url": "https://d.dev/mcp?kbs=a,b"})
+    assert not same_server(registry()["cursor"], "docs", {"url": "https://d.dev/mcp?kbs=a,b"}, {"url": "https://d.dev/mcp?kbs=a"})
+
+
+def test_an_entry_showing_other_kbs_than_the_providers_default_stays_the_users_said_what_to_write():
+    cursor = _found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=a,b"})
+    codex = _found("codex", "docs", {"url": "https://d.dev/mcp?kbs=c"})
+    imported = gather([cursor, codex], {})
+    assert imported.providers == {"docs": {"url": "https://d.dev/mcp", "default": ["c"]}}
+    assert [c.client.id for c in imported.claims] == ["codex"], "the other set is never given to cursor's entry"
+    assert ("not imported: docs in ~/f: it shows the KBs a, b everywhere, and provider docs shows the KBs c where no binding says "
+            "otherwise: a provider has one default set; left as it is, yours (bind each folder that should see them "
+            "(`projector bind DIR --provider docs --kb a --kb b`))") in imported.report
+    model = gather([cursor], {"docs": ("url", "https://d.dev/mcp")}, {"docs": None})
+    assert model.claims == () and "provider docs shows every KB" in model.report[0], "the model's provider shows every KB"
+    plain = gather([_found("cursor", "docs", {"url": "https://d.dev/mcp"})], {"docs": ("url", "https://d.dev/mcp")}, {"docs": ["a"]})
+    assert plain.claims == () and "drop `default:` from provider docs" in plain.report[0]
+    assert gather([cursor], {"docs": ("url", "https://d.dev/mcp")}, {"docs": ["a", "b"]}).claims[0].name == "docs"
+
+
+def test_a_folders_entry_narrowed_by_kbs_becomes_that_folders_binding():
+    folder = _found("claude-code", "docs", {"type": "http", "url": "https://d.dev/mcp?kbs=api-a"}, "/w/a")
+    imported = gather([folder], {})
+    assert imported.providers == {"docs": {"url": "https://d.dev/mcp", "enabled": False}}
+    assert imported.bindings == {"/w/a": {"docs": {"enabled": True, "kbs": ["api-a"]}}}
+    both = gather([_found("cursor", "docs", {"url": "https://d.dev/mcp?kbs=handbook"}), folder], {})
+    assert both.providers == {"docs": {"url": "https://d.dev/mcp", "default": ["handbook"]}}
+    assert both.bindings == {"/w/a": {"docs": {"kbs": ["api-a"]}}}
+
+
+def test_ordinary_long_values_stay_as_written_and_a_token_under_any_name_becomes_a_variable():
+    """One notion of a token (core.checking.looks_like_token): a Node option, a UUID or a commit id
+    in env or args is no secret; a token under a name that says nothing still is."""
+    server = server_of(_found("claude-code", "ts", {"command": "node", "args": ["--max-old-space-size=4096", "c7c2448b8153e7375980ce439d50d7228552e1ac"],
+                                                    "env": {"NODE_OPTIONS": "--max-old-space-size=4096", "PROJECT": "123e4567-e89b-12d3-a456-426614174000",
+                                                            "OTHER": "xoxa-2-1234567890-abcdefghij"}}))
+    assert server.spec["args"] == ["--max-old-space-size=4096", "c7c2448b8153e7375980ce439d50d7228552e1ac"]
+    assert server.spec["env"] == {"NODE_OPTIONS": "--max-old-space-size=4096", "PROJECT": "123e4567-e89b-12d3-a456-426614174000",
+                                  "OTHER": "${OTHER}"}
+    assert server.secrets == ("OTHER",)
+
+
+def test_names_are_the_models_whole_names():
+    """The model's name rule, matched whole: a name ending in a newline is no provider's name, and
+    a variable a client passes by a name the model cannot take is said, not dropped."""
+    assert provider_name("docs\n") == "docs"
+    assert gather([_found("cursor", "docs\n", {"url": "https://d.dev/mcp"})], {}).providers == {"docs": {"url": "https://d.dev/mcp"}}
+    codex = server_of(_found("codex", "lint", {"command": "lint-mcp", "env_vars": ["LINT_HOME", "my-var"]}))
+    assert codex.spec["env"] == {"LINT_HOME": "${LINT_HOME}"}
+    assert codex.unsaid == ("env_vars 'my-var' (not a variable name the model takes)",)
+    claude = server_of(_found("claude-code", "lint", {"command": "lint-mcp", "env": {"LEVEL": "debug", "my-var": "x"}}))
+    assert claude.spec["env"] == {"LEVEL": "debug"} and claude.unsaid == ("env 'my-var' (not a variable name the model takes)",)

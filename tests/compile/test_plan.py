@@ -50,6 +50,28 @@ def test_default_none_and_unbound_writes_no_entry_at_all():
     assert plan(model(provider(default=())), "/bin/projector").servers == ()
 
 
+def test_a_provider_without_an_entry_carries_why_for_explain():
+    """explain says why a provider gets no entry from the plan itself, which decided it."""
+    off = replace(provider("off"), enabled=False)
+    assert plan(model(provider(default=()), off), "/bin/projector").no_entry == (
+        ("docs", "its default shows no KB"), ("off", "it is turned off, and no binding turns it on"))
+    assert plan(model(provider(default=()), bindings=[BOUND]), None).no_entry == (("docs", (
+        "projector is not on PATH, so no bridge narrows it per folder, and its default shows no KB, so no plain HTTP entry "
+        "stands in: no tools here until a sync finds projector on PATH")),)
+    assert plan(model(provider(default=()), bindings=[BOUND]), "/bin/projector").no_entry == ()
+
+
+def test_a_provider_the_bridge_was_wanted_for_and_that_gets_no_entry_is_warned_so():
+    """Bound (or signing in through projector), projector not on PATH and `default: []`: no
+    plain HTTP entry stands in either, and the warning says no entry was written."""
+    bound = plan(model(provider(default=()), bindings=[BOUND]), None)
+    assert (bound.servers, bound.warnings) == ((), ('provider "docs" gets no entry: ' + bound.no_entry[0][1],))
+    signing = plan(model(replace(oauth(), default=())), None)
+    assert (signing.servers, signing.warnings) == ((), (
+        'provider "signin" gets no entry: projector is not on PATH, so no bridge signs in for it, and its default shows no KB, '
+        "so no plain HTTP entry stands in: no tools here until a sync finds projector on PATH",))
+
+
 def test_provider_without_token():
     assert plan(model(provider(token=None)), None).servers == (("docs", HttpServer("https://kb.example.com/mcp", None)),)
     assert plan(model(provider(token=None), bindings=[BOUND]), "/p").servers[0][1].pass_env == ()

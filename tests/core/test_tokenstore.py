@@ -297,3 +297,15 @@ def test_a_temporary_file_a_killed_writer_left_does_not_stop_the_next_write(tmp_
     renewed = Tokens(access_token="canary-renewed", expires_at=None)
     tokenstore.write(str(tmp_path), "linear", renewed, keyring=None)
     assert tokenstore.read(str(tmp_path), "linear").access_token == "canary-renewed"
+
+
+@pytest.mark.parametrize(("access", "refresh", "which"), [("canary\r\nX-Forged: 1", REFRESH, "an access token"),
+                                                         (ACCESS, "canary\n", "a refresh token"),
+                                                         ("", REFRESH, "an access token")])
+def test_a_token_no_request_can_carry_is_never_written(tmp_path, access, refresh, which):
+    tokens = Tokens(access_token=access, expires_at=None, secrets=Secrets(refresh_token=refresh))
+    with pytest.raises(tokenstore.Unfit) as refused:
+        tokenstore.write(str(tmp_path), "linear", tokens)
+    assert str(refused.value).startswith(f"the authorization server of linear answered with {which} holding")
+    assert "canary" not in str(refused.value) and "projector login linear" in str(refused.value)
+    assert tokenstore.read(str(tmp_path), "linear") is None

@@ -89,3 +89,15 @@ def test_after_remove_the_client_has_no_projector_entry(desk):
     run = desk.drive(desk.session)
     assert run.offered and run.tools("docs") == {} and run.tools("notes") == {}, run.summary()
     assert desk.bridges() == []
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_after_a_binding_changes_the_clients_next_run_in_that_folder_offers_the_new_kbs(desk):
+    """The entry stays the same (the bridge) while what the folder gets changes: the client's
+    next run there offers the tools as they are now, however long the bridge takes to start,
+    not as it saw them last time."""
+    assert kb_choices(synced(desk).drive(desk.session)) == ["api-a", "handbook"]
+    desk.model_path.write_text(desk.model_text().replace("docs: [api-a, handbook]", "docs: [handbook]"))
+    assert desk.projector("sync", "--dry-run").stdout.startswith("nothing to do")  # no client file changes
+    desk.sandbox.start_late(2)
+    assert kb_choices(desk.drive(desk.session)) is None  # one KB: no choice

@@ -140,3 +140,26 @@ def test_the_device_grant_is_used_when_asked_or_where_no_browser_can_open_and_no
     assert device_grant(asked=False, paste=False, nobrowser=True) == OFFERED
     assert device_grant(asked=False, paste=True, nobrowser=True) is None
     assert device_grant(asked=False, paste=False, nobrowser=False) is None
+
+
+@pytest.mark.parametrize(("field", "which", "unfit"), [("access_token", "an access token", "canary-7\r\nX-Forged: 1"),
+                                                       ("access_token", "an access token", "canary-7\u00e9"),
+                                                       ("refresh_token", "a refresh token", "canary-7\x00")])
+def test_a_token_no_request_can_carry_is_refused_at_sign_in_and_never_said(sandbox, authorization_server, field, which, unfit):
+    """A line break in an access token would end its Authorization header and start another; the
+    HTTP library refuses such a header, quoting it. The token is refused as the answer arrives,
+    before it is sent anywhere, and the error names the provider and what to do."""
+    from servers.scripted import Answer
+
+    server = authorization_server()
+    tokens = {"access_token": "canary-access-7", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "canary-refresh-7"}
+    server.routes["POST /token"] = Answer(200, dict(tokens, **{field: unfit}))
+    done = sandbox.run("login", "linear", config=login_model(sandbox, f"{server.origin}/mcp"))
+    assert done.returncode == 1
+    assert "canary" not in done.stdout + done.stderr, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"error: the authorization server of linear answered with {which} holding a line break, a control or a non-ASCII "
+        "character, which no request can carry (RFC 6749 allows printable ASCII only): projector does not keep it; sign in "
+        "again (projector login linear), and if the server answers the same, tell its operator")
+    assert tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "linear") is None
+    assert [r.headers.get("Authorization") for r in server.received if r.path == "/mcp"] == [None]  # the token never went up

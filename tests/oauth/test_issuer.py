@@ -82,3 +82,44 @@ def test_an_issuer_on_the_servers_origin_is_accepted_as_it_is(issuer, accepted):
 def test_another_scheme_host_or_port_is_another_origin(issuer):
     with pytest.raises(ForeignIssuer, match="not on the MCP server's own origin"):
         fallback_issuer("https://mcp.example.com/mcp", "https://mcp.example.com/.well-known/x", issuer)
+
+
+@pytest.mark.parametrize("credentials", ["secret", "private key"])
+def test_a_machine_grant_signs_in_through_the_fallbacks_issuer_on_the_servers_origin(sandbox, servers, tmp_path, credentials):
+    """client_credentials (a secret, or a private key's signed assertion) takes the 2025-03-26
+    fallback as a person's sign-in does: no Protected Resource Metadata, the origin's
+    authorization server metadata naming an issuer with a path on that origin, whose token
+    endpoint grants the machine's token. (Enterprise sign-in is not discovered: its issuer is
+    the model's.)"""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from projector.core import tokenstore
+
+    granted = Answer(200, {"access_token": "machine-token", "token_type": "Bearer", "expires_in": 3600})
+    mcp = servers()
+
+    def session(request):
+        if request.headers.get("Authorization") != "Bearer machine-token":
+            return CHALLENGE
+        return Answer(200, {"jsonrpc": "2.0", "id": request.document["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "legacy", "version": "1"}}})
+
+    mcp.routes.update({"POST /mcp": session, "POST /oauth/token": granted,
+                       "GET /.well-known/oauth-authorization-server": metadata(f"{mcp.origin}/oauth", f"{mcp.origin}/oauth")})
+    if credentials == "secret":
+        sandbox.env["CI_SECRET"] = "ci-secret"
+        grant = "      client_secret_env: CI_SECRET\n      client_credentials: true\n"
+    else:
+        key = tmp_path / "ci.pem"
+        key.write_bytes(ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        grant = f"      client_credentials: {{private_key_file: {key}, algorithm: ES256}}\n"
+    model = sandbox.model(f"version: 1\nproviders:\n  legacy:\n    url: {mcp.origin}/mcp\n    oauth:\n      client_id: ci-bot\n{grant}")
+    done = sandbox.run("login", "legacy", config=model)
+    assert done.returncode == 0, done.stderr
+    token_requests = [r for r in mcp.received if r.path == "/oauth/token"]
+    assert [r.form["grant_type"] for r in token_requests] == ["client_credentials"]
+    assert ("client_assertion" in token_requests[0].form) == (credentials == "private key")
+    kept = tokenstore.read(sandbox.env["XDG_STATE_HOME"] + "/projector", "legacy")
+    assert kept.access_token == "machine-token" and kept.token_endpoint == f"{mcp.origin}/oauth/token"

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from projector.core.layers import Provenance
 
 
+SignIn = tuple[bool, str]  # core.signin.sign_in_state's: whether the provider's sessions can authenticate, and a line saying how
+
+
 class UsageError(Exception):
     """A command line that names something unknown (exit 2)."""
 
@@ -50,9 +53,10 @@ def oauth_provider(providers: tuple[Provider, ...], name: str) -> Provider:
 
 
 def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bool = True,
-            loaded: Model | None = None) -> tuple[engine.Outcome, ledger.Ledger]:
+            loaded: Model | None = None, sign_ins: Mapping[str, SignIn] | None = None) -> tuple[engine.Outcome, ledger.Ledger]:
     """The outcome of a sync, read through a dry-run system (``diff``, ``status``) or the real one;
-    ``loaded``: the model, when the caller has loaded it."""
+    ``loaded``: the model, when the caller has loaded it; ``sign_ins``: its OAuth providers'
+    sign-ins (sign_in_states), when the caller has worked them out to say them itself."""
     environ = os.environ
     loaded = loaded or load_model(config)
     known_clients(only)
@@ -61,22 +65,34 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     state = ledger.load(ledger.ledger_path(environ))
     system: System = DryRunSystem() if dry_run else RealSystem()
     outcome = engine.compute(loaded, chosen, environ, state, system, force=force, projects=projects.recorded(environ))
-    if waiting := sign_in_warnings(loaded):
+    if waiting := sign_in_warnings(loaded, sign_ins):
         outcome = replace(outcome, warnings=outcome.warnings + waiting)
     return outcome, state
 
 
-def sign_in_warnings(loaded: Model) -> tuple[str, ...]:
-    """A provider that signs in through projector and whose bridge entry a client now has, but
-    that nobody has signed in to: said at the sync (once, as every warning), or its sessions
-    fail with no word in the client that the user would see."""
-    signing_in = [p for p in loaded.providers if p.oauth is not None and not p.oauth.by_client and p.enabled]
+def sign_in_states(providers: Iterable[Provider]) -> dict[str, SignIn]:
+    """Each OAuth provider's sign-in by name, worked out once (a read of its token file) for a
+    command that says it in more than one place: its warnings, and its own line (status,
+    doctor, explain)."""
+    signing_in = [p for p in providers if p.oauth is not None]
     if not signing_in:
-        return ()  # core.signin is not imported: a sync of a model without OAuth does not pay for it
+        return {}  # core.signin is not imported: a command on a model without OAuth does not pay for it
     from projector.core.signin import sign_in_state
 
+    return {p.name: sign_in_state(p, os.environ) for p in signing_in}
+
+
+def sign_in_warnings(loaded: Model, sign_ins: Mapping[str, SignIn] | None = None) -> tuple[str, ...]:
+    """A provider that signs in through projector and whose bridge entry a client now has, but
+    that nobody has signed in to: said at the sync (once, as every warning), or its sessions
+    fail with no word in the client that the user would see. ``sign_ins``: as sign_in_states
+    gives them, when the caller has them; else they are worked out here."""
+    signing_in = [p for p in loaded.providers if p.oauth is not None and not p.oauth.by_client and p.enabled]
+    if not signing_in:
+        return ()
+    states = sign_in_states(signing_in) if sign_ins is None else sign_ins
     return tuple(f'provider "{p.name}" signs in through projector, once for every client: {state.split(": ", 1)[1]} '
-                 f"({_first_session(p)})" for p in signing_in for ok, state in [sign_in_state(p, os.environ)] if not ok)
+                 f"({_first_session(p)})" for p in signing_in for ok, state in [states[p.name]] if not ok)
 
 
 def _first_session(provider: Provider) -> str:

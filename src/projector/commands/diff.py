@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from projector.commands.common import compute, err, report_warnings
 from projector.compile import engine
@@ -20,7 +21,7 @@ from projector.core.record import replace
 
 def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None,
         as_json: bool = False) -> int:
-    from projector.compile.report import diff_stat, restyle_lines, restyled, unified_diff
+    from projector.compile.report import diff_stat, drift_names, restyle_lines, restyled, unified_diff
 
     try:
         outcome, state = compute(config, client, force)
@@ -46,8 +47,8 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
         text = diff_stat(changed + drifted) + "".join(line + "\n" for line in restyle_lines(changed))
     else:  # a restyle is said above its file's diff, as drift is (a patch reader skips the lines)
         text = "".join("".join(f"# {line}\n" for line in restyle_lines([result])) + unified_diff(result, colour) for result in changed)
-        text += "".join(f"# {r.shown}: drift {_drift_names(r)} (changed by hand, kept by sync); `projector sync --force` would write:\n"
-                        + unified_diff(r, colour) for r in drifted)
+        text += "".join(f"# {r.shown}: drift {drift_names(_of(r.path, written.results))} (changed by hand, kept by sync); "
+                        "`projector sync --force` would write:\n" + unified_diff(r, colour) for r in drifted)
     show(text, terminal if pager is None else pager, os.environ)
     report_warnings(outcome)
     return code
@@ -56,16 +57,22 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
 def drift(outcome: engine.Outcome, state: Ledger, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
     """The files holding entries changed by hand (which sync keeps), each as `sync --force` would
     write it, so the diff shows the drift: what is there against what projector would write.
-    Only those files are evaluated again (with force), not the whole sync."""
-    paths = {result.path for result in results if not result.changed and _drift_names(result)}
+    Only those files are evaluated again (with force), not the whole sync. A file of several
+    targets (Codex's config.toml: its servers, and the trust of projector's hook groups) is one
+    result, from its text to what the last of them leaves, with the entry states of all."""
+    paths = {result.path for result in results if not result.changed and result.named("drift")}
     if not paths:
         return []
-    kept = {result.path: result.states for result in results}
-    return [replace(r, states=kept[r.path]) for r in engine.forced(outcome, state, paths) if r.changed]
+    whole: dict[Path, engine.FileResult] = {}
+    for forced in engine.forced(outcome, state, paths):
+        first = whole.get(forced.path)
+        whole[forced.path] = forced if first is None else replace(first, after=forced.after)
+    return [replace(r, states=tuple(s for each in _of(r.path, results) for s in each.states)) for r in whole.values() if r.changed]
 
 
-def _drift_names(result: engine.FileResult) -> str:
-    return ", ".join(result.named("drift"))
+def _of(path: Path, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
+    """The results of one file's targets."""
+    return [result for result in results if result.path == path]
 
 
 def wants_colour(terminal: bool, environ: Mapping[str, str]) -> bool:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from projector.commands.common import compute, entries_in_file, err, load_model, sign_in_warnings, store_warnings, stored_warnings
+from projector.commands.common import (SignIn, compute, entries_in_file, err, load_model, sign_in_states, sign_in_warnings, store_warnings,
+                                       stored_warnings)
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
@@ -32,7 +33,8 @@ LABELS = {"ok": "ok       ", "note": "note     ", "problem": "PROBLEM  "}
 def run(config: str | None, client: list[str] | None, as_json: bool = False, ack: bool = False, show_all: bool = False) -> int:
     try:
         loaded = load_model(config)
-        outcome, _ = compute(config, client, False, loaded=loaded)
+        sign_ins = sign_in_states(loaded.providers)  # said by its own check, and among the warnings it leaves out
+        outcome, _ = compute(config, client, False, loaded=loaded, sign_ins=sign_ins)
     except ProjectorError as error:
         if as_json:
             import json
@@ -43,12 +45,13 @@ def run(config: str | None, client: list[str] | None, as_json: bool = False, ack
         return 1
     chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
     if ack:
-        noted = [w for w in outcome.warnings if not shadowing(w)]
+        noted = acknowledgeable(outcome.warnings, sign_in_warnings(loaded, sign_ins))
         acknowledge(noted, os.environ)
         print(f"acknowledged {len(noted)} warning{'s' if len(noted) != 1 else ''}: doctor lists "
               f"{'them' if len(noted) != 1 else 'it'} again with --all, or once {'they change' if len(noted) != 1 else 'it changes'}")
         return 0
-    report = doctor(loaded, outcome, chosen, os.environ, explicit=bool(client), acknowledged=() if show_all else acknowledged(os.environ))
+    report = doctor(loaded, outcome, chosen, os.environ, sign_ins, explicit=bool(client),
+                    acknowledged=() if show_all else acknowledged(os.environ))
     if as_json:
         import json
 
@@ -59,9 +62,10 @@ def run(config: str | None, client: list[str] | None, as_json: bool = False, ack
     return 0 if report["healthy"] else 1
 
 
-def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str], explicit: bool = False,
-           acknowledged: tuple[str, ...] = ()) -> dict[str, Any]:
+def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ: Mapping[str, str], sign_ins: Mapping[str, SignIn],
+           explicit: bool = False, acknowledged: tuple[str, ...] = ()) -> dict[str, Any]:
     """Every check, each ok, a note or a problem, with a message a person can act on;
+    ``sign_ins``: each OAuth provider's (common.sign_in_states), the ones ``outcome`` was computed with;
     ``acknowledged``: warnings the user has read (`doctor --ack`), counted in one note."""
     here = home(environ)
     checks: list[dict[str, Any]] = []
@@ -104,9 +108,7 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             for ok, message in _local_checks(model, projects, provider, environ, setters):
                 check(ok, message, "note" if ok else None)
         if provider.oauth is not None:
-            from projector.core.signin import sign_in_state
-
-            check(*sign_in_state(provider, environ))
+            check(*sign_ins[provider.name])
     for ok, message in _hook_checks(model, projects, environ):
         check(ok, message)
     starts = _Starts(str(model.source), os.path.abspath(state_folder(environ)), environ)
@@ -133,8 +135,8 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
         if started:
             entries = f"{started} bridge entr{'y' if started == 1 else 'ies'}"
             check(True, f"{result.client.name}: {entries} started as it starts them: each finds the model and the trust store")
-    signing_in = set(sign_in_warnings(model))  # told above, by each OAuth provider's own check
-    known = [w for w in outcome.warnings if w in acknowledged and not shadowing(w)]
+    signing_in = set(sign_in_warnings(model, sign_ins))  # told above, by each OAuth provider's own check
+    known = [w for w in acknowledgeable(outcome.warnings, signing_in) if w in acknowledged]
     for warning in outcome.warnings:  # sync, diff and status say each once: here they are all, but the acknowledged
         if warning not in known and warning not in signing_in:
             check(not shadowing(warning), warning, None if shadowing(warning) else "note")
@@ -154,6 +156,13 @@ def doctor(model: Model, outcome: engine.Outcome, clients: list[Client], environ
             check(False, f"{display_path(file, here)} changed since it was trusted: its workspace ignores it (its servers have no "
                          f"tools there) until you review it and run `projector trust {folder}`")
     return {"schema": SCHEMA, "healthy": all(c["ok"] for c in checks), "checks": checks}
+
+
+def acknowledgeable(warnings: tuple[str, ...], signing_in: Iterable[str]) -> list[str]:
+    """The warnings `doctor --ack` may hide: not a shadowing entry (a problem), not a provider
+    nobody signed in to (its own check says it until a login)."""
+    told = set(signing_in)
+    return [w for w in warnings if not shadowing(w) and w not in told]
 
 
 def shadowing(warning: str) -> bool:

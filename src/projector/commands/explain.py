@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from projector.commands.common import compute, entries_in_file, err, layer_report, load_model
+from projector.commands.common import SignIn, compute, entries_in_file, err, layer_report, load_model, sign_in_states
 from projector.compile import clients as client_registry
 from projector.compile import engine
 from projector.compile.clients import Client
@@ -29,7 +29,8 @@ def run(folder: str | None, config: str | None, client: list[str] | None, as_jso
     try:
         loaded = load_model(config)
         chosen = client_registry.selected(tuple(client) if client else loaded.clients, os.environ)
-        outcome, _ = compute(config, client, False, loaded=loaded)  # each client's file as it is, against what sync writes
+        sign_ins = sign_in_states(loaded.providers)
+        outcome, _ = compute(config, client, False, loaded=loaded, sign_ins=sign_ins)  # each client's file as it is, against what sync writes
     except ProjectorError as error:
         err(f"error: {error}")
         return 2
@@ -38,14 +39,15 @@ def run(folder: str | None, config: str | None, client: list[str] | None, as_jso
     if missing:  # as `bind` does: say so, and explain the folder as it would be (a clone not made yet)
         what = "is not a folder" if os.path.lexists(place) else "does not exist"
         err(f"warning: {display_path(os.path.abspath(place), home(os.environ))} {what}; explained as if it did")
-    report = explain(loaded, place, chosen, os.environ, outcome.results)
+    report = explain(loaded, place, chosen, os.environ, sign_ins, outcome.results)
     print(json.dumps(report, indent=2) if as_json else "\n".join(explain_lines(report, verbose)))
     return 1 if missing else 0
 
 
-def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str],
+def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[str, str], sign_ins: Mapping[str, SignIn],
             results: tuple[engine.FileResult, ...] = ()) -> dict[str, Any]:
-    """``results``: a dry-run sync's, to show each client's entries as they are in its file."""
+    """``sign_ins``: the OAuth providers' sign-ins (common.sign_in_states); ``results``: a dry-run
+    sync's, to show each client's entries as they are in its file."""
     folder = os.path.abspath(folder)
     canonical = scope.canonical(folder)
     shown = lambda path: display_path(path, home(environ))  # noqa: E731 - one short formatter
@@ -60,6 +62,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
     projector_path = engine.projector_on_path(environ)
     compiled = plan(model, projector_path, bridge_options(model.source, environ), every)
     servers = dict(compiled.servers)
+    no_entries = dict(compiled.no_entry)
     origin = Provenance(model, environ)
     by_client = _entry_kinds(compiled, clients)
     providers = []
@@ -70,7 +73,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
         here = scope.resolve(model, provider, canonical, nearby.trusted)
         server = servers.get(provider.name)
         kbs = None if here.kbs is None else list(here.kbs)
-        no_entry = None if server else _no_entry(provider, here.bound or model.bound(provider.name), projector_path)
+        no_entry = no_entries.get(provider.name)
         providers.append(
             {
                 "name": provider.name,
@@ -82,7 +85,7 @@ def explain(model: Model, folder: str, clients: list[Client], environ: Mapping[s
                 "project_file": shown(here.project.file) if here.project else None,
                 "dropped": list(here.dropped),
                 **_entry(server, by_client.get(provider.name, {})),
-                "auth": _auth(provider, environ),
+                "auth": _auth(provider, sign_ins),
                 "url": server.url if isinstance(server, HttpServer) else None,
                 "from": _origins(origin, provider.name, here.binding),
                 "tools": _tools(model, provider.name, canonical, nearby.trusted, shown),
@@ -133,12 +136,10 @@ def _entry(server: Any, by_kind: Mapping[str, list[str]]) -> dict[str, Any]:
     return {"entry": entry, "entries": groups}
 
 
-def _auth(provider: Any, environ: Mapping[str, str]) -> str:
+def _auth(provider: Provider, sign_ins: Mapping[str, SignIn]) -> str:
     """How a session of ``provider`` authenticates (never the token)."""
     if provider.oauth is not None:
-        from projector.core.signin import sign_in_state
-
-        return "OAuth: " + sign_in_state(provider, environ)[1].split(": ", 1)[1]
+        return "OAuth: " + sign_ins[provider.name][1].split(": ", 1)[1]
     return f"the token in ${provider.token_env}" if provider.token_env else "none"
 
 
@@ -319,19 +320,6 @@ def _why_local(plan_here: Any) -> str:
 
 def _kbs_words(kbs: list[str] | None) -> str:
     return "every KB" if kbs is None else (", ".join(kbs) or "no KB")
-
-
-def _no_entry(provider: Provider, bound: bool, projector_path: str | None) -> str:
-    """Why remote ``provider`` has no entry in any client (compile.plan): it is off, or its
-    bridge cannot be written and its plain HTTP entry would show no KB."""
-    by_client = provider.oauth is not None and provider.oauth.by_client
-    bridge = ("each client signs itself in (oauth: client)" if by_client
-              else "projector is not on PATH" if projector_path is None else None)
-    plain = "its default shows no KB" if provider.default == () else "it is turned off" if not provider.enabled else "it has none"
-    if bound and bridge is not None:
-        until = "" if by_client else " until a sync finds projector on PATH"
-        return f"{bridge}, so no bridge narrows it per folder, and {plain}, so no plain HTTP entry stands in: no tools here{until}"
-    return "it is turned off, and no binding turns it on" if not provider.enabled else plain
 
 
 def _left_out(model: Model, provider: Provider, shown: Any) -> dict[str, Any]:

@@ -34,13 +34,15 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
     shown = display_path(path)
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else None
-        existing = {p.name: identity_of(p) for p in load_model(config).providers} if text is not None else {}
+        providers = load_model(config).providers if text is not None else ()
+        existing = {p.name: identity_of(p) for p in providers}
+        defaults = {p.name: list(p.default) if p.default is not None else None for p in providers}
     except ProjectorError as error:
         err(f"error: {error}\n{shown} has mistakes of its own: fix them first (`projector edit`); nothing was imported")
         return 1
     clients = client_registry.selected(tuple(only) if only else None, environ)
     found, problems = found_entries(clients, environ)
-    imported = gather(found, existing)
+    imported = gather(found, existing, defaults)
     home = locations.home(environ)
     bindings = {display_path(folder, home): settings for folder, settings in imported.bindings.items()}
     before = text if text is not None else starter_text()
@@ -84,11 +86,9 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
 
 
 def _show_diff(before: str | None, after: str, shown: str) -> None:
-    import difflib
+    from projector.compile.report import text_diff
 
-    lines = difflib.unified_diff((before or "").splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=shown if before is not None else "/dev/null", tofile=shown)
-    print("".join(line if line.endswith("\n") else line + "\n" for line in lines), end="")
+    print(text_diff(before, after, shown), end="")
 
 
 def _claim(claims: tuple[Claim, ...], state: ledger.Ledger) -> None:

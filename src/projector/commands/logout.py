@@ -5,25 +5,24 @@ server answered: a revocation that fails is said, and never keeps a sign-in on t
 from __future__ import annotations
 
 import os
-import re
 
 from projector.commands.common import err, load_model, oauth_provider
 from projector.core import locations, tokenstore
+from projector.core.checking import PROVIDER_NAME
 from projector.core.errors import ProjectorError
 from projector.oauth.revocation import revocation
-
-PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # schemas/model.schema.json's: also a token file's name
 
 
 def run(name: str, config: str | None) -> int:
     state = locations.state_folder(os.environ)
+    insecure = False  # a provider the model no longer has: no plain http:// to another host
     try:
-        oauth_provider(load_model(config).providers, name)
+        insecure = oauth_provider(load_model(config).providers, name).insecure
     except ProjectorError as error:
         if not left_behind(state, name):
             err(f"error: {error}")
             return 1
-    return signed_out(state, name)
+    return signed_out(state, name, insecure)
 
 
 def left_behind(state: str, name: str) -> bool:
@@ -32,7 +31,7 @@ def left_behind(state: str, name: str) -> bool:
     return PROVIDER_NAME.fullmatch(name) is not None and os.path.lexists(tokenstore.token_file(state, name))
 
 
-def signed_out(state: str, name: str) -> int:
+def signed_out(state: str, name: str, insecure: bool = False) -> int:
     keyring = tokenstore.Keyring.found(os.environ)
     try:
         lock = tokenstore.locked(state, name, timeout=60)
@@ -40,7 +39,7 @@ def signed_out(state: str, name: str) -> int:
         err(f"error: {unsafe}")
         return 1
     with lock:  # not under a refresh that is writing it
-        revoked = revocation(state, name, keyring)
+        revoked = revocation(state, name, keyring, insecure)
         removed = tokenstore.remove(state, name, keyring)
     if not removed:
         print(f"not signed in to {name}")

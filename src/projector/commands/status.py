@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from projector.commands.common import compute, err, layer_report, load_model, report_warnings
+from projector.commands.common import compute, err, layer_report, load_model, report_warnings, sign_in_states
 from projector.core import projects
 from projector.core.errors import ProjectorError, display_path
 from projector.core.modeltypes import Model
@@ -20,7 +20,8 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
 
     try:
         loaded = load_model(config)
-        outcome, _ = compute(config, client, False, loaded=loaded)
+        sign_ins = sign_in_states(loaded.providers)  # each said in its own line, and as a warning where it wants a sign-in
+        outcome, _ = compute(config, client, False, loaded=loaded, sign_ins=sign_ins)
     except ProjectorError as error:
         if as_json:
             print(json.dumps({"schema": 1, "in_sync": False, "files": [], "warnings": [], "errors": [str(p) for p in error.problems]}, indent=2))
@@ -30,7 +31,7 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
     report = status_report(outcome)
     report["withdrawn"] = [{"file": display_path(file), "why": why} for file, why in projects.withdrawn(os.environ)]
     report["in_sync"] = report["in_sync"] and not report["withdrawn"]
-    report["sign_in"] = _sign_ins(loaded)
+    report["sign_in"] = [{"provider": name, "ok": ok, "state": state} for name, (ok, state) in sign_ins.items()]
     if as_json:
         report["layers"] = layer_report(loaded, _provenance(loaded))
         print(json.dumps(report, indent=2))
@@ -41,16 +42,6 @@ def run(config: str | None, client: list[str] | None, as_json: bool) -> int:
             print(f"sign-in: {entry['state']}")
         report_warnings(outcome)
     return 2 if outcome.problems else (0 if report["in_sync"] else 1)
-
-
-def _sign_ins(loaded: Model) -> list[dict[str, object]]:
-    """Each OAuth provider's sign-in: signed in (until when), expiring, or needing `projector login`."""
-    signing_in = [p for p in loaded.providers if p.oauth is not None]
-    if not signing_in:
-        return []  # core.signin is not imported: status is on the speed guard's budget
-    from projector.core.signin import sign_in_state
-
-    return [{"provider": p.name, "ok": ok, "state": state} for p in signing_in for ok, state in [sign_in_state(p, os.environ)]]
 
 
 def _provenance(loaded: Model) -> Provenance | None:

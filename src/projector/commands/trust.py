@@ -241,12 +241,11 @@ def show_changes(file: str, shown: str, raw: bytes) -> None:
         print(f"{shown} changed since it was trusted (sha256 {before[:12]} then, {now[:12]} now); "
               "the text trusted then was not kept: read it all")
         return
-    import difflib
+    from projector.compile.report import text_diff
 
-    lines = difflib.unified_diff(old.decode("utf-8", "replace").splitlines(keepends=True), raw.decode("utf-8", "replace").splitlines(keepends=True),
-                                 fromfile=f"{shown} (trusted, sha256 {before[:12]})", tofile=f"{shown} (now, sha256 {now[:12]})")
     print(f"{shown} changed since it was trusted:")
-    sys.stdout.write("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines))
+    sys.stdout.write(text_diff(old.decode("utf-8", "replace"), raw.decode("utf-8", "replace"), f"{shown} (trusted, sha256 {before[:12]})",
+                               f"{shown} (now, sha256 {now[:12]})"))
 
 
 def untrust(folder: str | None, config: str | None = None) -> int:

@@ -41,6 +41,38 @@ def platform() -> str:
     return "macos" if sys.platform == "darwin" else "linux"
 
 
+class AuthTable(Record):
+    """A table an HTTP entry says how it authenticates in (a named list's ``[mcp_servers.auth]``),
+    told apart by its form (``when``: keys and the values they hold): the OAuth the client signs
+    in with, or the entry's own keys (headers, the token's variable) written inside it."""
+
+    key: str
+    oauth_when: tuple[tuple[str, Any], ...] | None  # None: the client has no OAuth form
+    oauth_settings: tuple[tuple[str, str], ...] = ()  # (the model's oauth setting, the table's key holding it)
+    pre_registered: tuple[tuple[str, Any], ...] = ()  # what the client uses for a pre-registered client_id when unsaid
+    inline_when: tuple[tuple[str, Any], ...] | None = None  # None: the table never holds the entry's own keys
+
+    def form(self, table: Any) -> str | None:
+        """``oauth``, ``inline``, or None: a table of neither form (or no table)."""
+        if not isinstance(table, Mapping):
+            return None
+        matches = lambda when: when is not None and all(table.get(k) == v for k, v in when)  # noqa: E731
+        return "oauth" if matches(self.oauth_when) else "inline" if matches(self.inline_when) else None
+
+
+def _auth_table(data: Mapping[str, Any] | None) -> AuthTable | None:
+    if not data:
+        return None
+    oauth, inline = data.get("oauth"), data.get("inline")
+    return AuthTable(
+        key=data["key"],
+        oauth_when=tuple(oauth["when"].items()) if oauth else None,
+        oauth_settings=tuple(oauth["settings"].items()) if oauth else (),
+        pre_registered=tuple((oauth.get("pre_registered") or {}).items()) if oauth else (),
+        inline_when=tuple(inline["when"].items()) if inline else None,
+    )
+
+
 class Reading(Record):
     """How a client's entry is read back: what it connects to, and what it passes on."""
 
@@ -54,6 +86,7 @@ class Reading(Record):
     # The only keys where a client that expands no variable reads one (by name); empty: none known.
     # Set, a ``${X}`` in any other value (a header) is sent as that text.
     variable_keys: tuple[str, ...] = ()
+    auth: AuthTable | None = None  # an HTTP entry's table of how it authenticates; None: the client has none
 
     def command_of(self, value: Any) -> tuple[str, list[Any]] | None:
         """A stdio entry's program and arguments; None for anything else."""
@@ -567,6 +600,7 @@ def client(data: Mapping[str, Any], programs: Mapping[str, template.Program | No
             added_keys=tuple(entry.get("added_keys") or ()),
             default_values=tuple((entry.get("default_values") or {}).items()),
             variable_keys=tuple(entry.get("variable_keys") or ()),
+            auth=_auth_table(entry.get("auth")),
         ),
         file_keys=tuple(data.get("file_keys") or ()),
         project_files=tuple(

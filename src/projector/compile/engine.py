@@ -23,7 +23,7 @@ from typing import Any
 from projector.compile import documents, quirks
 from projector.compile.clients import Client, Reading
 from projector.compile.documents.base import neighbours
-from projector.compile.documents.hookgroups import HookGroups
+from projector.compile.documents.hookgroups import HookGroups, index_of, placed_by
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
 from projector.compile.reconcile import Decision, given_back, prune, recognisable, reconcile, took_over
@@ -126,6 +126,7 @@ def compute(
         warnings += cannot + unheard
     providers = {p.name: p for project in reversed(projects) for p in project.providers} | {p.name: p for p in model.providers}
     texts: dict[Path, files.Read] = {}  # each file as the targets before this one leave it
+    lineups: dict[Path, Mapping[str, tuple[str | None, ...]]] = {}  # each hook file's lineup as the sync leaves it
     failed: set[Path] = set()  # files with a problem: their other targets are left alone too
     survey = Survey()
     made = {key.partition("#")[0]: r.folders for key, r in ledger.files.items() if r.created == "file"}  # files projector created
@@ -135,7 +136,8 @@ def compute(
         if not target.is_project and str(target.path) in made:
             target = replace(target, made=made[str(target.path)])
         if target.kind == "trust":
-            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), hooks[target.client.id]))
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), hooks[target.client.id],
+                                                            lineups.get(target.follows, {})))
         if target.kind != "servers" and not target.desired and ledger.record(target.ledger_key) is None:
             continue  # no hooks for this client, and none of projector's there: the file is not even read
         outcome = evaluate(target, ledger.record(target.ledger_key), providers, force, system, texts.get(target.path))
@@ -146,28 +148,48 @@ def compute(
             results.append(outcome)
             warnings += outcome.notes
             texts[target.path] = files.Read(outcome.after, outcome.bom)
+            lineups[target.path] = _lineup_of(outcome)
             if outcome.record is not None and outcome.record.created == "file":
                 made.setdefault(str(target.path), outcome.record.folders)
     return Outcome(tuple(results), tuple(problems), tuple(warnings), providers, force, system, model, projects, survey)
 
 
-def _trust_entries(target: TargetFile, hook_file: files.Read | None, wanted: Mapping[str, Any]) -> dict[str, Any]:
+def _trust_entries(target: TargetFile, hook_file: files.Read | None, wanted: Mapping[str, Any],
+                   lineup: Mapping[str, tuple[str | None, ...]]) -> dict[str, Any]:
     """The entries the client needs for the groups projector writes (``wanted``), where its hook
     file as the sync leaves it holds them (None: the sync did not look at it, having no hooks
-    there). They trust what projector wants, not what stands there: a group kept as drift is
-    left for the client to ask about."""
+    there; ``lineup``: its groups as the sync leaves them, so a group of projector's whose
+    dispatcher a hand edit took out is still in projector's place). They trust what projector
+    wants, not what stands there: a group kept as drift is left for the client to ask about."""
     spec = target.client.hooks
     assert spec is not None and spec.trust_function and target.follows is not None
     if hook_file is None or hook_file.text is None:
         return {}
     lists = documents.parse(spec.format, hook_file.text, str(target.follows)).servers(spec.key) or {}
-    return quirks.TRUST[spec.trust_function](str(target.follows), lists, _ours, wanted)
+
+    def place(event: str, groups: list[Any]) -> int | None:
+        at = lineup.get(event) or ()
+        return index_of(groups, _ours, at.index(None) if None in at else None)
+
+    return quirks.TRUST[spec.trust_function](str(target.follows), lists, place, wanted)
+
+
+def _lineup_of(result: FileResult) -> Mapping[str, tuple[str | None, ...]]:
+    """A hook file's groups as a sync leaves it (its record's lineup; none for other targets)."""
+    return result.record.lineup if result.target.kind == "hooks" and result.record is not None else {}
 
 
 def _ours(group: Any) -> bool:
     """A hook group projector writes: its handlers run ``projector dispatch``."""
     handlers = group.get("hooks") if isinstance(group, Mapping) else None
     return isinstance(handlers, list) and bool(handlers) and all(isinstance(h, Mapping) and runs_dispatch(h.get("command")) for h in handlers)
+
+
+def _partly_ours(group: Any) -> bool:
+    """A group one of whose handlers runs ``projector dispatch`` (projector's, with a handler of
+    the user's put beside it)."""
+    handlers = group.get("hooks") if isinstance(group, Mapping) else None
+    return isinstance(handlers, list) and any(isinstance(h, Mapping) and runs_dispatch(h.get("command")) for h in handlers)
 
 
 def evaluate(
@@ -188,6 +210,7 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
     wanted = paths | {r.target.follows for r in outcome.results if r.path in paths and r.target.follows is not None}
     groups = {r.path: r.target.desired or {} for r in outcome.results if r.target.kind == "hooks"}
     texts: dict[Path, files.Read] = {}
+    lineups: dict[Path, Mapping[str, tuple[str | None, ...]]] = {}
     failed: set[Path] = set()
     results: list[FileResult] = []
     for earlier in outcome.results:
@@ -195,7 +218,8 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
         if target.path not in wanted or target.path in failed or target.follows in failed:
             continue
         if target.kind == "trust":
-            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), groups.get(target.follows, {})))
+            target = replace(target, desired=_trust_entries(target, texts.get(target.follows), groups.get(target.follows, {}),
+                                                            lineups.get(target.follows, {})))
             if not target.desired and ledger.record(target.ledger_key) is None:
                 continue
         again = evaluate_again(target, outcome, ledger, True, texts.get(target.path))
@@ -203,6 +227,7 @@ def forced(outcome: Outcome, ledger: Ledger, paths: set[Path]) -> tuple[FileResu
             failed.add(target.path)
             continue
         texts[target.path] = files.Read(again.after, again.bom)
+        lineups[target.path] = _lineup_of(again)
         if target.path in paths:
             results.append(again)
     return tuple(results)
@@ -236,8 +261,9 @@ def _decide(
     read = read or system.read(target.path)
     parsed = documents.parse(target.format, read.text or "", target.shown)
     parsed, replaced = _stood_in(target, parsed, record)
-    lists = _users_lists(parsed, target, record) if target.kind == "hooks" else ()
-    document = HookGroups(parsed.document, _ours, frozenset(lists)) if target.kind == "hooks" else parsed
+    placed = _placed(parsed, target, record) if target.kind == "hooks" else {}
+    lists = _users_lists(parsed, target, record, placed) if target.kind == "hooks" else ()
+    document = HookGroups(parsed.document, _ours, frozenset(lists), placed) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
     reading = target.client.reading
@@ -268,6 +294,7 @@ def _decide(
     text, local_notes, local_states, pruned = _prune_local_scopes(target, text, providers, record, edited)
     notes, states = decision.notes + local_notes, decision.states + replaced + local_states
     after: str | None = text
+    lineup = _lineup(target, parsed if text == (read.text or "") else None, text, decision.owned, placed) if target.kind == "hooks" else {}
     new_record = intent = None
     folders: tuple[str, ...] = ()
     if target.is_project and decision.taken:  # on record before the file is written: `remove` puts them back
@@ -284,9 +311,9 @@ def _decide(
         if after is None and read.text is not None and kept_whole(target.path):
             after = text  # created by projector, but someone's since: emptied, kept
         new_record = FileRecord(target.client.id, decision.owned, created, adopted=decision.adopted, taken=decision.taken,
-                                lists=tuple(e for e in lists if e in decision.owned), folders=folders,
+                                lists=tuple(e for e in lists if e in decision.owned), lineup=lineup, folders=folders,
                                 pruned=pruned) if decision.owned or pruned else None
-        intent = replace(_intent(target, record, decision, created, current), lists=lists, folders=folders,
+        intent = replace(_intent(target, record, decision, created, current), lists=lists, lineup=lineup, folders=folders,
                          pruned={**(record.pruned if record else {}), **pruned}, unsure=record.unsure if record else ())
     if read.text is None and after == "":
         after = None
@@ -326,12 +353,47 @@ def _missing_folders(path: Path) -> tuple[str, ...]:
     return tuple(missing)
 
 
-def _users_lists(parsed: documents.Document, target: TargetFile, record: FileRecord | None) -> tuple[str, ...]:
+def _users_lists(parsed: documents.Document, target: TargetFile, record: FileRecord | None, placed: Mapping[str, int]) -> tuple[str, ...]:
     """The hook file's event lists that are the user's: those the ledger says were there before
-    projector's group, and those without one of projector's groups now."""
+    projector's group, and those without one of projector's groups now (``placed``: one whose
+    dispatcher a hand edit took out is projector's still)."""
     events = parsed.servers(target.key) or {}
-    theirs = {event for event, groups in events.items() if isinstance(groups, list) and not any(_ours(g) for g in groups)}
+    theirs = {event for event, groups in events.items()
+              if isinstance(groups, list) and event not in placed and not any(_ours(g) for g in groups)}
     return tuple(sorted(theirs | set(record.lists if record else ())))
+
+
+def _placed(parsed: documents.Document, target: TargetFile, record: FileRecord | None) -> dict[str, int]:
+    """The events whose list holds projector's group though none of its groups runs the
+    dispatcher (a hand edit took it out): event -> its index, told by the groups the ledger's
+    lineup had beside it (hookgroups.placed_by). It is drift, as any owned entry changed by
+    hand, not a reason to add a second group."""
+    if record is None or not record.lineup:
+        return {}
+    events = parsed.servers(target.key) or {}
+    placed = {}
+    for event, lineup in record.lineup.items():
+        groups = events.get(event)
+        at = placed_by(groups, lineup, _ours, entry_hash, _partly_ours) if event in record.entries and isinstance(groups, list) else None
+        if at is not None:
+            placed[event] = at
+    return placed
+
+
+def _lineup(target: TargetFile, parsed: documents.Document | None, text: str, owned: Mapping[str, str],
+            placed: Mapping[str, int]) -> dict[str, tuple[str | None, ...]]:
+    """Each owned event's list as the sync leaves it (``FileRecord.lineup``): the hash of every
+    group, None in projector's place. ``parsed``: ``text`` already parsed, when it is the file's."""
+    if not owned:
+        return {}
+    events = (parsed or documents.parse(target.format, text, target.shown)).servers(target.key) or {}
+    lineup = {}
+    for event in owned:
+        groups = events.get(event)
+        at = index_of(groups, _ours, placed.get(event)) if isinstance(groups, list) else None
+        if at is not None:
+            lineup[event] = tuple(None if index == at else entry_hash(group) for index, group in enumerate(groups))
+    return lineup
 
 
 def _pruned_record(target: TargetFile, record: FileRecord | None, decision: Decision, before: str, after: str) -> FileRecord:

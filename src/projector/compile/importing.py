@@ -19,16 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from projector.compile import documents
-from projector.compile.clients import SECRET_LOOKING, Client, without_query
+from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
 from projector.core import files
+from projector.core.checking import PROVIDER_NAME, VARIABLE_NAME, looks_like_token
 from projector.core.errors import display_path
 from projector.core.keys import scope_keys
-from projector.core.record import Factory, Record
+from projector.core.record import Factory, Record, replace
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # the model's provider names
 # How clients spell a reference to a variable: ${VAR}, ${env:VAR}, {env:VAR}, $VAR.
 REFERENCE = re.compile(r"^\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}$|^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$|^\$([A-Za-z_][A-Za-z0-9_]*)$")
-TOKEN_LOOKING = re.compile(r"^(?:sk-|ghp_|gho_|github_pat_|xox[abpr]-|glpat-|AKIA|ya29\.|eyJ)|^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-.+/=]{24,}$")
 # Keys that say how to reach a server, what it is, or what projector writes itself: read, not lost.
 UNDERSTOOD = {"type", "transport", "headers", "http_headers", "enabled", "name", "description", "cwd", "env"}
 TURNED_OFF = (("disabled", True), ("enabled", False))
@@ -107,15 +106,21 @@ def server_of(entry: Found) -> Server | str:
     if any(value.get(key) == off for key, off in TURNED_OFF):
         return "turned off in the client; left as it is"
     reading = client.reading
+    value, oauth, unread = _authentication(reading.auth, value)
+    if isinstance(oauth, str):
+        return oauth
+    entry = replace(entry, value=value)
     url = reading.url_of(value)
     known = UNDERSTOOD | set(reading.url_keys) | {reading.command_key, reading.args_key} | set(reading.added_keys)
     known |= {key for key in (reading.env_key, client.token_key()) if key}
-    usual = dict(reading.default_values) | _written(client) | {"disabled": False}
-    unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])]
+    usual = dict(reading.default_values) | _written(client, remote=url is not None) | {"disabled": False}
+    unsaid = [f"{key}" for key in value if key not in known and not (key in usual and usual[key] == value[key])] + unread
+    if url is None and oauth is not None and reading.auth is not None:
+        unsaid.append(f"{reading.auth.key} (OAuth on an entry without a URL)")
     if url is not None and _transport(value):  # projector's entries speak streamable HTTP: written so, it would stop working
         unsaid.append("transport SSE (projector's entry would speak streamable HTTP)")
     if url is not None:
-        return _remote(entry, url, unsaid)
+        return _remote(entry, url, unsaid, oauth)
     command = reading.command_of(value)
     if command is None:
         return "neither a URL nor a command projector can read; left as it is"
@@ -158,37 +163,86 @@ def secret_argument(args: list[str], index: int) -> bool:
     for name, value in ((header.group(1), header.group(2)) if header else (None, None), (option.group(1), option.group(2)) if option else (None, None)):
         if name and SECRET_LOOKING.search(name) and _reference(value.removeprefix("Bearer ")) is None:
             return True
-    return bool(TOKEN_LOOKING.search(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
+    return bool(looks_like_token(arg) and "/" not in arg and "." not in arg) or bool(after_flag and arg and _reference(arg) is None)
 
 
-def _written(client: Client) -> dict[str, Any]:
-    """The keys projector's own entries for ``client`` hold whatever the server (``tools: ["*"]``),
-    with their values: an entry that has them says nothing the model does not."""
+def _written(client: Client, remote: bool) -> dict[str, Any]:
+    """The keys projector's own entries of that kind (``remote``: HTTP, else a command) for
+    ``client`` hold whatever the server (``tools: ["*"]``), with their values: an entry that has
+    them says nothing the model does not. Of that kind only: Copilot CLI's bridge entry turns its
+    tool cache off, which an HTTP entry projector writes does not say."""
     from projector.compile.plan import HttpServer, StdioServer
 
-    written: dict[str, Any] = {}
-    for server in (StdioServer("x", (), ()), HttpServer("https://x.invalid/", None)):
-        try:
-            written |= client.render(server, "x")
-        except RuntimeError:  # it takes no entry of that kind
-            continue
-    return written
+    try:
+        return client.render(HttpServer("https://x.invalid/", None) if remote else StdioServer("x", (), ()), "x")
+    except RuntimeError:  # it takes no entry of that kind
+        return {}
 
 
-def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
+def _authentication(table: AuthTable | None, value: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[str, Any] | None | str, list[str]]:
+    """An entry read with its table of how it authenticates (``reading.auth``): an inline table's
+    keys as the entry's own; an OAuth one as the model's ``oauth`` settings, taken out (what of
+    it the model has no setting for goes to the third item, unsaid). A table of neither form
+    stays, and is unsaid as any unknown key is. The settings are a reason (str) when the model
+    refuses them: the provider would sign in otherwise than the client did."""
+    if table is None or table.key not in value:
+        return value, None, []
+    form = table.form(value[table.key])
+    if form is None:
+        return value, None, []
+    when = dict(table.inline_when if form == "inline" else table.oauth_when or ())
+    rest = {key: item for key, item in value.items() if key != table.key}
+    written = {str(key): item for key, item in value[table.key].items() if key not in when}
+    if form == "inline":
+        return rest | written, None, []
+    settings = dict(table.oauth_settings)
+    said = {model: written[key] for model, key in settings.items() if key in written and written[key] not in ([], None)}
+    if "client_id" in said:  # a pre-registered client: its redirect is registered where the client sends it
+        said = {key: item for key, item in table.pre_registered if key in settings} | said
+    unread = [f"{table.key}.{key}" for key in written if key not in settings.values()]
+    problems = _refused_by_model({"url": "https://x.invalid/mcp", "oauth": said})
+    if problems is not None:
+        return value, (f"its {table.key} table's OAuth settings are not ones the model takes ({problems}); left as it is "
+                       "(write the provider's oauth: settings by hand)"), []
+    return rest, said, unread
+
+
+def _refused_by_model(spec: Mapping[str, Any]) -> str | None:
+    """What the model's schema says against a provider ``spec`` (its problems, joined); None: it
+    takes it. Asked per entry, so one entry the model cannot take never stops the others."""
+    from projector.core.checking import conforms, schema_problems
+
+    model = {"version": 1, "providers": {"x": spec}}
+    if conforms(model, "", "model"):
+        return None
+    return "; ".join(p.message.removeprefix("providers.x.") for p in schema_problems(model, ""))
+
+
+def _remote(entry: Found, url: str, unsaid: list[str], oauth: dict[str, Any] | None = None) -> Server | str:
     from projector.core.modeltypes import clear_text_host
-    from projector.core.scope import kbs_in_url
+    from projector.core.scope import kbs_in_url, with_kbs
 
     if not re.match(r"^https?://\S+$", url):
         return f"its URL is not one the model takes (http or https): {url}"
-    if kbs_in_url(url) is not None:
-        return "its URL sets kbs= itself; say `default: [...]` on a provider instead"
     refused = _url_refused(url)
     if refused is not None:
         return refused
     spec: dict[str, Any] = {"url": url}
     secrets: list[str] = []
     notes: list[str] = []
+    narrowed = kbs_in_url(url)
+    if narrowed is not None:  # projector's own query (a lost ledger, or written by hand): the KBs this entry shows everywhere
+        spec["url"] = with_kbs(url, None)
+        kbs = _kb_set(narrowed)
+        if kbs:
+            spec["default"] = kbs
+            problems = _refused_by_model(spec)
+            if problems is not None:
+                return (f"its URL's {narrowed} names KBs the model cannot ({problems}); left as it is (write the provider with "
+                        "the URL without kbs= and default: [KB, ...] by hand)")
+        else:
+            notes.append(f"its URL's {narrowed} names no KB, which the server reads as every KB: imported without a default "
+                         "(every KB), and projector's entry sends no kbs=")
     value = entry.value
     token_key = entry.client.token_key()
     variable = value.get(token_key) if token_key else None
@@ -208,6 +262,8 @@ def _remote(entry: Found, url: str, unsaid: list[str]) -> Server | str:
             notes.append(_literal_reference(entry.client, bearer.strip(), reference))
     if isinstance(variable, str):
         spec["token_env"] = variable
+    if oauth is not None:  # the client signs itself in: in the model, projector signs in once for every client
+        spec["oauth"] = oauth or True
     host = clear_text_host(spec)
     if host is not None:
         return (f"it sends its token over plain http:// to {host}, which the model takes only with `insecure: true`; left as it "
@@ -231,6 +287,15 @@ def _url_refused(url: str) -> str | None:
     return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
             "(if the server takes it in a header, write it there as a variable reference, e.g. Authorization: Bearer "
             "${NAME}, then import again)")
+
+
+def _kb_set(part: str) -> list[str]:
+    """The KB names a URL's ``kbs=a,b`` part sets, as the server decodes them (percent-encoding
+    undone, commas between names), each once; empty: no KB named."""
+    from urllib.parse import unquote_plus
+
+    written = unquote_plus(part.partition("=")[2])
+    return list(dict.fromkeys(written.split(","))) if written else []
 
 
 def _literal_reference(client: Client, written: str, variable: str) -> str:
@@ -267,18 +332,22 @@ def _environment(entry: Found, unsaid: list[str]) -> tuple[dict[str, str], list[
     would read otherwise (``${`` in literal text) goes to ``unsaid``. Both of a client's places
     count: Codex passes the variables ``env_vars`` names and then sets its ``env`` table."""
     client = entry.client
-    places = [entry.value.get(key) for key in dict.fromkeys(k for k in (client.reading.env_key, "env") if k)]
+    places = {key: entry.value.get(key) for key in (client.reading.env_key, "env") if key}
     env: dict[str, str] = {}
     secrets: list[str] = []
-    for names in (p for p in places if isinstance(p, list)):  # passed on by name: the server reads them from the environment
-        items = (n if isinstance(n, str) else n.get("name") for n in names if isinstance(n, (str, Mapping)))
-        env |= {n: "${" + n + "}" for n in items if isinstance(n, str) and NAME.match(n)}
-    listed = next((p for p in places if isinstance(p, Mapping)), None)
+    for key, names in ((k, p) for k, p in places.items() if isinstance(p, list)):  # passed on by name: the server reads them
+        items = [n if isinstance(n, str) else n.get("name") for n in names if isinstance(n, (str, Mapping))]
+        env |= {n: "${" + n + "}" for n in items if isinstance(n, str) and VARIABLE_NAME.fullmatch(n)}
+        unsaid += [f"{key} {n!r} (not a variable name the model takes)" for n in items if not (isinstance(n, str) and VARIABLE_NAME.fullmatch(n))]
+    listed = next((p for p in places.values() if isinstance(p, Mapping)), None)
     if listed is None:
         return env, secrets
     literal = bool(client.reading.variable_keys)  # a client that expands no variable: a value is its text
     for name, text in listed.items():
         name, text = str(name), "" if text is None else str(text)
+        if not VARIABLE_NAME.fullmatch(name):  # the model's env takes variable names only
+            unsaid.append(f"env {name!r} (not a variable name the model takes)")
+            continue
         reference = None if literal else _reference(text)
         if reference is not None:
             env[name] = "${" + reference + "}"
@@ -299,7 +368,7 @@ def looks_secret(name: str, text: str) -> bool:
     """Whether ``text``, the value of ``name`` (a variable, a header, a URL's query parameter), is
     a secret written out: under a secret-looking name (TOKEN, KEY, AUTH, ...) or shaped like a
     token. A reference to a variable, or nothing, is none."""
-    return bool(text) and _reference(text) is None and bool(SECRET_LOOKING.search(name) or TOKEN_LOOKING.search(text))
+    return bool(text) and _reference(text) is None and bool(SECRET_LOOKING.search(name) or looks_like_token(text))
 
 
 def _reference(text: str) -> str | None:
@@ -313,15 +382,17 @@ def _variable(name: str, suffix: str) -> str:
 
 def provider_name(name: str) -> str:
     """An entry's name as a provider's (letters, digits, - and _)."""
-    if NAME.match(name):
+    if PROVIDER_NAME.fullmatch(name):
         return name
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-_")[:64]
     return cleaned or "server"
 
 
-def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Imported:
-    """``existing``: the model's providers by name, each with its identity. Entries of the same
-    server share one provider; a name taken by another server keeps the entries apart."""
+def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults: Mapping[str, list[str] | None] | None = None) -> Imported:
+    """``existing``: the model's providers by name, each with its identity; ``defaults``: their
+    default KB sets (None: every KB). Entries of the same server share one provider; a name taken
+    by another server keeps the entries apart. A provider has one default KB set: an entry that
+    shows another (its URL's ``kbs=``, or none where the provider names some) stays the user's."""
     providers: dict[str, dict[str, Any]] = {}
     identities: dict[str, tuple[Any, ...]] = dict(existing)
     sources: dict[str, list[Found]] = {}
@@ -329,6 +400,7 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
     claims: list[Claim] = []
     report: list[str] = []
     secrets: dict[str, list[str]] = {}
+    signs_in: dict[str, list[str]] = {}  # OAuth providers: the clients whose entries sign in so
     ordered = sorted(found, key=lambda f: (f.folder is not None, f.name, f.client.id))
     servers = {id(entry): server_of(entry) for entry in ordered}
     taken = dict(identities)  # every provider name, the model's and those given here
@@ -340,16 +412,27 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
             report.append(f"not imported: {entry.name} in {where}: {server}")
             continue
         name, wanted = named[server.identity], provider_name(entry.name)
+        kbs = server.spec.get("default")
+        if entry.folder is None and (name in providers or name in identities):
+            said = providers[name].get("default") if name in providers else (defaults or {}).get(name)
+            if said != kbs:
+                report.append(f"not imported: {entry.name} in {where}: {_kb_conflict(name, kbs, said)}")
+                continue
         if wanted != name and taken.get(wanted, server.identity) == server.identity:  # the server goes by another name
             report.append(f"{entry.name} in {where}: the same server as provider {name}, " + (
                 "which the folder's entry stays beside" if entry.folder else
                 "whose entry stands in for it there (`projector remove` puts it back)"))
         elif name != entry.name:
             report.append(f"{entry.name} in {where} becomes provider {name}" + (" (another server has that name)" if wanted != name else ""))
-        if name not in identities and name not in providers:
-            providers[name] = dict(server.spec) | ({"enabled": False} if entry.folder else {})
+        if name not in identities and name not in providers:  # a folder's KB set is its binding's, not the default
+            providers[name] = ({k: v for k, v in server.spec.items() if k != "default"} | {"enabled": False} if entry.folder
+                               else dict(server.spec))
         elif name in providers and providers[name].get("enabled") is False and entry.folder is None:
             del providers[name]["enabled"]  # also a global entry: on everywhere
+        if name in providers and "oauth" in server.spec and not {"oauth", "token_env"} & providers[name].keys():
+            providers[name]["oauth"] = server.spec["oauth"]  # the entries that say nothing of it: clients that discover it
+        if name in providers and "oauth" in server.spec:
+            signs_in.setdefault(name, []).append(entry.client.name)
         for variable in server.secrets:
             secrets.setdefault(variable, []).append(where)
         report += [f"{entry.name} in {where}: {note}" for note in server.notes]
@@ -359,8 +442,11 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
         if name in providers and providers[name].get("url") and server.spec.get("url") != providers[name]["url"]:
             report.append(f"{entry.name} in {where} uses {server.spec['url']}; provider {name} says {providers[name]['url']}")
         if entry.folder is not None:
-            if name in providers and providers[name].get("enabled") is False:
-                bindings.setdefault(entry.folder, {})[name] = {"enabled": True}
+            settings = {"enabled": True} if name in providers and providers[name].get("enabled") is False else {}
+            if name in providers and kbs is not None and kbs != providers[name].get("default"):
+                settings["kbs"] = kbs  # the KBs that folder's entry shows
+            if settings:
+                bindings.setdefault(entry.folder, {})[name] = settings
             continue  # a folder's own entry stays as it is: it is the user's, in that folder
         sources.setdefault(name, []).append(entry)
         if not server.unsaid:  # the user said so, by importing it: projector's from now on, its original kept
@@ -370,9 +456,22 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]]) -> Impor
         if name in providers:
             clients = ", ".join(dict.fromkeys(e.client.name for e in entries))
             report.insert(0, f"provider {name}: from {clients}")
+    for name, signing in sorted(signs_in.items()):
+        report.append(f"provider {name} signs in with OAuth, as its entry in {', '.join(dict.fromkeys(signing))} did: once the "
+                      f"next sync has written projector's entries, run `projector login {name}` (once, for every client)")
     for variable, places in sorted(secrets.items()):
         report.append(f"set ${variable}: its value was written in {', '.join(dict.fromkeys(places))}; the model names the variable only")
     return Imported(providers, bindings, tuple(claims), tuple(report))
+
+
+def _kb_conflict(name: str, shows: list[str] | None, said: list[str] | None) -> str:
+    """Why an entry that shows other KBs than provider ``name``'s default stays the user's, and
+    what to write instead."""
+    words = lambda kbs: "every KB" if kbs is None else "the KBs " + ", ".join(kbs)  # noqa: E731
+    instead = ("bind each folder that should see them (`projector bind DIR --provider " + name + "".join(f" --kb {kb}" for kb in shows)
+               + "`)" if shows else f"drop `default:` from provider {name} if every folder should see every KB")
+    return (f"it shows {words(shows)} everywhere, and provider {name} shows {words(said)} where no binding says otherwise: a "
+            f"provider has one default set; left as it is, yours ({instead})")
 
 
 def _provider_names(entries: list[tuple[Found, Server]], identities: dict[str, tuple[Any, ...]]) -> dict[tuple[Any, ...], str]:

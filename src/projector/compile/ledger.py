@@ -57,6 +57,11 @@ class FileRecord(Record):
     # A hook file: the event lists that were there before projector's group joined them (a
     # user's list, even an empty one, stays when projector's group leaves).
     lists: tuple[str, ...] = ()
+    # A hook file: per event projector owns, its list as projector left it, each group's
+    # entry_hash, None in projector's group's place. A hand edit that takes projector's
+    # dispatcher out of its group leaves that group projector's (drift), found by the groups
+    # beside it (hookgroups.placed_by), never a reason to add a second group.
+    lineup: Mapping[str, tuple[str | None, ...]] = Factory(dict)
     # Folders projector made to hold a file it created: removed with the file if left empty.
     folders: tuple[str, ...] = ()
     # Entries a ledger of schema 1 (0.3.0) records as projector's though it may have found them
@@ -105,6 +110,7 @@ class Ledger(Record):
             | ({"pruned": dict(sorted(r.pruned.items()))} if r.pruned else {})
             | ({"original": r.original, "left": r.left} if r.left is not None else {})
             | ({"lists": list(r.lists)} if r.lists else {})
+            | ({"lineup": {event: list(groups) for event, groups in sorted(r.lineup.items())}} if r.lineup else {})
             | ({"folders": list(r.folders)} if r.folders else {})
             | ({"unsure": list(r.unsure)} if r.unsure else {})
             for path, r in sorted(self.files.items())
@@ -138,6 +144,7 @@ def load(path: Path) -> Ledger:
             path: FileRecord(client=r["client"], entries=dict(r["entries"]), created=r.get("created"), previous=dict(r.get("previous") or {}),
                              adopted=dict(r.get("adopted") or {}), taken=dict(r.get("taken") or {}), pruned=dict(r.get("pruned") or {}),
                              original=r.get("original"), left=r.get("left"), lists=tuple(r.get("lists") or ()),
+                             lineup={event: tuple(groups) for event, groups in (r.get("lineup") or {}).items()},
                              folders=tuple(r.get("folders") or ()),
                              unsure=_unsure(r) if older else tuple(r.get("unsure") or ()))
             for path, r in data["files"].items()

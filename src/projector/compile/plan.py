@@ -56,6 +56,8 @@ class Plan(Record):
     warnings: tuple[str, ...]
     # For each provider served over HTTP above: the bridge that can stand in for it, or why none can.
     bridges: tuple[tuple[str, StdioServer | str], ...] = ()
+    # Each remote provider no client gets an entry for, and why (explain says it).
+    no_entry: tuple[tuple[str, str], ...] = ()
 
 
 def _direct(provider: Provider) -> HttpServer | None:
@@ -89,10 +91,12 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
             warnings.append(f'local provider "{name}" runs through projector, which is not on PATH: no entry was written for it')
     mentioned = {name for project in projects for name, _ in project.uses}
     bridges: list[tuple[str, StdioServer | str]] = []
+    no_entry: list[tuple[str, str]] = []
     for provider in (p for p in model.providers if not p.local):
         bound = model.bound(provider.name) or provider.name in mentioned
         if not provider.enabled and not _turned_on(model, projects, provider.name):
-            continue  # off everywhere: no entry
+            no_entry.append((provider.name, "it is turned off, and no binding turns it on"))
+            continue
         if (host := clear_text_host(provider)) is not None:
             warnings.append(insecure_warning(provider, host))
         by_client = provider.oauth is not None and provider.oauth.by_client
@@ -109,6 +113,13 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
         if (bound or signs_in) and isinstance(bridge, StdioServer):
             servers.append((provider.name, bridge))
             continue
+        server = _direct(provider)
+        if server is None:
+            why = _no_entry(provider, bound, signs_in, str(bridge))
+            no_entry.append((provider.name, why))
+            if bound or signs_in:  # the bridge was wanted, and nothing stands in for it
+                warnings.append(f'provider "{provider.name}" gets no entry: {why}')
+            continue
         if bound:
             warnings.append(
                 f'provider "{provider.name}" has bindings but {bridge}: its plain HTTP entry was written, so its '
@@ -117,12 +128,23 @@ def plan(model: Model, projector_path: str | None, options: tuple[str, ...] = ()
         elif signs_in:
             warnings.append(f'provider "{provider.name}" signs in through projector, which is not on PATH: its plain HTTP entry '
                             "was written (each client signs itself in) until a sync finds projector on PATH")
-        server = _direct(provider)
-        if server is not None:
-            chosen_by = dict(model.urls_chosen).get(provider.name)
-            servers.append((provider.name, replace(server, chosen_by=chosen_by) if chosen_by else server))
-            bridges.append((provider.name, bridge))
-    return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings), bridges=tuple(bridges))
+        chosen_by = dict(model.urls_chosen).get(provider.name)
+        servers.append((provider.name, replace(server, chosen_by=chosen_by) if chosen_by else server))
+        bridges.append((provider.name, bridge))
+    return Plan(servers=tuple(sorted(servers, key=lambda s: s[0])), warnings=tuple(warnings), bridges=tuple(bridges),
+                no_entry=tuple(no_entry))
+
+
+def _no_entry(provider: Provider, bound: bool, signs_in: bool, bridge: str) -> str:
+    """Why remote ``provider`` gets no entry in any client: its bridge was wanted (it is bound, or
+    projector signs in to it) and cannot be written (``bridge`` says why), and its plain HTTP
+    entry would show no KB or it is turned off (a binding turns it on)."""
+    plain = "its default shows no KB" if provider.default == () else "it is turned off"
+    if not (bound or signs_in):
+        return plain
+    does = "narrows it per folder" if bound else "signs in for it"
+    until = "" if provider.oauth is not None and provider.oauth.by_client else " until a sync finds projector on PATH"
+    return f"{bridge}, so no bridge {does}, and {plain}, so no plain HTTP entry stands in: no tools here{until}"
 
 
 def insecure_warning(provider: Provider, host: str) -> str:

@@ -47,9 +47,11 @@ def hook_hash(label: str, group: Mapping[str, Any], handler: Mapping[str, Any]) 
     return "sha256:" + sha256(text.encode("utf-8"))
 
 
-def trusted_hash(hook_file: str, lists: Mapping[str, Any], ours: Callable[[Any], bool], wanted: Mapping[str, Any]) -> dict[str, Any]:
+def trusted_hash(hook_file: str, lists: Mapping[str, Any], place: Callable[[str, list[Any]], int | None],
+                 wanted: Mapping[str, Any]) -> dict[str, Any]:
     """The trust entries for the groups projector writes (``wanted``: event -> group), each at
-    the place of projector's group (the first ``ours``) in ``lists`` (event -> groups) of
+    the place of projector's group (``place(event, groups)``: the first that runs the
+    dispatcher, else where the ledger's lineup puts it) in ``lists`` (event -> groups) of
     ``hook_file`` as the sync leaves it. The hash is the wanted group's, never what stands
     there: a group changed by hand (kept as drift) is one projector did not write, so it stays
     unapproved and the client asks its user (Codex: "changed since trusted", skipped until
@@ -57,7 +59,7 @@ def trusted_hash(hook_file: str, lists: Mapping[str, Any], ours: Callable[[Any],
     entries: dict[str, Any] = {}
     for event, group in sorted(wanted.items()):
         groups = lists.get(event)
-        index = next((i for i, found in enumerate(groups) if ours(found)), None) if isinstance(groups, list) else None
+        index = place(event, groups) if isinstance(groups, list) else None
         if index is None:
             continue
         label = snake(event)
@@ -66,4 +68,5 @@ def trusted_hash(hook_file: str, lists: Mapping[str, Any], ours: Callable[[Any],
     return entries
 
 
-TRUST: dict[str, Callable[[str, Mapping[str, Any], Callable[[Any], bool], Mapping[str, Any]], dict[str, Any]]] = {"trusted-hash": trusted_hash}
+TRUST: dict[str, Callable[[str, Mapping[str, Any], Callable[[str, list[Any]], int | None], Mapping[str, Any]], dict[str, Any]]] = {
+    "trusted-hash": trusted_hash}

@@ -15,15 +15,20 @@ STAT_BAR = 40  # widest +/- bar of diff --stat
 
 
 def unified_diff(result: FileResult, colour: bool) -> str:
-    import difflib  # here: only diff shows one
+    return text_diff(result.before, result.after, result.shown, colour=colour)
 
-    before = (result.before or "").splitlines(keepends=True)
-    after = (result.after or "").splitlines(keepends=True)
+
+def text_diff(before: str | None, after: str | None, shown: str, shown_after: str | None = None, colour: bool = False) -> str:
+    """``before`` -> ``after`` as a unified diff (None: no file, /dev/null), as git prints one: a
+    last line without its newline is marked so. ``shown_after``: the new side's name when it is
+    not ``shown``'s. The one printer of diff, import --dry-run and trust."""
+    import difflib  # here: only a diff shown imports it
+
     lines = difflib.unified_diff(
-        before,
-        after,
-        fromfile=result.shown if result.before is not None else "/dev/null",
-        tofile=result.shown if result.after is not None else "/dev/null",
+        (before or "").splitlines(keepends=True),
+        (after or "").splitlines(keepends=True),
+        fromfile=shown if before is not None else "/dev/null",
+        tofile=(shown_after or shown) if after is not None else "/dev/null",
     )
     out = []
     for line in lines:
@@ -112,6 +117,12 @@ def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], prob
         "warnings": list(warnings),
         "errors": [str(p) for p in problems],
     }
+
+
+def drift_names(results: list[FileResult]) -> str:
+    """The entries changed by hand in one file, over its targets; an entry by which the client
+    trusts projector's hook group (Codex's ``hooks.state``) is said to be one."""
+    return ", ".join(f"hook trust {name}" if result.target.kind == "trust" else name for result in results for name in result.named("drift"))
 
 
 def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:

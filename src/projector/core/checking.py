@@ -209,9 +209,26 @@ def _pattern_problem(data: Any, shown: str, path: tuple[Any, ...], error: Any) -
     if field == "token_env":
         pasted = pasted_token(str(value), str(path[-2]) if len(path) > 1 else "")
         return problem(data, shown, path, pasted or f"{shown_value} is not a variable name: give the NAME of the variable that holds the token")
-    return problem(
-        data, shown, path, f'{shown_value} is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)'
-    )
+    pattern = error.schema.get("pattern")
+    if pattern == f"^{VARIABLE_NAME.pattern}$" and (pasted := pasted_token(str(value), _provider_of(path), str(field), "_" + str(field).removesuffix("_env").upper())):
+        return problem(data, shown, path, pasted)  # never said back: it may be a secret
+    return problem(data, shown, path, f"{shown_value} {_PATTERN_WORDS.get(pattern, f'does not have the form it needs ({pattern})')}")
+
+
+def _provider_of(path: tuple[Any, ...]) -> str:
+    """The provider a path under ``providers`` is in ("" elsewhere)."""
+    return str(path[1]) if len(path) > 1 and path[0] == "providers" else ""
+
+
+# What a value a pattern refused should have been, by the schema's patterns (schemas/model.schema.json).
+_PATTERN_WORDS = {
+    "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$": 'is not a usable KB name: use letters, digits, ".", "-" and "_" (no commas)',
+    "^[A-Za-z_][A-Za-z0-9_]*$": 'is not a variable name: use letters, digits and "_", not starting with a digit',
+    "^\\S+$": "has white space in it, which it cannot have",
+    "^https://[^\\s/]+/\\S+$": "is not an https:// URL with a path (https://host/path)",
+    "^https?://[^\\s]+$": "is not an http(s) URL",
+    "^[!#-\\[\\]-~]+$": "is not an OAuth scope: printable characters without spaces, quotes or backslashes",
+}
 
 
 def quoted(value: Any) -> str:
@@ -221,23 +238,38 @@ def quoted(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-_TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "sk_live_", "sk_test_", "xoxb-", "xoxp-",
-                   "glpat-", "AKIA", "eyJ", "Bearer ")
+# Where the model's name rules live (schemas/model.schema.json $defs name and varName), for the
+# code that must tell a name without the schema: use fullmatch (``$`` would let a newline end one).
+PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a provider's: also every client's entry name, a token file's
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an environment variable's (token_env, env keys)
+
+# Known token prefixes (GitHub, OpenAI, Stripe, Slack, GitLab, AWS, Google OAuth, a JWT, a header's value).
+_TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "sk_live_", "sk_test_", "xoxa-", "xoxb-", "xoxp-",
+                   "xoxr-", "glpat-", "AKIA", "ya29.", "eyJ", "Bearer ")
+_TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9_\-.+/=]+")  # base64, base64url, hex and the separators tokens carry
+
+
+def looks_like_token(value: str) -> bool:
+    """Whether ``value`` is shaped like a secret: a known token prefix with a token's length and
+    characters, or a long random string (24 characters or more of those tokens are made of, with lower
+    case, upper case and digits, spread as evenly as a generated secret's). Strict on purpose: an
+    option (``--max-old-space-size=4096``), a UUID, a commit id, an UPPER_SNAKE name or a sentence
+    is none, so import keeps such a value as it is and the model refuses none of them."""
+    import math
+
+    if value.startswith(_TOKEN_PREFIXES):  # "Bearer ${X}" is a reference, not a token
+        return len(value) >= 16 and _TOKEN_CHARACTERS.fullmatch(value.removeprefix("Bearer ")) is not None
+    if len(value) < 24 or _TOKEN_CHARACTERS.fullmatch(value) is None:
+        return False
+    if not all(re.search(kind, value) for kind in ("[a-z]", "[A-Z]", "[0-9]")):
+        return False
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in map(value.count, set(value))) >= 3.5
 
 
 def pasted_token(value: str, provider: str, key: str = "token_env", suffix: str = "_TOKEN") -> str | None:
-    """What to say when ``token_env`` holds what looks like a token itself (a known token prefix,
-    or a long mixed-case string of letters and digits no one names a variable by); None when it
-    reads as a variable's name. The message never repeats the value: it may be a secret."""
-    import math
-
-    long_and_random = (
-        len(value) >= 24
-        and not re.fullmatch(r"[A-Z][A-Z0-9_]*", value)  # UPPER_SNAKE is how variables are named
-        and all(re.search(kind, value) for kind in ("[a-z]", "[A-Z]", "[0-9]"))
-        and -sum(n / len(value) * math.log2(n / len(value)) for n in map(value.count, set(value))) >= 3.5
-    )
-    if not (value.startswith(_TOKEN_PREFIXES) or long_and_random):
+    """What to say when ``token_env`` holds what looks like a token itself (``looks_like_token``);
+    None when it reads as a variable's name. The message never repeats the value: it may be a secret."""
+    if not looks_like_token(value):
         return None
     name = re.sub(r"\W", "_", provider).upper() + suffix
     return (f"this looks like a token itself, not the NAME of a variable: keep the token out of this file (export "

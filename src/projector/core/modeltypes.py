@@ -273,12 +273,21 @@ def loopback(host: str) -> bool:
 def clear_text_host(provider: Provider | Mapping[str, Any]) -> str | None:
     """The host a provider's token would reach over plain http:// (not this machine); None: it
     has no token, or it is sent over TLS or only to loopback."""
-    from urllib.parse import urlsplit
-
     get = provider.get if isinstance(provider, Mapping) else lambda key: getattr(provider, key, None)
     url = get("url")
-    if not isinstance(url, str) or not (get("token_env") or get("oauth")) or not url.lower().startswith("http://"):
+    if not isinstance(url, str) or not (get("token_env") or get("oauth")):
         return None
+    return plain_http_host(url)
+
+
+def plain_http_host(url: str) -> str | None:
+    """The host ``url`` reaches over plain http:// when it is not this machine (a secret sent
+    there crosses the network in clear); None: https://, or http:// to loopback only. The rule
+    for a provider's url, and for the authorization server a sign-in or a refresh talks to."""
+    if not url.lower().startswith("http://"):
+        return None
+    from urllib.parse import urlsplit
+
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:

@@ -31,10 +31,16 @@ if TYPE_CHECKING:
 KEYRING = "keyring"  # a token file's "secrets" when they are in the keyring
 FOLDER = "oauth"
 EXPIRES_SOON = 300.0  # seconds before expiry a token is renewed rather than used
+NO_FILE = "none"  # the stamp of a token file that is not there
 
 
 class Unsafe(Exception):
     """A token file others could have read or written: it is not used (the message says what to do)."""
+
+
+class Unfit(Unsafe):
+    """A token no request can carry (``unfit``): not kept. An Unsafe, so that whatever refuses
+    a token file that cannot be trusted refuses this one alike, the message naming no token."""
 
 
 class Secrets(Record):
@@ -90,6 +96,25 @@ class Tokens(Record):
         return margin if self.lifetime is None else min(margin, self.lifetime / 2)
 
 
+def sendable(token: str) -> bool:
+    """Whether ``token`` is what RFC 6749 (Appendix A) lets an access or refresh token be: one or
+    more printable ASCII characters (VSCHAR, %x20-7E). A line break in one would end the header
+    it goes in and start another the server never sent; a request that refuses it quotes it."""
+    return bool(token) and token.isascii() and token.isprintable()
+
+
+def unfit(provider: str, access_token: str, refresh_token: str | None) -> str | None:
+    """Why a sign-in's tokens (a login's, a refresh's answer) are not kept: which of them holds a
+    character no request can carry, and what to do; never the token. None: they may be kept."""
+    which = ("an access token" if not sendable(access_token)
+             else "a refresh token" if refresh_token is not None and not sendable(refresh_token) else None)
+    if which is None:
+        return None
+    return (f"the authorization server of {provider} answered with {which} holding a line break, a control or a "
+            "non-ASCII character, which no request can carry (RFC 6749 allows printable ASCII only): projector does not "
+            f"keep it; sign in again (projector login {provider}), and if the server answers the same, tell its operator")
+
+
 def private_folder(state: str) -> str:
     """``<state>/oauth``, made (0700) where it is not: ``Unsafe`` when it is another user's or
     others may write in it (they could plant a symlink where a sign-in's log or a lock goes, or
@@ -119,19 +144,26 @@ def lock_file(state: str, provider: str) -> str:
 
 def read(state: str, provider: str) -> Tokens | None:
     """The provider's tokens; None: not signed in. ``Unsafe`` for a file that is not private."""
+    return read_stamped(state, provider)[0]
+
+
+def read_stamped(state: str, provider: str) -> tuple[Tokens | None, str]:
+    """``read``, with the stamp (``stamp``) of the very file the tokens were read from: a reader
+    that keeps them knows them current while the file's stamp stays that one."""
     path = token_file(state, provider)
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        return None
+        return None, NO_FILE
     except OSError as exc:  # a symlink (ELOOP) or an unreadable file
         raise Unsafe(f"{path}: cannot be read safely ({exc.strerror}); remove it and sign in again: "
                      f"projector login {provider}") from None
     with os.fdopen(descriptor, "rb") as handle:
-        _refuse_unless_private(os.fstat(descriptor), path, provider)
+        status = os.fstat(descriptor)
+        _refuse_unless_private(status, path, provider)
         try:
             data = json.loads(handle.read())
-            return _tokens(data)
+            return _tokens(data), _stamp_of(status)
         except (ValueError, KeyError, TypeError):
             raise Unsafe(f"{path}: not a token file projector wrote; remove it and sign in again: "
                          f"projector login {provider}") from None
@@ -172,7 +204,10 @@ def _tokens(data: Mapping[str, Any]) -> Tokens:
 def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = None) -> Tokens:
     """Keep ``tokens``: the secrets in ``keyring`` when one is given and takes them, else in the
     file; the file replaced whole (a reader sees the old one or the new one), mode 0600. Returns
-    the tokens as kept (``in_keyring`` says where the secrets went)."""
+    the tokens as kept (``in_keyring`` says where the secrets went). ``Unfit`` for a token no
+    request can carry: nothing is written."""
+    if why := unfit(provider, tokens.access_token, tokens.secrets.refresh_token):
+        raise Unfit(why)
     private_folder(state)
     secrets = {k: v for k, v in (("refresh_token", tokens.secrets.refresh_token),
                                  ("client_secret", tokens.secrets.client_secret)) if v}
@@ -383,7 +418,11 @@ def stamp(state: str, provider: str) -> str:
     try:
         status = os.stat(token_file(state, provider))
     except OSError:
-        return "none"
+        return NO_FILE
+    return _stamp_of(status)
+
+
+def _stamp_of(status: os.stat_result) -> str:
     return f"{status.st_ino}-{status.st_mtime_ns}-{status.st_size}"
 
 

@@ -57,7 +57,7 @@ def sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, device:
     logging.getLogger("mcp").propagate = False
     assert provider.url is not None and provider.oauth is not None
     try:
-        return asyncio.run(_sign_in(provider.url, provider.oauth, environ, paste, device, provider.insecure))
+        return asyncio.run(_sign_in(provider, environ, paste, device))
     except ProjectorError as refused:  # what it says may quote the server
         raise SignInFailed(printable(str(refused))) from None
     except Exception as failure:  # the SDK's OAuthFlowError, OAuthTokenError, httpx's errors
@@ -107,15 +107,16 @@ def _validation_error(failure: BaseException) -> Any:
 
 
 
-async def _sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], paste: bool, device: str | None = None,
-                   insecure: bool = False) -> tokenstore.Tokens:
+async def _sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, device: str | None = None) -> tokenstore.Tokens:
     import httpx2
 
+    assert provider.url is not None and provider.oauth is not None
+    url, oauth, insecure = provider.url, provider.oauth, provider.insecure
     if device and oauth.by_person:
-        signed_in = await _device_sign_in(url, oauth, environ, device == REQUIRED, insecure)
+        signed_in = await _device_sign_in(provider, environ, device == REQUIRED)
         if signed_in is not None:
             return signed_in
-    storage = _Memory()
+    storage = _Memory(provider.name)
     listener = None
     if oauth.grant == "client_credentials":
         auth = _machine_auth(url, oauth, environ, storage)
@@ -173,12 +174,13 @@ async def _probe(client: Any, url: str, storage: _Memory, signed_in: bool = Fals
         await client.delete(url, headers=headers)
 
 
-async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], required: bool,
-                          insecure: bool = False) -> tokenstore.Tokens | None:
+async def _device_sign_in(provider: Provider, environ: Mapping[str, str], required: bool) -> tokenstore.Tokens | None:
     """The device authorization grant (oauth.device); None where the server does not offer it
     and it was not asked for (the address is then pasted back, as without it)."""
     from projector.oauth import device
 
+    assert provider.url is not None and provider.oauth is not None
+    url, oauth, insecure = provider.url, provider.oauth, provider.insecure
     secret = _secret(environ, oauth.client_secret_env, "the client's secret")
     try:
         grant = await device.sign_in(url, oauth, secret, INITIALIZE, tell, insecure=insecure)
@@ -188,7 +190,7 @@ async def _device_sign_in(url: str, oauth: OAuth, environ: Mapping[str, str], re
         return None
     import httpx2
 
-    checked = _Memory(tokens=grant.tokens)
+    checked = _Memory(provider.name, tokens=grant.tokens)
     bearer = {"Authorization": f"Bearer {grant.tokens.access_token}"}
     async with httpx2.AsyncClient(headers=bearer, timeout=30.0, follow_redirects=False) as client:
         await _probe(client, url, checked, signed_in=True)  # as after the browser's sign-in: a token refused is said, not kept
@@ -213,17 +215,25 @@ def _kept(storage: _Memory, client: Any, endpoint: str | None, resource: str | N
 
 
 class _Memory:
-    """The SDK's TokenStorage for one sign-in: what it ends with is written by core.tokenstore."""
+    """The SDK's TokenStorage for one sign-in: what it ends with is written by core.tokenstore.
+    Tokens no request can carry are refused as they arrive, before the SDK (or the device grant's
+    check) sends the access token: the HTTP library's refusal of that header would quote it."""
 
-    def __init__(self, client_info: Any = None, tokens: Any = None) -> None:
-        self.tokens: Any = tokens
+    def __init__(self, provider: str, client_info: Any = None, tokens: Any = None) -> None:
+        self.provider = provider
+        self.tokens: Any = None if tokens is None else self._fit(tokens)
         self.client_info = client_info
+
+    def _fit(self, tokens: Any) -> Any:
+        if why := tokenstore.unfit(self.provider, tokens.access_token, tokens.refresh_token):
+            raise SignInFailed(why)
+        return tokens
 
     async def get_tokens(self) -> Any:
         return self.tokens
 
     async def set_tokens(self, tokens: Any) -> None:
-        self.tokens = tokens
+        self.tokens = self._fit(tokens)
 
     async def get_client_info(self) -> Any:
         return self.client_info
@@ -304,10 +314,18 @@ def _machine_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _
             raise SignInFailed(f"cannot read the private key {path}: {exc.strerror}") from None
         signed = SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id, signing_key=key,
                                      signing_algorithm=oauth.algorithm or "RS256")
-        return PrivateKeyJWTOAuthProvider(url, storage, oauth.client_id, signed.create_assertion_provider(), scope=scope)
+
+        class KeyProvider(SameOriginFallbackIssuer, PrivateKeyJWTOAuthProvider):
+            pass
+
+        return KeyProvider(url, storage, oauth.client_id, signed.create_assertion_provider(), scope=scope)
     secret = _secret(environ, oauth.client_secret_env, "the client's secret")
     assert secret is not None
-    return ClientCredentialsOAuthProvider(url, storage, oauth.client_id, secret, scope=scope)
+
+    class SecretProvider(SameOriginFallbackIssuer, ClientCredentialsOAuthProvider):
+        pass
+
+    return SecretProvider(url, storage, oauth.client_id, secret, scope=scope)
 
 
 def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:

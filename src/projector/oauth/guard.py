@@ -3,9 +3,7 @@ in clear to another host, and none of their text on the terminal as it came."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
-from projector.core.modeltypes import loopback
+from projector.core.modeltypes import plain_http_host
 from projector.oauth import SignInFailed
 
 TYPE_CHECKING = False
@@ -18,10 +16,10 @@ def in_clear(url: str) -> str | None:
     """Why a sign-in's request to ``url`` is not made: plain http:// to a host that is not this
     machine (the model's rule for the provider's url, held to the authorization server the
     server's metadata names, where the code, the client's secret and the tokens go); None: it may."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or loopback(parts.hostname or ""):
+    host = plain_http_host(url)
+    if host is None:
         return None
-    return (f"{url.split('?')[0]} is plain http:// to {parts.hostname}, which is not this machine: the sign-in's codes, "
+    return (f"{url.split('?')[0]} is plain http:// to {host}, which is not this machine: the sign-in's codes, "
             "secrets and tokens would cross the network in clear (the MCP authorization spec requires HTTPS there), so "
             "projector does not sign in; say insecure: true of the provider if you accept that")
 

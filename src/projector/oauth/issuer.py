@@ -1,4 +1,6 @@
-"""The 2025-03-26 fallback's issuer, for `projector login` (a mixin of the MCP SDK's OAuth client).
+"""The 2025-03-26 fallback's issuer, for `projector login` (a mixin of the MCP SDK's OAuth client:
+a person's, and a machine's client_credentials, which discover the authorization server alike;
+an enterprise sign-in discovers none, its issuer being the model's).
 
 A server that publishes no Protected Resource Metadata is, under the 2025-03-26 authorization
 spec, its own authorization server: its origin's ``/.well-known/oauth-authorization-server``

@@ -5,6 +5,7 @@ access token, the client authenticated as at a refresh (core.tokenrequest: no SD
 from __future__ import annotations
 
 from projector.core import tokenrequest, tokenstore
+from projector.core.modeltypes import plain_http_host
 from projector.core.record import Record
 
 REVOKE_TIMEOUT = 5.0  # seconds each revocation request may take: a server that hangs never holds a logout up for long
@@ -17,8 +18,10 @@ class Revoked(Record):
     warning: str | None = None
 
 
-def revocation(state: str, provider: str, keyring: tokenstore.Keyring | None) -> Revoked:
-    """Revoke the stored refresh token, then the access token, where the server revokes them."""
+def revocation(state: str, provider: str, keyring: tokenstore.Keyring | None, insecure: bool = False) -> Revoked:
+    """Revoke the stored refresh token, then the access token, where the server revokes them;
+    never over plain http:// to another host (a token file an older projector wrote may name
+    such an endpoint) unless the provider says ``insecure``."""
     try:
         tokens = tokenstore.read(state, provider)
     except tokenstore.Unsafe:  # its endpoint may be another user's: no secret of ours is sent there
@@ -28,6 +31,11 @@ def revocation(state: str, provider: str, keyring: tokenstore.Keyring | None) ->
         return Revoked()
     if not tokens.revocation_endpoint:
         return Revoked(" (the server names no revocation endpoint: its tokens stay valid there until they expire)")
+    if not insecure and (host := plain_http_host(tokens.revocation_endpoint)):
+        return Revoked(warning=f"the revocation endpoint of {provider}, {tokens.revocation_endpoint}, is plain http:// to {host}, "
+                               "which is not this machine: the tokens would cross the network in clear, so they were not "
+                               "revoked there (they stay valid until they expire; say insecure: true of the provider if you "
+                               "accept that); they are forgotten here all the same")
     secrets = tokenstore.secrets_of(state, provider, tokens, keyring)
     failures = []
     for token, kind in ((secrets.refresh_token, "refresh_token"), (tokens.access_token, "access_token")):

@@ -157,6 +157,29 @@ def test_a_log_file_in_a_missing_folder_is_said_and_the_session_goes_on(faulty, 
     assert "cannot write the log file" in stderr_text(bridge) and "Traceback" not in stderr_text(bridge)
 
 
+def test_a_log_file_the_bridge_creates_is_readable_by_its_user_alone(faulty, tmp_path):
+    """It holds no token, but the URLs, folders and errors of a person's sessions: 0600 whatever
+    the umask; one the person made already keeps the mode they gave it."""
+    import os
+    import stat
+
+    server = faulty()
+    created, theirs = tmp_path / "bridge.log", tmp_path / "theirs.log"
+    theirs.write_text("")
+    theirs.chmod(0o640)
+    old = os.umask(0o022)  # the bridge inherits the usual umask, which would leave a new file 0644
+    try:
+        bridges = [Raw(Layout(tmp_path, server.url), "work/a", "--log-file", str(log)) for log in (created, theirs)]
+    finally:
+        os.umask(old)
+    for bridge in bridges:
+        bridge.send(INIT)
+        assert "result" in bridge.receive()
+        assert bridge.close() == 0
+    assert stat.S_IMODE(created.stat().st_mode) == 0o600
+    assert stat.S_IMODE(theirs.stat().st_mode) == 0o640
+
+
 def test_an_empty_batch_gets_an_invalid_request_error(tmp_path):
     bridge = Raw(Layout(tmp_path, "http://127.0.0.1:9/mcp"), "work/a/vendor")
     bridge.send(INIT, "[]")

@@ -19,6 +19,7 @@ from test_bridge import INIT, Layout, initializing
 from test_bridge import initialize_answer as answer
 
 from projector.core import tokenstore
+from projector.core.record import replace
 
 
 class TokenEndpoint:
@@ -29,6 +30,7 @@ class TokenEndpoint:
         self.refreshes: list[dict[str, str]] = []
         self.valid = {"refresh-1"}
         self.issued = 1
+        self.access = TOKEN  # the access token each refresh answers with
         endpoint = self
 
         class Handler(Quiet):
@@ -42,7 +44,8 @@ class TokenEndpoint:
                 endpoint.issued += 1
                 fresh = f"refresh-{endpoint.issued}"
                 endpoint.valid.add(fresh)
-                return self.answer(200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "refresh_token": fresh})
+                return self.answer(200, {"access_token": endpoint.access, "token_type": "Bearer", "expires_in": 3600,
+                                         "refresh_token": fresh})
 
         self.loopback = Loopback(Handler, "/token")
         self.url = self.loopback.url
@@ -90,6 +93,32 @@ def test_an_expired_token_is_refreshed_before_the_session_starts(kb_server, tmp_
     assert "renewed the sign-in to docs" in log and TOKEN not in log and "refresh-" not in log
 
 
+# The bridge, with an audit hook that notes each opening of the token file (os.open raises the
+# "open" audit event) in the file named by its first argument.
+AUDITED = """import runpy, sys
+noted = open(sys.argv.pop(1), "a", buffering=1)
+sys.addaudithook(lambda event, args: event == "open" and str(args[0]).endswith("/oauth/docs.json") and noted.write("open\\n"))
+sys.argv[0] = "projector"
+runpy.run_module("projector", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_session_start_reads_its_token_file_once(kb_server, tmp_path, token_endpoint):
+    """A start asks twice whether there is a usable token (must the session wait for a sign-in;
+    the provider's session opening): the second asks the file's stamp, not the file."""
+    import sys
+
+    server = kb_server()
+    layout, env, _ = signed_in(tmp_path, server.url, token_endpoint, TOKEN, time.time() + 3000)
+    noted = tmp_path / "opened"
+    command = [sys.executable, "-c", AUDITED, str(noted), *layout.command()[3:]]
+    done = subprocess.run(command, cwd=layout.root / "work/a", env=env, input=(json.dumps(INIT) + "\n").encode(),
+                          capture_output=True, timeout=60)
+    assert b'"serverInfo"' in done.stdout, done.stderr
+    assert noted.read_text().splitlines() == ["open"]
+    assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"} and token_endpoint.refreshes == []
+
+
 def test_a_401_renews_the_token_once_and_sends_the_request_again(kb_server, tmp_path, token_endpoint):
     server = kb_server()
     layout, env, _ = signed_in(tmp_path, server.url, token_endpoint, "revoked-access", time.time() + 3000)
@@ -115,6 +144,48 @@ def test_a_refused_refresh_says_to_sign_in_again_without_waiting(kb_server, tmp_
     assert "refresh-1" not in message + log and "started a sign-in" not in log
     assert tokenstore.read(state, "docs").secrets.refresh_token == "refresh-1"  # the store is left as it was
     assert server.requests() == []
+
+
+def test_a_refreshed_token_no_request_can_carry_is_not_kept_nor_sent_nor_said(kb_server, tmp_path, token_endpoint):
+    """A refresh answered with an access token holding a line break: the store is left as it was,
+    the token goes nowhere, and the session says which provider and what to do, never the token."""
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
+    token_endpoint.access = "canary-7\r\nX-Forged: 1"
+    reply, log = answer(start(layout, env))
+    assert len(token_endpoint.refreshes) == 1
+    said = ("the authorization server of docs answered with an access token holding a line break, a control or a non-ASCII "
+            "character, which no request can carry (RFC 6749 allows printable ASCII only): projector does not keep it; sign in "
+            "again (projector login docs)")
+    assert said in log and said in reply["result"]["instructions"]  # answered here, waiting for a sign-in
+    assert "canary" not in json.dumps(reply) + log
+    kept = tokenstore.read(state, "docs")
+    assert kept.access_token == "expired-access" and kept.secrets.refresh_token == "refresh-1"
+    assert all("canary" not in r["auth"] for r in server.requests())
+
+
+@pytest.mark.parametrize("insecure", [False, True])
+def test_a_refresh_token_is_never_sent_in_clear_to_another_host_unless_the_model_says_insecure(kb_server, tmp_path, token_endpoint,
+                                                                                               insecure):
+    """A token file an older projector wrote may name a token endpoint over plain http:// to
+    another host (0.0.0.0 is not loopback by name, yet Linux connects it here): the refresh token
+    is not sent there unless the model accepts plain http:// for the provider, as a sign-in is not."""
+    server = kb_server()
+    layout, env, state = signed_in(tmp_path, server.url, token_endpoint, "expired-access", time.time() - 10)
+    elsewhere = token_endpoint.url.replace("127.0.0.1", "0.0.0.0")
+    tokenstore.write(state, "docs", replace(tokenstore.read(state, "docs"), token_endpoint=elsewhere))
+    if insecure:
+        layout.config.write_text(layout.config.read_text().replace("oauth: true", "oauth: true\n    insecure: true"))
+    reply, log = answer(start(layout, env))
+    if insecure:
+        assert "result" in reply and [form["refresh_token"] for form in token_endpoint.refreshes] == ["refresh-1"]
+        assert {r["auth"] for r in server.requests()} == {f"Bearer {TOKEN}"}
+        return
+    assert token_endpoint.refreshes == [] and server.requests() == []
+    said = (f"the sign-in to docs renews at {elsewhere}, plain http:// to 0.0.0.0, which is not this machine: its refresh "
+            "token would cross the network in clear, so it is not sent (say insecure: true of the provider if you accept "
+            "that): sign in again with `projector login docs`")
+    assert said in reply["result"]["instructions"] and said in log and "refresh-1" not in log
 
 
 def test_twenty_bridges_on_an_expired_token_make_one_refresh(kb_server, tmp_path, token_endpoint):

@@ -151,6 +151,35 @@ def test_a_step_up_signs_in_for_more_scope_once_and_a_second_refusal_ends_the_re
         guard.close()
 
 
+def test_a_step_up_that_waited_for_another_projectors_sign_in_without_its_scope_then_asks_for_its_own(tmp_path):
+    """A sign-in under way in another projector when a request is refused for want of scope is
+    waited for (its token may have the scope); when it ends without it, the step-up asks for
+    its own at once (here no browser can open, so the request ends saying the login to run),
+    instead of waiting out its five minutes for a token that is not coming."""
+    guard = Guarded(scope_refusal=True)
+    try:
+        layout, env, state = unsigned(tmp_path, guard.url)
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
+        bridge = Raw(layout, "work/a", env=env)
+        with tokenstore.locked(state, "docs", 5):  # `projector login docs` in another projector, asking for no more scope
+            bridge.send(INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert "result" in bridge.receive()
+            deadline = time.monotonic() + 10
+            while ("tools/list", "Bearer read-token") not in guard.calls and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1)  # the step-up waits for it meanwhile
+            tokenstore.write(state, "docs", tokenstore.Tokens(access_token="other-token", expires_at=None, scope="docs:read"))
+        refused = bridge.receive(timeout=10)
+        assert refused["id"] == 1
+        assert refused["error"]["message"] == (
+            "projector: tools/list needs more scope (docs:read docs:write) and no browser can open where the bridge runs (no "
+            "display, no $BROWSER): run `projector login docs --scope 'docs:read docs:write'`, then call it again")
+        assert [auth for method, auth in guard.calls if method == "tools/list"] == ["Bearer read-token"]  # not sent again in vain
+        bridge.close()
+    finally:
+        guard.close()
+
+
 def test_an_unsigned_session_in_an_unbound_folder_asks_for_the_roots_once_signed_in(kb_server, tmp_path):
     """A client that declares roots in a folder no binding covers: the sign-in comes first, then
     the roots decide the set, then the provider's session opens and the client hears that the
@@ -282,3 +311,77 @@ def test_a_step_up_never_asks_for_a_scope_the_models_scopes_leave_out(tmp_path):
     assert took < 5 and methods.count("tools/list") == 1
     assert message == ("projector: provider docs refused tools/list for want of scope docs:write, which the model's scopes "
                        "leave out: add it to the oauth `scopes` of docs in the model if you mean to grant it, then call it again")
+
+
+class ScopedServer:
+    """An MCP server that is its own authorization server (tests/servers/scripted.py), whose
+    tokens carry the scopes their authorization asked for: a call of tool T needs ``docs:T``
+    (403 insufficient_scope naming it, without). Each authorization approves at once."""
+
+    def __init__(self) -> None:
+        from servers.scripted import Answer, AuthorizationServer
+
+        self.server = AuthorizationServer()
+        self.url = f"{self.server.origin}/mcp"
+        self.granted = {"read-token": "docs:read"}  # token -> its scopes
+        self.asked: list[str] = []  # the scope of each authorization, in order
+        self.calls: list[tuple[str, str]] = []  # (tool, token) of each tools/call
+
+        def authorize(request):
+            self.asked.append(request.query.get("scope", ""))
+            return Answer(302, headers=(("Location", f"{request.query['redirect_uri']}?code=code-{len(self.asked)}"
+                                                     f"&state={request.query['state']}"),))
+
+        def token(request):
+            issued = f"token-{len(self.granted)}"
+            self.granted[issued] = self.asked[-1]
+            return Answer(200, {"access_token": issued, "token_type": "Bearer", "expires_in": 3600, "scope": self.asked[-1]})
+
+        def mcp(request):
+            token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            if token not in self.granted:
+                return Answer(401, {"error": "invalid_token"}, headers=(
+                    ("WWW-Authenticate", f'Bearer resource_metadata="{self.server.origin}/.well-known/oauth-protected-resource/mcp"'),))
+            message = request.document
+            if "id" not in message:
+                return Answer(202)
+            if message["method"] == "initialize":
+                return Answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "scoped", "version": "1"}}})
+            tool = message["params"]["name"]
+            self.calls.append((tool, token))
+            if f"docs:{tool}" not in self.granted[token].split():
+                return Answer(403, {"error": "insufficient_scope"}, headers=(
+                    ("WWW-Authenticate", f'Bearer error="insufficient_scope", scope="docs:{tool}"'),), delay=0.3)
+            return Answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": tool}]}})
+
+        self.server.routes.update({"GET /authorize": authorize, "POST /token": token, "POST /mcp": mcp})
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def test_two_step_ups_for_different_scopes_each_get_a_sign_in_that_asks_for_theirs(tmp_path):
+    """Two calls refused at once for want of two different scopes: the first one's sign-in runs,
+    the second waits for it, and since it did not ask for the second's scope, the second then
+    asks for its own; both calls are answered. (Without: the second was sent again with a token
+    that could not have its scope and ended 'refused again after a sign-in that asked for it'.)"""
+    from pathlib import Path
+
+    server = ScopedServer()
+    try:
+        layout, env, state = unsigned(tmp_path, server.url)
+        env["BROWSER"] = str(Path(__file__).resolve().parent / "follow_redirects.py")
+        tokenstore.write(state, "docs", tokenstore.Tokens(access_token="read-token", expires_at=None, scope="docs:read"))
+        bridge = Raw(layout, "work/a", env=env)
+        call = {"jsonrpc": "2.0", "method": "tools/call"}
+        bridge.send(INIT, INITIALIZED, dict(call, id=1, params={"name": "a", "arguments": {}}),
+                    dict(call, id=2, params={"name": "b", "arguments": {}}))
+        assert "result" in bridge.receive()
+        answers = {answer["id"]: answer for answer in (bridge.receive(timeout=90), bridge.receive(timeout=90))}
+        for id_, tool in ((1, "a"), (2, "b")):
+            assert answers[id_].get("result", {}).get("content") == [{"type": "text", "text": tool}], answers[id_]
+        assert sorted(server.asked) == ["docs:read docs:a", "docs:read docs:b"]  # one sign-in each, each for its scope
+        bridge.close()
+    finally:
+        server.close()

@@ -12,7 +12,8 @@ other byte stays; the result is parsed again and must equal the intended value.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from projector.compile.documents.base import Edits, servers_at
@@ -21,19 +22,23 @@ from projector.core.errors import DocumentError, Problem
 
 
 class HookGroups:
-    def __init__(self, document: Any, ours: Callable[[Any], bool], kept_lists: frozenset[str] = frozenset()):
+    def __init__(self, document: Any, ours: Callable[[Any], bool], kept_lists: frozenset[str] = frozenset(),
+                 placed: Mapping[str, int] | None = None):
         """``kept_lists``: the events whose list was there before projector's group (the user's,
-        even empty): it stays when projector's group leaves it."""
+        even empty): it stays when projector's group leaves it. ``placed``: event -> the index
+        of projector's group where none runs the dispatcher (``placed_by``)."""
         if not isinstance(document, JsonDocument):
             raise DocumentError(Problem(getattr(document, "source", ""), None, None, "projector edits hook lists in JSON files only"))
         self.document = document
         self.text = document.text
         self.ours = ours
         self.kept_lists = kept_lists
+        self.placed = placed or {}
 
     def _index(self, document: JsonDocument, key: tuple[str, ...], event: str) -> int | None:
-        groups = document.array(key + (event,)) or []
-        return next((i for i, group in enumerate(groups) if self.ours(group)), None)
+        """Where projector's group stands in ``event``'s list (each event is edited once, so a
+        placed index holds in the document as the edits before it leave it)."""
+        return index_of(document.array(key + (event,)) or [], self.ours, self.placed.get(event))
 
     def servers(self, key: tuple[str, ...]) -> dict[str, Any] | None:
         events = servers_at(self.document.value, key, self.document.source, "an object of event lists")
@@ -76,6 +81,41 @@ class HookGroups:
 
     def without_key(self, key: tuple[str, ...]) -> str:
         return self.document.without_key(key)
+
+
+def index_of(groups: Sequence[Any], ours: Callable[[Any], bool], placed: int | None = None) -> int | None:
+    """Projector's group in an event's list: the first that runs its dispatcher, else ``placed``."""
+    found = next((i for i, group in enumerate(groups) if ours(group)), None)
+    return found if found is not None else placed
+
+
+def placed_by(groups: Sequence[Any], lineup: Sequence[str | None], ours: Callable[[Any], bool], digest: Callable[[Any], str],
+              partly: Callable[[Any], bool]) -> int | None:
+    """Where projector's group stands in an event's list when none runs its dispatcher (a hand
+    edit took it out, or put a handler of the user's beside it). ``lineup``: the list as
+    projector left it (each group's ``digest``, None in projector's place). Of the groups that
+    are none of those it had beside it, the one that still runs the dispatcher in a handler
+    (``partly``), else the one standing in projector's place (as many of those groups before it
+    as projector's had). None when that does not tell one group (projector's was taken out, the
+    list changed past knowing): the group is not projector's, rather than a group of the user's
+    taken for it."""
+    if None not in lineup or any(ours(group) for group in groups):
+        return None
+    beside = Counter(digest for digest in lineup if digest is not None)
+    place = lineup.index(None)
+    unknown: list[tuple[int, bool]] = []  # (index, whether it stands in projector's place)
+    known = 0
+    for index, group in enumerate(groups):
+        found = digest(group)
+        if beside[found] > 0:
+            beside[found] -= 1
+            known += 1
+        else:
+            unknown.append((index, known == place))
+    for choice in ([index for index, _ in unknown if partly(groups[index])], [index for index, there in unknown if there]):
+        if len(choice) == 1:
+            return choice[0]
+    return None
 
 
 def _at(value: dict[str, Any], key: tuple[str, ...]) -> dict[str, Any]:

@@ -114,7 +114,9 @@ def _logger(provider: str, log_file: str | None):
     handle = None
     if log_file:
         try:
-            handle = open(log_file, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115 - lives as long as the process
+            # 0600 when it is made here: no token, but the URLs, folders and errors of a person's sessions
+            created = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            handle = os.fdopen(created, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115 - lives as long as the process
         except OSError as exc:
             sys.stderr.write(f"projector mcp[{provider}]: cannot write the log file {log_file} ({exc.strerror}); "
                              "logging to stderr only\n")
@@ -295,7 +297,8 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         from projector.runtime.bridge.signing import SignIn
 
         machine = not provider.oauth.by_person
-        renewer = Renewer(provider.name, environ, log, config=str(loaded.source), machine=machine, url=provider.url)
+        renewer = Renewer(provider.name, environ, log, config=str(loaded.source), machine=machine, url=provider.url,
+                          insecure=provider.insecure)
         # With no usable token the session is answered here and starts a sign-in (bridge.session):
         # a failed initialize made clients drop the server silently.
         sign_in = SignIn(renewer, log, options.log_file, person=not machine, fixed=provider.oauth.scopes)
@@ -316,7 +319,7 @@ def _remote(options: Options, where: Where, log: Any) -> Any:
         if problem:
             log(problem)
         refusal = problem if token is None and environ.get(provider.token_env or "", "").strip() else None
-        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal, oauth=renewer is not None)
+        settings = Settings(provider.name, provider.token_env, provider.listen, provider.timeout, refusal)
         return Upstream(loop, scope.with_kbs(provider.url, kbs), token, settings, environ, log, deliver,
                         renew=renewer.renewed if renewer else None, sign_in=sign_in)
 

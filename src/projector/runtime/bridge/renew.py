@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from projector.core import locations, tokenstore
+from projector.core.modeltypes import plain_http_host
 from projector.core.record import replace
 
 TYPE_CHECKING = False
@@ -41,9 +42,10 @@ class Renewer:
 
     def __init__(self, provider: str, environ: Mapping[str, str], log: Callable[[str], None],
                  clock: Callable[[], float] = time.time, config: str | None = None, machine: bool = False,
-                 url: str | None = None) -> None:
+                 url: str | None = None, insecure: bool = False) -> None:
         self.provider = provider
         self.url = url  # the provider's address in the model: a sign-in issued for another is not used
+        self.insecure = insecure  # the model's `insecure: true`: a refresh may go over plain http:// to another host
         self.environ = environ
         self.state = locations.state_folder(environ)
         self.log = log
@@ -53,6 +55,9 @@ class Renewer:
         # The token file as it was when last read (core.tokenstore.stamp): a sign-in waited for
         # is one written after it, even in the instant between this read and the wait.
         self.seen = ""
+        # What current() last read and the file's stamp then: a session's start asks twice (is a
+        # sign-in needed; the provider's session opening) and reads the file once.
+        self.kept: tuple[str, tokenstore.Tokens] | None = None
 
     def _again(self, why: str) -> SignInNeeded:
         return SignInNeeded(f"{why}: sign in again with `projector login {self.provider}`")
@@ -80,17 +85,26 @@ class Renewer:
     def current(self) -> tuple[str | None, str | None]:
         """A token to send (refreshed first when it expires soon), and what is wrong when none."""
         try:
-            self.seen = tokenstore.stamp(self.state, self.provider)
-            tokens = tokenstore.read(self.state, self.provider)
+            tokens = self._read()
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
         if tokens is None:
-            return self._signed_in_again("none") if self.machine else (None, self._unsigned())
+            return self._signed_in_again(tokenstore.NO_FILE) if self.machine else (None, self._unsigned())
         if moved := self._elsewhere(tokens):
             return self.renewed(tokens.access_token) if self.machine else (None, moved)
         if tokens.usable(self.clock()):
             return tokens.access_token, None
         return self.renewed(tokens.access_token)
+
+    def _read(self) -> tokenstore.Tokens | None:
+        """The stored tokens: those read last while the file has not changed since (a stat), else
+        the file's, and its stamp with them."""
+        if self.kept is not None and (now := tokenstore.stamp(self.state, self.provider)) == self.kept[0]:
+            self.seen = now
+            return self.kept[1]
+        tokens, self.seen = tokenstore.read_stamped(self.state, self.provider)
+        self.kept = None if tokens is None else (self.seen, tokens)
+        return tokens
 
     def renewed(self, refused: str | None) -> tuple[str | None, str | None]:
         """A token other than ``refused`` (the one the provider turned down or that expires):
@@ -127,6 +141,10 @@ class Renewer:
             return None, self._again(f"the refresh token of {self.provider} is in the keyring, which this session cannot reach")
         if not secrets.refresh_token or not tokens.token_endpoint:
             return None, self._again(f"the sign-in to {self.provider} has expired and the server gave no refresh token")
+        if not self.insecure and (host := plain_http_host(tokens.token_endpoint)):  # a token file of an older projector's
+            return None, self._again(f"the sign-in to {self.provider} renews at {tokens.token_endpoint}, plain http:// to {host}, "
+                                     "which is not this machine: its refresh token would cross the network in clear, so it "
+                                     "is not sent (say insecure: true of the provider if you accept that)")
         answer, problem = _token_request(tokens, secrets)
         if answer is None:
             why = f"renewing the sign-in to {self.provider} failed ({problem})"
@@ -142,6 +160,8 @@ class Renewer:
             secrets=tokenstore.Secrets(refresh_token=answer.get("refresh_token") or secrets.refresh_token,
                                        client_secret=secrets.client_secret),
         )
+        if unfit := tokenstore.unfit(self.provider, renewed.access_token, renewed.secrets.refresh_token):
+            return None, SignInNeeded(unfit)  # not kept; the refresh token sent is spent where the server rotates them
         tokenstore.write(self.state, self.provider, renewed, keyring)
         self.log(f"renewed the sign-in to {self.provider}")
         return renewed.access_token, None

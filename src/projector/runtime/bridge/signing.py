@@ -36,12 +36,17 @@ STEP_UP_WAIT = 310.0  # seconds a request waits for its step-up: login's own wai
 
 
 class _Waiter:
-    __slots__ = ("done", "scope", "deadline")
+    __slots__ = ("done", "scope", "deadline", "asked")
 
     def __init__(self, done: Done, scope: str | None, deadline: float | None):
         self.done = done
         self.scope = scope  # the token must have these scopes (a step-up); None: any usable token
         self.deadline = deadline  # time.monotonic() after which it is given up; None: for as long as the session lasts
+        self.asked = False  # a step-up's: the login running here asks for its scope, so its end is the answer
+
+
+def _covers(granted: str | None, wanted: str) -> bool:
+    return set(wanted.split()) <= set((granted or "").split())
 
 
 class SignIn:
@@ -58,6 +63,7 @@ class SignIn:
         self.waiters: list[_Waiter] = []
         self.stamp = ""  # the token file when the first of the waiters began
         self.child: int | None = None  # the `projector login` this bridge started, until it ends
+        self.child_scope: str | None = None  # the scope it asks for; None: the model's or the server's
         self.ended: int | None = None  # how the last one it started ended (its exit code)
         self.started = False  # one was started (or joined) for the waiters of now
         self.timer = None
@@ -99,15 +105,19 @@ class SignIn:
 
     def wait(self, loop: Loop, done: Done, scope: str | None = None, limit: float | None = None) -> None:
         """``done(token, None)`` once a usable token is written (one with ``scope``, when given);
-        with a ``limit``, ``done(None, why)`` when it passes or the sign-in this started ends
-        without one. A sign-in is started for it unless one is under way."""
+        with a ``limit``, ``done(None, why)`` when it passes or the sign-in that asked for it
+        ends without one. A sign-in is started for it unless one is under way; a step-up's
+        (``scope``) is then started once the one under way ends without that scope."""
         if not self.waiters:  # a sign-in is one written since the file the renewer last read (a step-up's: since now)
             seen = self.renewer.seen if scope is None else ""
             self.stamp = seen or tokenstore.stamp(self.renewer.state, self.provider)
             self.started = False
         waiter = _Waiter(done, scope, None if limit is None else time.monotonic() + limit)
         self.waiters.append(waiter)
-        none = self._start(scope) if not self.started or scope is not None else None
+        if scope is None:
+            none = self._start(None) if not self.started else None
+        else:
+            none = self._ask(waiter)
         if none is not None and limit is not None:  # nothing will come within the limit: said now
             self.waiters.remove(waiter)
             done(None, none)
@@ -116,6 +126,30 @@ class SignIn:
             self.timer = loop.later(POLL, lambda: self._poll(loop))
 
     # ------------------------------------------------------------------ the login
+
+    def _ask(self, waiter: _Waiter) -> str | None:
+        """A login for a step-up's scope: the one running here when it asks for that scope; else,
+        once none runs (one without that scope, a session's or another step-up's, or another
+        projector's, is waited for first: its token may do), its own (``_ask_for_step_ups``).
+        Why none will come, when none will."""
+        assert waiter.scope is not None
+        if self.child is not None:
+            waiter.asked = self.child_scope is not None and _covers(self.child_scope, waiter.scope)
+            return None
+        none = self._start(waiter.scope)
+        waiter.asked = self.child is not None
+        return none
+
+    def _ask_for_step_ups(self) -> None:
+        """The step-ups that waited for a login that did not ask for their scope: theirs, now
+        that none runs here nor in another projector."""
+        pending = [waiter for waiter in self.waiters if waiter.scope is not None and not waiter.asked]
+        if not pending or self.child is not None or tokenstore.held(self.renewer.state, self.provider):
+            return
+        for waiter in pending:
+            if (none := self._ask(waiter)) is not None:
+                self.waiters.remove(waiter)
+                waiter.done(None, none)
 
     def _start(self, scope: str | None) -> str | None:
         """Start `projector login` unless one is under way; why none is, when none is."""
@@ -135,6 +169,7 @@ class SignIn:
         try:
             tokenstore.private_folder(self.renewer.state)  # the log goes there, unless the bridge has one
             self.child = _spawn(self.renewer.login_command(*options), self.output)
+            self.child_scope = scope
         except tokenstore.Unsafe as unsafe:
             self.log(str(unsafe))
             return str(unsafe)
@@ -166,10 +201,9 @@ class SignIn:
         clock = time.monotonic()
         waiting: list[_Waiter] = []
         for waiter in self.waiters:
-            if tokens is not None and (ended or waiter.scope is None
-                                       or set(waiter.scope.split()) <= set((tokens.scope or "").split())):
-                waiter.done(tokens.access_token, None)
-            elif waiter.deadline is not None and ended:
+            if tokens is not None and (waiter.scope is None or _covers(tokens.scope, waiter.scope) or (ended and waiter.asked)):
+                waiter.done(tokens.access_token, None)  # (the last: what the server granted, which the request finds out)
+            elif ended and waiter.asked:
                 waiter.done(None, f"the sign-in to {self.provider} ended without a new token (see the log)")
             elif waiter.deadline is not None and clock > waiter.deadline:
                 waiter.done(None, f"the sign-in to {self.provider} did not finish within {STEP_UP_WAIT:.0f} s")
@@ -178,6 +212,7 @@ class SignIn:
         self.waiters = waiting
         if tokens is not None:
             self.stamp = now
+        self._ask_for_step_ups()
         if self.waiters or self.child is not None:
             self.timer = loop.later(POLL, lambda: self._poll(loop))
 

@@ -53,13 +53,11 @@ TIMEOUT, SERVER_ERROR, INTERNAL_ERROR = -32001, -32000, -32603
 class Settings:
     """The provider's settings the session needs."""
 
-    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal", "oauth")
+    __slots__ = ("provider", "token_env", "listen", "timeout", "refusal")
 
-    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None,
-                 oauth: bool = False):
+    def __init__(self, provider: str, token_env: str | None, listen: bool, timeout: float, refusal: str | None = None):
         self.provider = provider
         self.token_env = token_env
-        self.oauth = oauth  # projector signs in to the provider (projector login)
         self.listen = listen  # open the GET stream for the server's own messages
         self.timeout = timeout  # seconds a request may take
         self.refusal = refusal  # why no request can go up (a malformed token): each gets this as its error
@@ -278,7 +276,7 @@ class Upstream:
 
             if isinstance(problem, SignInNeeded) and self.signed_out is not None:
                 self.signed_out(problem)  # first: the session answers this request as a signed-out one
-            self._fail(call, problem or _refused(self.settings, 401), TIMEOUT)
+            self._fail(call, problem or _refused(self, 401), TIMEOUT)
             return
         self._base["Authorization"] = f"Bearer {token}"
         self._post(call)
@@ -511,7 +509,7 @@ class _Reply:
             up._step_up(call, scope)
         elif status in (401, 403):
             self.kind = "late"
-            up._fail(call, _refused(up.settings, status), TIMEOUT)
+            up._fail(call, _refused(up, status), TIMEOUT)
         else:
             self.kind = "error"
 
@@ -724,8 +722,9 @@ def _insufficient_scope(response: Any) -> str | None:
     return " ".join(scope.group(1).split()) if scope else ""
 
 
-def _refused(settings: Settings, status: int) -> str:
-    if settings.oauth:
+def _refused(up: Upstream, status: int) -> str:
+    settings = up.settings
+    if up.renew is not None:  # projector signs in to the provider (projector login): only its sessions renew a token
         return f"the provider refused the sign-in (HTTP {status}): sign in again with `projector login {settings.provider}`"
     if settings.token_env:
         return f"the provider refused the token (HTTP {status}); check ${settings.token_env}"
