@@ -107,7 +107,9 @@ def initialize_answer(bridge: subprocess.Popen, timeout: float = 90) -> tuple[di
     bridge.stdin.close()
     bridge.stdin = None
     out, err = bridge.communicate(timeout=max(deadline - time.monotonic(), 15))
-    return json.loads((first + out).decode().splitlines()[0]), err.decode()
+    lines = (first + out).decode().splitlines()
+    assert lines, f"the bridge answered nothing (within {timeout:g} s); its stderr:\n{err.decode()[-2000:]}"
+    return json.loads(lines[0]), err.decode()
 
 
 def with_client(params: StdioServerParameters, work, **options):
