@@ -8,6 +8,7 @@ routed KB server on the official SDK, which accepts only the token that endpoint
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from urllib.parse import parse_qs
