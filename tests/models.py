@@ -63,3 +63,17 @@ args = ["-y", "@upstash/context7-mcp"]
 [mcp_servers.sentry]
 url = "https://mcp.sentry.dev/mcp"   # typed by hand
 """
+
+# Codex with a bound provider and a hook: its config.toml holds two of projector's parts (its
+# server entries and the trust of its hook group).
+CODEX_HOOKED = """\
+version: 1
+clients: [codex]
+providers:
+  docs: {url: "https://kb.example.com/mcp", token_env: DOCS_TOKEN, kbs: [a, b]}
+bindings:
+  ~/work/a:
+    docs: [a]
+    hooks:
+      guard: {event: PreToolUse, command: guard}
+"""

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from models import TWO_CLIENTS  # claude-code and codex; docs bound to ~/work/a
+from models import CODEX_HOOKED, TWO_CLIENTS  # TWO_CLIENTS: claude-code and codex; docs bound to ~/work/a
 
 from projector.compile.clients import registry
 from projector.core.locations import VARIABLES
@@ -181,10 +181,10 @@ def _sync(sandbox, config, *args: str) -> tuple[bool, subprocess.CompletedProces
     return "projector.compile" not in done.stderr, done
 
 
-def _ready(sandbox):
+def _ready(sandbox, model: str = TWO_CLIENTS):
     sandbox.install_projector()
     (sandbox.home / "work" / "a").mkdir(parents=True)
-    config = sandbox.model(TWO_CLIENTS)
+    config = sandbox.model(model)
     assert not _sync(sandbox, config)[0]
     fast, done = _sync(sandbox, config)
     assert fast and done.stdout == NOTHING
@@ -250,3 +250,52 @@ def test_a_project_file_in_a_bound_folder_that_was_missing_is_seen(sandbox):
     assert _sync(sandbox, config)[0], "then nothing to do"
     (sandbox.home / "work" / "a" / ".codex" / "config.toml").write_text("[mcp_servers.docs]\nurl = \"https://kb.example.com/mcp\"\n")
     assert not _sync(sandbox, config)[0], "a project file appeared in a folder that was missing"
+
+
+def _codex_ready(sandbox) -> tuple[Path, Path]:
+    """A synced Codex model whose config.toml holds two of projector's parts: its server entry and
+    the trust of its hook group ([hooks.state."…"]); the next sync took the fast path."""
+    config = _ready(sandbox, CODEX_HOOKED)
+    path = sandbox.home / ".codex" / "config.toml"
+    assert "[mcp_servers.docs]" in path.read_text() and "trusted_hash" in path.read_text()
+    return config, path
+
+
+def test_codex_editing_its_config_elsewhere_is_still_nothing_to_do(sandbox):
+    """Codex writes config.toml itself (a project's trust level, the model the person chose): the
+    next sync is still the fast one, beside both of projector's parts of the file."""
+    config, path = _codex_ready(sandbox)
+    path.write_text('model = "o3"\n' + path.read_text() + f'\n[projects."{sandbox.home}/work/b"]\ntrust_level = "trusted"\n')
+    fast, done = _sync(sandbox, config)
+    assert fast and done.stdout == NOTHING
+
+
+def test_a_hand_edit_of_either_part_of_codexs_config_is_seen(sandbox):
+    config, path = _codex_ready(sandbox)
+    written = path.read_text()
+    path.write_text(written.replace('"mcp"', '"mcp", "--mine"'))
+    fast, done = _sync(sandbox, config)
+    assert not fast and "changed by hand" in done.stderr, "a server entry"
+    path.write_text(written)
+    assert not _sync(sandbox, config)[0]  # back as projector wrote it
+    assert _sync(sandbox, config)[0]
+    trusted = written[written.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
+    path.write_text(written.replace(trusted, "sha256:" + "0" * 64))
+    fast, done = _sync(sandbox, config)
+    assert not fast and "changed by hand" in done.stderr, "a trust entry"
+
+
+def test_gemini_editing_its_settings_elsewhere_is_still_nothing_to_do_but_a_hook_edit_is_seen(sandbox):
+    """Gemini's settings.json holds projector's servers and its hook groups: a setting of Gemini's
+    own changes neither; a hand edit of projector's hook group is a full sync."""
+    config = _ready(sandbox, CODEX_HOOKED.replace("clients: [codex]", "clients: [gemini]"))
+    path = sandbox.home / ".gemini" / "settings.json"
+    written = json.loads(path.read_text())
+    assert "docs" in written["mcpServers"] and "BeforeTool" in written["hooks"]
+    path.write_text(json.dumps({"ui": {"theme": "GitHub"}, **written}, indent=2))
+    fast, done = _sync(sandbox, config)
+    assert fast and done.stdout == NOTHING
+    written["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] = 5
+    path.write_text(json.dumps(written, indent=2))
+    fast, done = _sync(sandbox, config)
+    assert not fast and "changed by hand" in done.stderr

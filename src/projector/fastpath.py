@@ -71,7 +71,8 @@ def still_holds(argv: list[str], environ: Mapping[str, str], version: str) -> li
 
 
 def _same_entries(path: str, before: Stat, now: Stat, spec: dict | None) -> bool:
-    """A client file whose stat moved: whether projector's slice of it is what the sync left."""
+    """A client file whose stat moved: whether projector's slice of it (every part of it that is
+    projector's) is what the sync left."""
     if spec is None or spec["slice"] is None or before is None or now is None:
         return False
     try:
@@ -79,7 +80,7 @@ def _same_entries(path: str, before: Stat, now: Stat, spec: dict | None) -> bool
             text = handle.read()
     except (OSError, UnicodeDecodeError):
         return False
-    return entries_slice(text, spec["format"], spec["key"], spec["scopes"], spec["names"]) == spec["slice"]
+    return entries_slice(text, spec["format"], spec["parts"]) == spec["slice"]
 
 
 def main() -> bool:

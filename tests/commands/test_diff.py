@@ -8,6 +8,7 @@ import pty
 import subprocess
 import sys
 
+from models import CODEX_HOOKED
 from test_cli import MODEL
 
 
@@ -59,7 +60,7 @@ def test_no_color_and_a_dumb_terminal_get_plain_text(sandbox):
 def test_a_pipe_gets_neither_colour_nor_pager(sandbox):
     config = sandbox.model(MODEL)
     result = sandbox.run("diff", config=config)
-    assert result.returncode == 1 and "\033[" not in result.stdout and result.stdout.startswith("--- /dev/null")
+    assert result.returncode == 1 and "\033[" not in result.stdout and result.stdout.startswith("# ~/.claude.json: add docs\n--- /dev/null")
 
 
 def test_stat_counts_lines_per_file(sandbox):
@@ -145,3 +146,64 @@ def test_the_heading_of_a_file_of_two_targets_names_each_drifted_entry(sandbox):
     assert headings == [f"# ~/.codex/config.toml: drift docs, hook trust {sandbox.home}/.codex/hooks.json:pre_tool_use:0:0 "
                         "(changed by hand, kept by sync); `projector sync --force` would write:"], "one heading and one diff for the file"
     assert shown.stdout.count("--- ~/.codex/config.toml") == 1 and "+trusted_hash" in shown.stdout and "kbs=handbook" in shown.stdout
+
+
+def _trust_key(sandbox) -> str:
+    return f"{sandbox.home}/.codex/hooks.json:pre_tool_use:0:0"
+
+
+def test_a_file_of_two_targets_is_one_diff_from_its_text_now_to_its_text_after_the_sync(sandbox):
+    """Codex's config.toml holds its servers and the trust of projector's hook groups: the diff
+    shows it once, from nothing to what the sync writes, under a heading naming every entry
+    that changes there; `patch` applies it as it is."""
+    sandbox.install_projector()
+    config = sandbox.model(CODEX_HOOKED)
+    shown = sandbox.run("diff", config=config)
+    assert shown.returncode == 1, shown.stderr
+    assert shown.stdout.count("+++ ~/.codex/config.toml") == 1 and shown.stdout.count("+++ ~/.codex/hooks.json") == 1
+    headings = [line for line in shown.stdout.splitlines() if line.startswith("# ")]
+    assert headings == [f"# ~/.codex/config.toml: add docs, add hook trust {_trust_key(sandbox)}", "# ~/.codex/hooks.json: add PreToolUse"]
+    at = shown.stdout.index("# ~/.codex/config.toml")
+    assert shown.stdout[at:].split("\n", 1)[1].startswith("--- /dev/null\n+++ ~/.codex/config.toml\n")
+    patched = sandbox.root / "patched"
+    for relative in (".codex/config.toml", ".codex/hooks.json"):
+        (patched / relative).parent.mkdir(parents=True, exist_ok=True)
+        (patched / relative).touch()
+    applied = subprocess.run(["patch", "-p0", "--batch", "--silent"], input=shown.stdout.replace("~/", ""), text=True, cwd=patched,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert (patched / ".codex/config.toml").read_text() == sandbox.file(".codex/config.toml").read_text()
+
+
+def test_stat_and_json_give_one_line_and_one_record_per_file(sandbox):
+    import json
+
+    sandbox.install_projector()
+    config = sandbox.model(CODEX_HOOKED)
+    stat = sandbox.run("diff", "--stat", config=config)
+    lines = stat.stdout.splitlines()
+    assert [line.split("|")[0].strip() for line in lines[:-1]] == ["~/.codex/config.toml", "~/.codex/hooks.json"], stat.stdout
+    assert lines[-1].startswith(" 2 files changed")
+    report = json.loads(sandbox.run("diff", "--json", config=config).stdout)
+    assert report["schema"] == 1 and [f["path"] for f in report["files"]] == ["~/.codex/config.toml", "~/.codex/hooks.json"]
+    codex = report["files"][0]
+    assert codex["entries"] == {"docs": "add", f"hook trust {_trust_key(sandbox)}": "add"}
+    assert codex["diff"].startswith("--- /dev/null\n+++ ~/.codex/config.toml\n") and "+trusted_hash" in codex["diff"]
+    assert (codex["drift"], codex["restyles"], codex["client"], codex["kind"]) == ([], [], "codex", "global")
+
+
+def test_a_changed_file_names_the_drift_it_keeps(sandbox):
+    """A file sync changes and keeps a hand edit in: one diff (what sync writes), whose heading
+    names the change and the drift."""
+    sandbox.install_projector()
+    config = sandbox.model(CODEX_HOOKED.replace("    hooks:\n      guard: {event: PreToolUse, command: guard}\n", ""))
+    assert sandbox.run("sync", config=config).returncode == 0
+    path = sandbox.file(".codex/config.toml")
+    path.write_text(path.read_text().replace('"mcp"', '"mcp", "--mine"'))
+    assert "--mine" in path.read_text()
+    config = sandbox.model(CODEX_HOOKED)
+    shown = sandbox.run("diff", config=config)
+    headings = [line for line in shown.stdout.splitlines() if line.startswith("# ~/.codex/config.toml")]
+    assert headings == [f"# ~/.codex/config.toml: add hook trust {_trust_key(sandbox)}; drift docs (changed by hand, kept by sync)"]
+    assert shown.stdout.count("--- ~/.codex/config.toml") == 1 and "+trusted_hash" in shown.stdout and "-args" not in shown.stdout

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import tomllib
 
+import pytest
+
 from models import USERS_CODEX
 
 CLAUDE = """{
@@ -324,8 +326,8 @@ def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
 def test_a_vibe_server_signing_in_with_oauth_comes_in_as_an_oauth_provider_and_goes_back_as_it_was(sandbox):
     """Vibe's [mcp_servers.auth] type = "oauth" (as `/mcp add` writes it): the provider signs in
     with OAuth, with Vibe's scopes; the sync writes the bridge there (one `projector login` for
-    every client); remove gives back the entry Vibe read (its [mcp_servers.auth] sub-table comes
-    back as an inline table: a named list's entry is given back rendered, not as its text)."""
+    every client); remove gives back the file byte for byte (the entry's text, its
+    [mcp_servers.auth] sub-table a table still, not an inline table)."""
     vibe = ('[[mcp_servers]]\nname = "linear"\ntransport = "streamable-http"\nurl = "https://mcp.linear.app/mcp"\n\n'
             '[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read", "write"]\n')
     path, config, imported = _imported(sandbox, ".vibe/config.toml", vibe, "vibe")
@@ -335,7 +337,41 @@ def test_a_vibe_server_signing_in_with_oauth_comes_in_as_an_oauth_provider_and_g
     entry = tomllib.loads(path.read_text())["mcp_servers"][0]
     assert entry["name"] == "linear" and entry["args"][:3] == ["mcp", "--provider", "linear"] and "auth" not in entry
     assert sandbox.run("remove", config=config).returncode == 0
-    assert tomllib.loads(path.read_text()) == tomllib.loads(vibe)
+    assert path.read_text() == vibe
+
+
+# Entries as people write them by hand, nested tables and comments inside, each a server the model
+# can say (so `import` takes it and the sync writes projector's entry in its place).
+BY_HAND = {
+    "vibe": (".vibe/config.toml", 'active_model = "devstral-2"\n\n[[mcp_servers]]\n# the files\nname = "fs"  # mine\n'
+             'transport = "stdio"\ncommand = "npx"\nargs = ["-y", "fs"]\n# its env\n[mcp_servers.env]\nLOG_LEVEL = "debug"\n\n'
+             '[[mcp_servers]]\nname = "web"\ntransport = "http"\nurl = "https://web.example.com/mcp"\n\n[tools]\nx = 1\n'),
+    "codex": (".codex/config.toml", 'model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx" # mine\nargs = ["-y", "fs"]\n# its env\n'
+              '[mcp_servers.fs.env]\nLOG_LEVEL = "debug"\n\n[tui]\nx = 1\n'),
+    "continue": (".continue/config.yaml", "name: Local\nversion: 1.0.0\nschema: v1\nmcpServers:\n  - name: fs # mine\n"
+                 "    # the files\n    command: npx\n    args: [-y, fs]\n    env:\n      LOG_LEVEL: debug\n  - name: other\n"
+                 "    command: uvx\n    args: [other]\n"),
+    # These two came back so before (a map's entry kept its text): held to it here.
+    "cursor": (".cursor/mcp.json", '{\n  // servers\n  "mcpServers": {\n    "fs": {\n      // mine\n      "command": "npx", "args": ["-y", "fs"],\n'
+               '      "env": { /* level */ "LOG_LEVEL": "debug" },\n    },\n    "web": {"url": "https://web.example.com/mcp"}\n  }\n}\n'),
+    "goose": (".config/goose/config.yaml", "extensions:\n  fs:\n    # the files\n    cmd: npx\n    args: [-y, fs]  # mine\n    bundled: null\n"
+              "    description: files\n    enabled: true\n    env_keys: []\n    envs: {}\n    name: fs\n    timeout: 300\n    type: stdio\n"
+              "GOOSE_MODEL: x\n"),
+}
+
+
+@pytest.mark.parametrize("client", sorted(BY_HAND))
+def test_entries_written_by_hand_come_back_byte_for_byte_after_import_sync_and_remove(sandbox, client):
+    """A sub-table (Vibe's [mcp_servers.env] of a [[mcp_servers]] item, Codex's
+    [mcp_servers.fs.env]), a comment inside an entry, a list item (Continue's) in flow style:
+    the sync writes projector's entry there, and remove gives back the user's own text."""
+    relative, text = BY_HAND[client]
+    path, config, imported = _imported(sandbox, relative, text, client)
+    assert "provider fs: from" in imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "--provider" in path.read_text() and "mine" not in path.read_text()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == text
 
 
 def test_an_entry_narrowed_by_kbs_comes_in_with_its_kbs_as_the_default_and_sync_keeps_what_the_client_shows(sandbox):
@@ -349,3 +385,47 @@ def test_an_entry_narrowed_by_kbs_comes_in_with_its_kbs_as_the_default_and_sync_
     assert json.loads(path.read_text())["mcpServers"]["docs"]["url"] == "https://docs.example.com/mcp?kbs=api-a,handbook"
     assert sandbox.run("remove", config=config).returncode == 0
     assert path.read_text() == cursor
+
+
+def test_a_vibe_entry_another_names_entry_stands_in_for_comes_back_where_it_stood(sandbox):
+    """Vibe's linear-server is Claude Code's linear: the provider's entry stands in for it while
+    projector manages them, and remove puts its text back between the items it stood between."""
+    vibe = ('[[mcp_servers]]\nname = "a"\ntransport = "stdio"\ncommand = "a"\n\n[[mcp_servers]]\nname = "linear-server"\n# mine\n'
+            'transport = "streamable-http"\nurl = "https://mcp.linear.app/mcp"\n\n[[mcp_servers]]\nname = "b"\ntransport = "stdio"\n'
+            'command = "b"\n[mcp_servers.env]\nK = "v"\n')
+    sandbox.install_projector()
+    path = sandbox.file(".vibe/config.toml", vibe)
+    sandbox.file(".claude.json", '{"mcpServers": {"linear": {"type": "http", "url": "https://mcp.linear.app/mcp"}}}\n')
+    config = sandbox.model("version: 1\nclients: [claude-code, vibe]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert "linear-server in ~/.vibe/config.toml: the same server as provider linear" in imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert [item["name"] for item in tomllib.loads(path.read_text())["mcp_servers"]] == ["a", "b", "linear"]
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == vibe
+
+
+ALONE = {
+    "vibe": (".vibe/config.toml", 'active_model = "x"\n\n[[mcp_servers]]\nname = "linear-server"\ntransport = "streamable-http"\n'
+             'url = "https://mcp.linear.app/mcp"\n\n[tools]\nx = 1\n'),
+    "codex": (".codex/config.toml", 'model = "o3"\n\n[mcp_servers.linear-server]\nurl = "https://mcp.linear.app/mcp"\n\n# ui\n[tui]\nx = 1\n'),
+    "continue": (".continue/config.yaml", "name: Local\nmcpServers:\n  - name: linear-server # mine\n    type: streamable-http\n"
+                 "    url: https://mcp.linear.app/mcp\nrules: []\n"),
+}
+
+
+@pytest.mark.parametrize("client", sorted(ALONE))
+def test_the_only_entry_another_names_entry_stands_in_for_comes_back_where_it_stood(sandbox, client):
+    """The client's only server is Claude Code's linear under another name: the provider's entry
+    stands in for it (written where entries are added, at the end), and remove puts its text back
+    where it stood, before the table that followed it, or in its list emptied to []."""
+    relative, text = ALONE[client]
+    sandbox.install_projector()
+    path = sandbox.file(relative, text)
+    sandbox.file(".claude.json", '{"mcpServers": {"linear": {"type": "http", "url": "https://mcp.linear.app/mcp"}}}\n')
+    config = sandbox.model(f"version: 1\nclients: [claude-code, {client}]\nproviders: {{}}\n")
+    assert "the same server as provider linear" in sandbox.run("import", config=config).stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert "linear-server" not in path.read_text()
+    assert sandbox.run("remove", config=config).returncode == 0
+    assert path.read_text() == text

@@ -99,6 +99,28 @@ def test_sync_says_once_that_an_oauth_provider_needs_a_sign_in(sandbox):
     assert "signs in through projector" not in sandbox.run("sync", config=model).stderr  # signed in: nothing to say
 
 
+def test_sync_and_doctor_say_once_that_a_machine_grant_without_an_issuer_lets_the_server_choose(sandbox):
+    """client_credentials without ``issuer``: the MCP server chooses where the client's secret
+    goes (the MCP SDK's deprecation warning, which `projector login` does not print). sync says
+    it once, doctor each time; an issuer ends it."""
+    sandbox.install_projector()
+    machine = ("  ci:\n    url: https://ci.example.com/mcp\n    oauth:\n      client_id: ci-bot\n      client_secret_env: CI_SECRET\n"
+               "      client_credentials: true\n")
+    said = ('provider "ci" signs in as a machine (client_credentials) with no issuer: the MCP server chooses which '
+            "authorization server receives the client's secret, so a hostile server or a hijacked metadata document would "
+            "get it; add issuer: <URL> under its oauth (its authorization server's issuer, as that server's metadata says "
+            "it): projector then sends the secret there only")
+    model = sandbox.model(MODEL + machine)
+    first = sandbox.run("sync", config=model)
+    assert first.returncode == 0, first.stderr
+    assert [line for line in first.stderr.splitlines() if "issuer" in line] == [f"warning: {said}"]
+    model.write_text(MODEL + machine + "# touched\n")
+    assert "issuer" not in sandbox.run("sync", config=model).stderr  # said once
+    assert said in sandbox.run("doctor", config=model).stdout
+    model.write_text(MODEL + machine + "      issuer: https://auth.example.com\n")
+    assert "issuer" not in sandbox.run("sync", config=model).stderr + sandbox.run("doctor", config=model).stdout
+
+
 def test_a_login_a_bridge_started_keeps_the_sign_in_another_session_wrote_meanwhile(sandbox):
     """`login --from-bridge STAMP`: the token file is no longer at STAMP and holds a usable token
     (another bridge's sign-in won the race), so it signs in no more: no browser, no request."""

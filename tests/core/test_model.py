@@ -352,6 +352,7 @@ providers:
     oauth:
       client_id: ci-bot
       client_credentials: {private_key_file: ~/keys/ci.pem, algorithm: ES256}
+      issuer: https://auth.ci.example.com/tenant
   corp:
     url: https://corp.example.com/mcp
     oauth:
@@ -370,7 +371,8 @@ def test_oauth_settings_become_a_record_per_provider(tmp_path):
     assert (linear.oauth.by_client, linear.oauth.client_id) == (False, None)  # projector signs in, with discovery
     assert slack.oauth.by_client  # each client signs itself in
     assert (ci.oauth.grant, ci.oauth.private_key_file, ci.oauth.algorithm) == ("client_credentials", "~/keys/ci.pem", "ES256")
-    assert corp.oauth.issuer == "https://auth.example.com"
+    assert (ci.oauth.issuer, ci.oauth.unpinned) == ("https://auth.ci.example.com/tenant", False)
+    assert (corp.oauth.issuer, corp.oauth.unpinned) == ("https://auth.example.com", False)
     assert (corp.oauth.grant, corp.oauth.idp_token_endpoint, corp.oauth.idp_client_id, corp.oauth.id_token_env) == (
         "enterprise", "https://idp.example.com/token", "projector", "CORP_ID_TOKEN")
     assert load(tmp_path, "version: 1\nproviders:\n  docs:\n    url: https://x\n    oauth: false\n").providers[0].oauth is None
@@ -381,7 +383,7 @@ OAUTH_BAD = [
                  'give true (projector signs in once, for every client), "client" (each client signs in itself) or a mapping of settings',
                  id="oauth-word"),
     pytest.param("    oauth: {client_ib: x}\n", 'projector.yaml:5:13: providers.docs.oauth.client_ib: unknown key (did you mean "client_id"?) '
-                 "(allowed: client_credentials, client_id, client_metadata_url, client_secret_env, enterprise, redirect_port, scopes); remove it or fix its spelling",
+                 "(allowed: client_credentials, client_id, client_metadata_url, client_secret_env, enterprise, issuer, redirect_port, scopes); remove it or fix its spelling",
                  id="oauth-unknown-key"),
     pytest.param("    oauth: {redirect_port: 80}\n", "projector.yaml:5:28: providers.docs.oauth.redirect_port: 80 is less than the minimum of 1024",
                  id="privileged-port"),
@@ -408,6 +410,23 @@ OAUTH_BAD = [
                  "projector.yaml:5:116: providers.docs.oauth.enterprise.idp_token_endpoint: plain http:// would send the ID token "
                  "in clear to idp.example.com (the MCP authorization spec allows http:// only to this machine): use https://, or "
                  "say insecure: true of the provider if you accept that", id="identity-provider-in-clear"),
+    pytest.param("    oauth: {client_id: c, client_secret_env: S, client_credentials: true, issuer: auth.example.com}\n",
+                 'projector.yaml:5:83: providers.docs.oauth.issuer: "auth.example.com" is not an http(s) URL', id="issuer-not-a-url"),
+    pytest.param("    oauth: {client_id: c, client_secret_env: S, client_credentials: true, issuer: http://auth.example.com}\n",
+                 "projector.yaml:5:83: providers.docs.oauth.issuer: plain http:// would send the client's secret (or signed assertion) "
+                 "in clear to auth.example.com (the MCP authorization spec allows http:// only to this machine): use https://, or "
+                 "say insecure: true of the provider if you accept that", id="machine-issuer-in-clear"),
+    pytest.param("    oauth: {client_id: c, client_secret_env: S, client_credentials: true, issuer: 'https://auth.example.com/?t=1'}\n",
+                 'projector.yaml:5:83: providers.docs.oauth.issuer: "https://auth.example.com/?t=1" has a query or a fragment, which '
+                 "an issuer never has (RFC 8414): give the issuer exactly as the authorization server's metadata says it",
+                 id="issuer-with-query"),
+    pytest.param("    oauth: {client_id: c, issuer: https://auth.example.com}\n",
+                 "projector.yaml:5:27: providers.docs.oauth.issuer: issuer names where a machine's client_credentials sign-in sends "
+                 "its secret; a person's sign-in takes the authorization server the MCP server names: remove it", id="person-issuer"),
+    pytest.param("    oauth: {client_id: c, client_secret_env: S, issuer: https://a.example.com, enterprise: {issuer: https://a.example.com, "
+                 "idp_token_endpoint: https://idp.example.com/token, id_token_env: IDT}}\n",
+                 "projector.yaml:5:49: providers.docs.oauth.issuer: enterprise takes its issuer inside enterprise: {issuer: ...}; "
+                 "remove this one", id="enterprise-issuer-twice"),
     pytest.param("    oauth: {client_id: c, client_secret_env: ghp_abcdefghijklmnopqrstuvwxyz0123}\n",
                  "projector.yaml:5:46: providers.docs.oauth.client_secret_env: this looks like a token itself, not the NAME of a variable: "
                  "keep the token out of this file (export DOCS_CLIENT_SECRET=... in your shell's profile, or your secret manager) and "

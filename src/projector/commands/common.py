@@ -65,9 +65,20 @@ def compute(config: str | None, only: list[str] | None, force: bool, dry_run: bo
     state = ledger.load(ledger.ledger_path(environ))
     system: System = DryRunSystem() if dry_run else RealSystem()
     outcome = engine.compute(loaded, chosen, environ, state, system, force=force, projects=projects.recorded(environ))
-    if waiting := sign_in_warnings(loaded, sign_ins):
-        outcome = replace(outcome, warnings=outcome.warnings + waiting)
+    if said := sign_in_warnings(loaded, sign_ins) + issuer_warnings(loaded):
+        outcome = replace(outcome, warnings=outcome.warnings + said)
     return outcome, state
+
+
+def issuer_warnings(loaded: Model) -> tuple[str, ...]:
+    """A machine's client_credentials sign-in that names no ``issuer``: the MCP server decides
+    which authorization server its secret goes to (the MCP SDK's deprecation warning, which
+    `projector login` keeps off the terminal and the bridge's sign-in log, said here once)."""
+    return tuple(f'provider "{p.name}" signs in as a machine (client_credentials) with no issuer: the MCP server chooses '
+                 "which authorization server receives the client's secret, so a hostile server or a hijacked metadata "
+                 "document would get it; add issuer: <URL> under its oauth (its authorization server's issuer, as that "
+                 "server's metadata says it): projector then sends the secret there only"
+                 for p in loaded.providers if p.oauth is not None and p.oauth.unpinned and p.enabled)
 
 
 def sign_in_states(providers: Iterable[Provider]) -> dict[str, SignIn]:

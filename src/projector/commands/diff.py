@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
 from projector.commands.common import compute, err, report_warnings
 from projector.compile import engine
@@ -21,7 +20,7 @@ from projector.core.record import replace
 
 def run(config: str | None, client: list[str] | None, force: bool, stat: bool = False, color: bool | None = None, pager: bool | None = None,
         as_json: bool = False) -> int:
-    from projector.compile.report import diff_stat, drift_names, restyle_lines, restyled, unified_diff
+    from projector.compile.report import by_file, diff_heading, diff_stat, restyle_lines, restyled, unified_diff
 
     try:
         outcome, state = compute(config, client, force)
@@ -31,23 +30,23 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
         return 2
     terminal = sys.stdout.isatty()
     colour = wants_colour(terminal, os.environ) if color is None else color
-    changed = [result for result in written.results if result.changed]
+    changed = [result for result in by_file(written.results) if result.changed]  # a file of several targets is one diff
     drifted = [] if force else drift(outcome, state, written.results)
     code = 2 if outcome.problems else (1 if changed or drifted else 0)
     if as_json:
         import json
 
         files = [{"path": r.shown, "client": r.client.id, "kind": "project" if r.target.is_project else "global",
-                  "drift": r.named("drift"), "restyles": restyled(r), "diff": unified_diff(r, False)}
+                  "drift": r.named("drift"), "restyles": restyled(r), "entries": dict(r.states), "diff": unified_diff(r, False)}
                  for r in changed + drifted]
         print(json.dumps({"schema": 1, "changes": bool(changed or drifted), "files": files, "warnings": list(outcome.warnings),
                           "errors": [str(p) for p in outcome.problems]}, indent=2))
         return code
     if stat:
         text = diff_stat(changed + drifted) + "".join(line + "\n" for line in restyle_lines(changed))
-    else:  # a restyle is said above its file's diff, as drift is (a patch reader skips the lines)
-        text = "".join("".join(f"# {line}\n" for line in restyle_lines([result])) + unified_diff(result, colour) for result in changed)
-        text += "".join(f"# {r.shown}: drift {drift_names(_of(r.path, written.results))} (changed by hand, kept by sync); "
+    else:  # a heading, and a restyle, are said above the file's diff (a patch reader skips the lines)
+        text = "".join(diff_heading(r) + "".join(f"# {line}\n" for line in restyle_lines([r])) + unified_diff(r, colour) for r in changed)
+        text += "".join(f"# {r.shown}: drift {', '.join(r.named('drift'))} (changed by hand, kept by sync); "
                         "`projector sync --force` would write:\n" + unified_diff(r, colour) for r in drifted)
     show(text, terminal if pager is None else pager, os.environ)
     report_warnings(outcome)
@@ -55,24 +54,21 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
 
 
 def drift(outcome: engine.Outcome, state: Ledger, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
-    """The files holding entries changed by hand (which sync keeps), each as `sync --force` would
-    write it, so the diff shows the drift: what is there against what projector would write.
-    Only those files are evaluated again (with force), not the whole sync. A file of several
-    targets (Codex's config.toml: its servers, and the trust of projector's hook groups) is one
-    result, from its text to what the last of them leaves, with the entry states of all."""
-    paths = {result.path for result in results if not result.changed and result.named("drift")}
+    """The files sync leaves as they are while they hold entries changed by hand (which sync
+    keeps), each as `sync --force` would write it, so the diff shows the drift: what is there
+    against what projector would write. Only those files are evaluated again (with force), not
+    the whole sync. A file of several targets (Codex's config.toml: its servers, and the trust
+    of projector's hook groups) is one result, from its text to what the last of them leaves,
+    with the entry states of all (a file sync changes is shown as sync writes it, its drift
+    named above it)."""
+    from projector.compile.report import by_file
+
+    files = by_file(results)
+    paths = {result.path for result in files if not result.changed and result.named("drift")}
     if not paths:
         return []
-    whole: dict[Path, engine.FileResult] = {}
-    for forced in engine.forced(outcome, state, paths):
-        first = whole.get(forced.path)
-        whole[forced.path] = forced if first is None else replace(first, after=forced.after)
-    return [replace(r, states=tuple(s for each in _of(r.path, results) for s in each.states)) for r in whole.values() if r.changed]
-
-
-def _of(path: Path, results: tuple[engine.FileResult, ...]) -> list[engine.FileResult]:
-    """The results of one file's targets."""
-    return [result for result in results if result.path == path]
+    kept = {result.path: result.states for result in files}
+    return [replace(r, states=kept[r.path]) for r in by_file(engine.forced(outcome, state, paths)) if r.changed]
 
 
 def wants_colour(terminal: bool, environ: Mapping[str, str]) -> bool:

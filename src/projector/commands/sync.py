@@ -25,7 +25,7 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     """``hook``: run by the shell hook, which only the fast path (fingerprint.py) tells apart; a full
     sync is the same either way. ``dry_run``: what would be written, through the dry-run system
     (as diff), with nothing written and nothing remembered."""
-    from projector.compile.report import change_line, kept_lines
+    from projector.compile.report import by_file, change_line, kept_lines
 
     if dry_run:
         return _dry_run(config, client, force, quiet, as_json)
@@ -54,7 +54,7 @@ def run(config: str | None, client: list[str] | None, force: bool, quiet: bool, 
     kept = kept_lines(written.results)
     remember(config, complete=complete, observed=observed, started=started, outcome=outcome, results=written.results, said=kept)
     log.append(os.environ, log.entry("hook" if hook else "sync", why, _shown_model(config),
-                                     [change_line(result) for result in written.results if result.changed], kept,
+                                     [change_line(result) for result in by_file(written.results) if result.changed], kept,
                                      [str(p) for p in outcome.problems + tuple(written.problems)]))
     return _said(outcome, written, quiet, as_json, dry_run=False)
 
@@ -77,9 +77,10 @@ def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: b
 def _said(outcome: engine.Outcome, written: engine.Written, quiet: bool, as_json: bool, dry_run: bool) -> int:
     """What a sync, or its dry run, tells of its result, and its exit code: a line per file it
     wrote (would write), the drift it kept, or that there was nothing to do; then its warnings.
+    A file of several targets (Codex's config.toml: its servers and its hooks' trust) is one line.
     Quiet, only a repository's file a sync changed is said: the hook changes it behind the
     user's back (a dry run changes nothing)."""
-    from projector.compile.report import change_line, kept_lines, sync_report
+    from projector.compile.report import by_file, change_line, kept_lines, sync_report
 
     problems = outcome.problems + tuple(written.problems)
     if as_json:
@@ -87,7 +88,7 @@ def _said(outcome: engine.Outcome, written: engine.Written, quiet: bool, as_json
 
         print(json.dumps(sync_report(written.results, outcome.warnings, problems, dry_run), indent=2))
         return 1 if problems else 0
-    changed = [result for result in written.results if result.changed]
+    changed = [result for result in by_file(written.results) if result.changed]
     if quiet:
         lines = [change_line(result) for result in changed if result.target.is_project and not dry_run]
     else:
@@ -122,7 +123,7 @@ def remember(config: str | None, complete: bool, observed: dict, started: int, o
         needs = Dependencies(tuple(dict.fromkeys((model_file, *_as_read(error)))), (), (), ("projector",), VARIABLES)
     if complete:
         providers = tuple(outcome.providers) if outcome else ()
-        slices = {str(r.path): _slice(r, providers) for r in results if not r.target.is_project and r.after is not None}
+        slices = _slices([r for r in results if not r.target.is_project], providers)
         files_read = (*needs.files, *needs.project_files, str(ledger.ledger_path(environ)))
         data = fingerprint.fingerprint(model_file, files_read, needs.present, needs.binaries, needs.variables, environ, __version__,
                                     observed, slices, said or ())
@@ -158,13 +159,32 @@ def _as_read(error: ProjectorError) -> dict[str, tuple[int, ...] | None]:
     return {path: None if stat is None else (stat[2], stat[3], stat[0], stat[1]) for path, stat in read.items()}
 
 
-def _slice(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
-    """What the fast path needs to tell, from a client file alone, that projector's entries in it
-    are as this sync left them."""
-    names = sorted({result.client.entry_name(p) for p in providers} | set(result.record.entries if result.record else ()))
-    scopes = [list(scope) for scope in result.client.local_scopes]
-    spec = {"format": result.target.format, "key": list(result.target.key), "scopes": scopes, "names": names}
-    return spec | {"slice": fingerprint.entries_slice(result.after or "", spec["format"], spec["key"], scopes, names)}
+def _slices(results: list[engine.FileResult], providers: tuple[str, ...]) -> dict[str, dict]:
+    """Per client file, what the fast path compares of it: one slice over every part of it that
+    is projector's (Codex's config.toml: its servers, and the trust of projector's hook groups
+    under another key), from the text the last of them leaves. A slice of one part alone would
+    take a hand edit of another's entries for nothing to do; none at all would make every edit
+    the client makes elsewhere in its file (Codex: a project's trust level) a full sync."""
+    from projector.compile.report import parts_by_file
+
+    slices = {}
+    for parts in parts_by_file(results):
+        final = parts[-1]
+        if final.after is not None:
+            spec = {"format": final.target.format, "parts": [_part(part, providers) for part in parts]}
+            slices[str(final.path)] = spec | {"slice": fingerprint.entries_slice(final.after, spec["format"], spec["parts"])}
+    return slices
+
+
+def _part(result: engine.FileResult, providers: tuple[str, ...]) -> dict:
+    """What the fast path compares of one of projector's parts of a client file: the entries it
+    may hold under its key (a provider's, one it wants, one the ledger says it wrote), and for
+    servers, those in the client's per-folder scopes."""
+    target = result.target
+    recorded = result.record.entries if result.record else {}
+    names = {target.client.entry_name(p) for p in providers} | set(target.desired or ()) | set(recorded)
+    scopes = [list(scope) for scope in target.client.local_scopes] if target.kind == "servers" else []
+    return {"key": list(target.key), "scopes": scopes, "names": sorted(names)}
 
 
 def hook_watch(needs: Dependencies, environ: Mapping[str, str], projector: str | None, observed: Mapping[str, object] | None = None) -> str:

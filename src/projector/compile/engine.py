@@ -279,7 +279,8 @@ def _decide(
         unsure = _unsure(record, current, reading) if target.kind == "servers" else {}
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
                              taken | unsure, keeps_originals=target.kind == "servers",
-                             same_server=_reads_the_same(target.client), adoptable=target.kind == "servers")
+                             same_server=_reads_the_same(target.client), kept_by=kept_by(target),
+                             named=lambda name: entry_named(target.kind, name, quoted=True))
         decision = _with_original_text(decision, document, target.key)
         decision = replace(decision, notes=decision.notes + tuple(took_over(name, target.shown)
                                                                   for name in sorted(unsure) if name in decision.taken))
@@ -319,6 +320,29 @@ def _decide(
         after = None
     gone = folders if after is None and not target.is_project else ()
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
+
+
+def entry_named(kind: str, name: str, quoted: bool = False) -> str:
+    """One of projector's entries as it is named to a person (diff, sync, status and their
+    warnings alike): a trust entry as ``hook trust KEY``, which says what its key (a hook file,
+    an event, a group and a handler) is; any other by its name (``quoted``: in a sentence,
+    ``entry "docs"``)."""
+    if kind == "trust":
+        return f"hook trust {name}"
+    return f'entry "{name}"' if quoted else name
+
+
+def kept_by(target: TargetFile) -> str | None:
+    """What keeps a hand edit of one of the target's entries where `projector adopt` cannot (None:
+    it can, a server entry). A hook group is the model's to change. A trust hash is the client's
+    record that its user trusted a hook group, which it runs only while the hash is that group's:
+    the model has no say in it, and the client writes it anew when its user reviews the hook."""
+    if target.kind == "servers":
+        return None
+    if target.kind == "hooks":
+        return "change it in the model to keep it"
+    client = target.client.name
+    return f"{client} runs a hook group only while its hook trust is that group's hash ({client}'s hook review writes it anew)"
 
 
 def _unsure(record: FileRecord | None, current: Mapping[str, Any] | None, reading: Reading) -> dict[str, Any]:

@@ -64,7 +64,8 @@ def reconcile(
     taken: Mapping[str, Mapping[str, Any]] | None = None,
     keeps_originals: bool = True,
     same_server: Callable[[str, Any, Any], bool] | None = None,
-    adoptable: bool = True,
+    kept_by: str | None = None,
+    named: Callable[[str], str] = lambda name: f'entry "{name}"',
 ) -> Decision:
     """``recognise(name, entry)``: whether an entry projector did not write has a shape it (or
     its predecessor) writes; ``reading``: how the file's client reads an entry back.
@@ -75,8 +76,9 @@ def reconcile(
     projector's dispatcher is projector's whoever wrote it). ``same_server(name, before, after)``:
     whether the client reads the same server from both entries: an update of an entry still as
     the user had it (its original taken over) that only respells it is a ``restyle``.
-    ``adoptable``: whether `projector adopt` can keep a hand edit (a server entry; a hook group
-    is changed in the model), so a drift's note names only a way out that exists."""
+    ``kept_by``: what keeps a hand edit where `projector adopt` cannot (None: it can, a server
+    entry; a hook group is changed in the model), so a drift's note names only a way out that
+    exists; ``named``: how a note names an entry (a trust entry says what it is)."""
     current = current or {}
     adopted = adopted or {}
     taken = taken or {}
@@ -115,15 +117,15 @@ def reconcile(
                        and same_server(name, present, value))
             edits[name], states[name] = value, "restyle" if restyle else "update"
         elif name in owned:
-            keeps = f"`projector adopt {client} {name}` keeps it for good" if adoptable else "change it in the model to keep it"
-            notes.append(f'{where}: entry "{name}" was changed by hand since projector wrote it; kept ({keeps}, --force overwrites)')
+            keeps = f"`projector adopt {client} {name}` keeps it for good" if kept_by is None else kept_by
+            notes.append(f'{where}: {named(name)} was changed by hand since projector wrote it; kept ({keeps}, --force overwrites)')
             kept[name], states[name] = owned[name], "drift"
             continue
         elif recognise(name, present) or force:
             edits[name], states[name] = value, "update"
             take(name)
         else:
-            notes.append(f'{where}: entry "{name}" was not written by projector; left as it is (rename or remove it to let projector manage it)')
+            notes.append(f'{where}: {named(name)} was not written by projector; left as it is (rename or remove it to let projector manage it)')
             states[name] = "foreign"
             continue
         kept[name] = entry_hash(reading.normal(value))
@@ -136,7 +138,7 @@ def reconcile(
         elif _unchanged(reading, current[name], digest) or force:
             edits[name], states[name] = None, "remove"
         else:
-            notes.append(f'{where}: entry "{name}" of a removed provider was changed by hand; kept (--force removes it)')
+            notes.append(f'{where}: {named(name)} of a removed provider was changed by hand; kept (--force removes it)')
             kept[name], states[name] = digest, "drift"
             if name in taken:
                 originals[name] = taken[name]
@@ -153,8 +155,9 @@ def given_back(name: str, present: Any, original: Mapping[str, Any]) -> dict[str
     text = original.get("text")
     if text is None:
         return {name: original["value"]}
+    followed_by = original.get("followed_by")
     return {name: Verbatim(original["value"], text, original.get("after"), original.get("before"), original.get("alone"), original.get("member"),
-                           original.get("set_off"))}
+                           original.get("set_off"), tuple(followed_by) if followed_by is not None else None, original.get("gap"))}
 
 
 def took_over(name: str, where: str) -> str:

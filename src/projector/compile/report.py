@@ -3,15 +3,60 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from projector.compile.engine import FileResult, Outcome
+from projector.compile.engine import FileResult, Outcome, entry_named, kept_by
+from projector.core.record import replace
 
 STATUS_SCHEMA = 1
 
 _COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
 _RESET = "\033[0m"
 STAT_BAR = 40  # widest +/- bar of diff --stat
+QUIET = ("in-sync", "foreign", "adopted", "drift")  # an entry's states that are no change a sync makes
+
+
+def by_file(results: Iterable[FileResult]) -> list[FileResult]:
+    """One result per file, where it first comes. A file may hold several targets (Codex's
+    config.toml: its servers, then the trust of projector's hook groups; Gemini's settings.json:
+    its servers and its hook groups), each evaluated from the text the one before leaves: the
+    file is shown once, from its text now to what the last of them leaves, with the entries of
+    all (a trust entry as ``hook trust KEY``, which says what it is)."""
+    return [whole(parts) for parts in parts_by_file(results)]
+
+
+def parts_by_file(results: Iterable[FileResult]) -> list[list[FileResult]]:
+    """Each file's results, in the order the sync evaluates them, the files where they first come."""
+    parts: dict[Path, list[FileResult]] = {}
+    for result in results:
+        parts.setdefault(result.path, []).append(result)
+    return list(parts.values())
+
+
+def whole(parts: list[FileResult]) -> FileResult:
+    """One file's results (in the order the sync evaluates them) as one."""
+    first = parts[0]
+    if len(parts) == 1 and first.target.kind != "trust":
+        return first
+    states = tuple((entry_named(part.target.kind, name), state) for part in parts for name, state in part.states)
+    return replace(first, after=parts[-1].after, states=states)
+
+
+def change_words(states: Iterable[tuple[str, str]], pending: bool) -> list[str]:
+    """What a sync changes in a file, an entry at a time (``add docs``); a file it changes with
+    no entry to name is one projector made and now removes."""
+    changes = [f"{state} {name}" for name, state in states if state not in QUIET]
+    return changes or (["removes what projector created"] if pending else [])
+
+
+def diff_heading(result: FileResult) -> str:
+    """The line above a file's diff (a patch reader skips it): every entry the sync changes
+    there, and those it keeps as they were changed by hand."""
+    drift = result.named("drift")
+    said = [", ".join(change_words(result.states, result.changed))] + ([f"drift {', '.join(drift)} (changed by hand, kept by sync)"] if drift else [])
+    return f"# {result.shown}: {'; '.join(said)}\n"
 
 
 def unified_diff(result: FileResult, colour: bool) -> str:
@@ -106,7 +151,9 @@ def change_line(result: FileResult, dry_run: bool = False) -> str:
 
 def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], problems: tuple, dry_run: bool) -> dict[str, Any]:
     """`sync --json`: each file written (or, dry, to be written) and what was done to it, the
-    drift kept, every warning (said once on a terminal, here each time) and the errors."""
+    drift kept, every warning (said once on a terminal, here each time) and the errors; a file
+    of several targets is one record."""
+    results = tuple(by_file(results))
     return {
         "schema": STATUS_SCHEMA,
         "dry_run": dry_run,
@@ -119,25 +166,36 @@ def sync_report(results: tuple[FileResult, ...], warnings: tuple[str, ...], prob
     }
 
 
-def drift_names(results: list[FileResult]) -> str:
-    """The entries changed by hand in one file, over its targets; an entry by which the client
-    trusts projector's hook group (Codex's ``hooks.state``) is said to be one."""
-    return ", ".join(f"hook trust {name}" if result.target.kind == "trust" else name for result in results for name in result.named("drift"))
-
-
 def kept_lines(results: tuple[FileResult, ...] | list[FileResult]) -> list[str]:
     """One line per file where sync kept an entry changed by hand (drift): what it kept, and the
-    two ways out."""
+    ways out of each kind there (a server entry is adopted; a hook group is changed in the model;
+    a hook trust is the client's own, see `kept_by`)."""
     lines = []
-    for result in results:
-        drift = result.named("drift")
-        if not drift:
-            continue
-        names, one = ", ".join(drift), drift[0] if len(drift) == 1 else "NAME"
-        were = "was" if len(drift) == 1 else "were"
-        keeps = f"`projector adopt {result.client.id} {one}` keeps it" if result.target.kind == "servers" else "change the model to keep it"
-        lines.append(f"kept {result.shown}: {names} {were} changed by hand (drift); {keeps}, `projector sync --force` puts projector's back")
+    for parts in parts_by_file(results):
+        drift = whole(parts).named("drift")
+        if drift:
+            were = "was" if len(drift) == 1 else "were"
+            ways = ", ".join(_ways_out(parts, len(drift)))
+            lines.append(f"kept {parts[0].shown}: {', '.join(drift)} {were} changed by hand (drift); {ways}, `projector sync --force` puts projector's back")
     return lines
+
+
+def _ways_out(parts: list[FileResult], drifted: int) -> list[str]:
+    """What keeps the drift of one file, a phrase per kind of entry in it (``drifted``: how many
+    entries drifted there, all kinds together: one of a kind alone is ``it``)."""
+    ways = []
+    for part in parts:
+        names = part.named("drift")
+        if not names:
+            continue
+        them = "it" if len(names) == drifted else ", ".join(entry_named(part.target.kind, name) for name in names)
+        if part.target.kind == "servers":
+            ways.append(f"`projector adopt {part.client.id} {names[0] if len(names) == 1 else 'NAME'}` keeps {them}")
+        elif part.target.kind == "hooks":
+            ways.append(f"change the model to keep {them}")
+        else:
+            ways.append(kept_by(part.target) or "")
+    return list(dict.fromkeys(ways))
 
 
 def unmanaged(outcome: Outcome) -> dict[str, list[str]]:
@@ -164,7 +222,7 @@ def unmanaged_line(found: dict[str, list[str]]) -> str | None:
 def status_report(outcome: Outcome) -> dict[str, Any]:
     """The facts diff uses, as data: per file, whether it is pending and each entry's state."""
     files = []
-    for result in outcome.results:
+    for result in by_file(outcome.results):  # a file of several targets is one record
         entries = dict(result.states)
         files.append(
             {
@@ -190,9 +248,7 @@ def status_report(outcome: Outcome) -> dict[str, Any]:
 def status_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for file in report["files"]:
-        changes = [f"{state} {name}" for name, state in file["entries"].items() if state not in ("in-sync", "foreign", "adopted", "drift")]
-        if file["pending"] and not changes:
-            changes = ["removes what projector created"]
+        changes = change_words(file["entries"].items(), file["pending"])
         said = (["pending: " + ", ".join(changes)] if file["pending"] else []) + (
             [f"drift {', '.join(file['drift'])} (kept by sync)"] if file["drift"] else [])
         lines.append(f"{file['path']}: {'; '.join(said) or 'in sync'}")

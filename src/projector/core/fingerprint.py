@@ -7,10 +7,12 @@ function that lists the files, and are kept in the fingerprint itself: nothing t
 loads a descriptor), where the binaries are on PATH, the stat of the model, of the trust store,
 of every client file and of every project file (present or not) as the sync saw it, whether each
 path that tells a client is installed exists, and, for each client file, its projector slice:
-the entries under the servers key (and in per-folder scopes) whose names are projector's
-providers or entries. The fast path (fastpath.py) compares it before anything heavy is
-imported; the sync (commands/sync.py) writes it. Only the standard library's ``os``, ``sys`` and
-``marshal`` are imported here (``json`` or ``tomllib`` for a client file's slice).
+in each of projector's parts of it (its servers key, and in a file that holds more, as Codex's
+config.toml holds the trust of projector's hook groups, theirs), the entries whose names are
+projector's providers or entries (and those in per-folder scopes). The fast path (fastpath.py)
+compares it before anything heavy is imported; the sync (commands/sync.py) writes it. Only the
+standard library's ``os``, ``sys`` and ``marshal`` are imported here (``json`` or ``tomllib`` for
+a client file's slice).
 
 The shell hook keeps its watch list and stamp in the same per-model folder, named from the
 variables the shell itself sees (see shell/), so shells with different models never disturb
@@ -150,11 +152,13 @@ def fingerprint(
     }
 
 
-def entries_slice(text: str, format: str, key: list[str], scopes: list[list[str]], names: list[str]) -> str | None:
-    """What a client file says about projector's entries, as canonical JSON: the entries named
-    ``names`` under ``key`` (and whether ``key`` is there), and under each per-folder scope.
-    None when the standard library cannot read the file (JSONC with comments): then a changed
-    stat means a full sync."""
+def entries_slice(text: str, format: str, parts: list[dict]) -> str | None:
+    """What a client file says about projector's entries, as canonical JSON: for each of
+    projector's parts of it (``key``, ``scopes``, ``names``: Codex's config.toml has its servers
+    and the trust of projector's hook groups), the entries named ``names`` under ``key`` (and
+    whether ``key`` is there), and under each per-folder scope. The file is parsed once. None
+    when the standard library cannot read it (JSONC with comments): then a changed stat means a
+    full sync."""
     import json  # here: only a client file whose stat moved needs it (json brings re)
 
     try:
@@ -163,6 +167,13 @@ def entries_slice(text: str, format: str, key: list[str], scopes: list[list[str]
         return None
     if not isinstance(data, dict):
         return None
+    picked = [_part_slice(data, part["key"], part["scopes"], part["names"]) for part in parts]
+    return json.dumps(picked, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _part_slice(data: dict, key: list[str], scopes: list[list[str]], names: list[str]) -> dict[str, object]:
+    """One part's entries: those named ``names`` under ``key`` ("": the key's own value when it is
+    no table), and per per-folder scope (``container[folder]``) those it holds."""
     wanted = set(names)
     servers = _at(data, key)
     picked: dict[str, object] = {"": {n: v for n, v in servers.items() if n in wanted} if isinstance(servers, dict) else servers}
@@ -174,7 +185,7 @@ def entries_slice(text: str, format: str, key: list[str], scopes: list[list[str]
             chosen = {n: v for n, v in inner.items() if n in wanted} if isinstance(inner, dict) else {}
             if chosen:
                 picked[f"{'.'.join(scope.container)}[{scope.folder}]"] = chosen
-    return json.dumps(picked, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return picked
 
 
 def _parsed(text: str, format: str) -> object:

@@ -79,7 +79,9 @@ class OAuth(Record):
     grant: str = "authorization_code"  # or "client_credentials" (no person), or "enterprise" (an IdP's token exchanged)
     private_key_file: str | None = None  # client_credentials with a signed JWT (RFC 7523) instead of a secret
     algorithm: str | None = None  # that JWT's algorithm
-    issuer: str | None = None  # enterprise: the server's authorization server, configured (never discovered)
+    # the authorization server a machine's grant signs in at, configured: enterprise (never discovered), or
+    # client_credentials (discovered, and refused unless its metadata names this issuer); None: the MCP server decides
+    issuer: str | None = None
     idp_token_endpoint: str | None = None  # enterprise: the identity provider's token endpoint
     idp_client_id: str | None = None
     idp_client_secret_env: str | None = None
@@ -90,6 +92,12 @@ class OAuth(Record):
         """Whether a person signs in (in a browser); a machine's grant (client_credentials,
         enterprise) signs in again with its client's credentials, no person."""
         return self.grant == "authorization_code"
+
+    @property
+    def unpinned(self) -> bool:
+        """Whether a machine's client_credentials sign-in names no ``issuer``: the MCP server then
+        decides which authorization server receives the client's secret (or signed assertion)."""
+        return self.grant == "client_credentials" and self.issuer is None
 
     def secret_variables(self) -> tuple[str, ...]:
         """The NAMES of the variables its sign-in reads secrets from: `projector login` reads
@@ -373,7 +381,7 @@ def oauth(value: Any) -> OAuth | None:
         grant="client_credentials" if credentials else "enterprise" if enterprise else "authorization_code",
         private_key_file=key.get("private_key_file"),
         algorithm=key.get("algorithm", "RS256") if key else None,
-        issuer=enterprise.get("issuer"),
+        issuer=enterprise.get("issuer") if enterprise else value.get("issuer"),
         idp_token_endpoint=enterprise.get("idp_token_endpoint"),
         idp_client_id=enterprise.get("idp_client_id"),
         idp_client_secret_env=enterprise.get("idp_client_secret_env"),

@@ -140,16 +140,20 @@ def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any
                     insecure: bool = False) -> list[Problem]:
     """What the schema cannot say of a provider's OAuth settings: which grant needs which
     setting, a secret pasted where its variable's name belongs, and an enterprise sign-in's
-    identity provider or issuer over plain http:// to another host (as for the provider's url)."""
+    identity provider or issuer, or a machine's issuer, over plain http:// to another host (as for
+    the provider's url)."""
     problems: list[Problem] = []
-    for key, what in (("idp_token_endpoint", "the ID token"), ("issuer", "the identity assertion and the client's secret")):
-        url = (oauth.get("enterprise") or {}).get(key) if isinstance(oauth.get("enterprise"), Mapping) else None
-        host = clear_text_host({"url": url, "oauth": True}) if isinstance(url, str) and not insecure else None
-        if host is not None:
-            problems.append(places.problem(at + ("enterprise", key), f"plain http:// would send {what} in clear to {host} (the "
-                                           "MCP authorization spec allows http:// only to this machine): use https://, or say "
-                                           "insecure: true of the provider if you accept that"))
+    enterprise = oauth.get("enterprise") if isinstance(oauth.get("enterprise"), Mapping) else {}
+    for path, url, what in ((("enterprise", "idp_token_endpoint"), enterprise.get("idp_token_endpoint"), "the ID token"),
+                            (("enterprise", "issuer"), enterprise.get("issuer"), "the identity assertion and the client's secret"),
+                            (("issuer",), oauth.get("issuer"), "the client's secret (or signed assertion)")):
+        problems += _authorization_url_problems(places, at + path, url, what, insecure)
     credentials, enterprise = oauth.get("client_credentials"), oauth.get("enterprise")
+    if "issuer" in oauth and not credentials:
+        problems.append(places.problem(at + ("issuer",), "enterprise takes its issuer inside enterprise: {issuer: ...}; remove this one"
+                                       if enterprise else "issuer names where a machine's client_credentials sign-in sends its "
+                                       "secret; a person's sign-in takes the authorization server the MCP server names: remove it",
+                                       key=True))
     for *path, suffix in _SECRET_KEYS:
         value = oauth.get(path[0]) if len(path) == 1 else (oauth.get(path[0]) or {}).get(path[1])
         if isinstance(value, str) and (message := pasted_token(value, provider, path[-1], suffix)):
@@ -173,6 +177,22 @@ def _oauth_problems(places: Places, at: tuple[Any, ...], oauth: Mapping[str, Any
         problems.append(places.problem(at + ("client_credentials", "private_key_file"),
                                        "the key file is given as an absolute path or one under ~"))
     return problems
+
+
+def _authorization_url_problems(places: Places, at: tuple[Any, ...], url: Any, what: str, insecure: bool) -> list[Problem]:
+    """An authorization server's URL the model names (the schema checked it is http(s)): never in
+    clear to another host unless the provider says ``insecure``; an issuer, as RFC 8414 §2 has
+    it, with no query or fragment (no metadata names such an issuer, so it would never match)."""
+    if not isinstance(url, str):
+        return []
+    host = None if insecure else clear_text_host({"url": url, "oauth": True})
+    if host is not None:
+        return [places.problem(at, f"plain http:// would send {what} in clear to {host} (the MCP authorization spec allows "
+                               "http:// only to this machine): use https://, or say insecure: true of the provider if you accept that")]
+    if at[-1] == "issuer" and ("?" in url or "#" in url):
+        return [places.problem(at, f"{quoted(url)} has a query or a fragment, which an issuer never has (RFC 8414): give the "
+                               "issuer exactly as the authorization server's metadata says it")]
+    return []
 
 
 URL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]|\{env:|\{file:")  # ${VAR}, $VAR; one client's {env:VAR} and {file:PATH}

@@ -21,7 +21,7 @@ from projector.core.errors import ProjectorError
 from projector.core.modeltypes import OAuth, Provider
 from projector.oauth import PROTOCOL, SignInFailed, tell
 from projector.oauth.guard import in_clear, printable, refusing_clear_text
-from projector.oauth.issuer import SameOriginFallbackIssuer
+from projector.oauth.issuer import ConfiguredIssuer, SameOriginFallbackIssuer
 from projector.oauth.redirect import Listener, send_person_to, state_of
 
 TYPE_CHECKING = False
@@ -119,7 +119,7 @@ async def _sign_in(provider: Provider, environ: Mapping[str, str], paste: bool, 
     storage = _Memory(provider.name)
     listener = None
     if oauth.grant == "client_credentials":
-        auth = _machine_auth(url, oauth, environ, storage)
+        auth = _machine_auth(provider.name, url, oauth, environ, storage)
     elif oauth.grant == "enterprise":
         auth = _enterprise_auth(url, oauth, environ, storage)
     else:
@@ -296,15 +296,28 @@ def _person_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _M
                     client_metadata_url=oauth.client_metadata_url)
 
 
-def _machine_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:
+def _machine_auth(name: str, url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:
+    """client_credentials, with the client's secret or a signed assertion (RFC 7523): sent only
+    to the authorization server whose metadata names the model's ``issuer`` (ConfiguredIssuer);
+    without one, to whichever the MCP server leads to."""
+    import warnings
+
     from mcp.client.auth.extensions.client_credentials import (
         ClientCredentialsOAuthProvider,
         PrivateKeyJWTOAuthProvider,
         SignedJWTParameters,
     )
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    class KeyProvider(ConfiguredIssuer, SameOriginFallbackIssuer, PrivateKeyJWTOAuthProvider):
+        pass
+
+    class SecretProvider(ConfiguredIssuer, SameOriginFallbackIssuer, ClientCredentialsOAuthProvider):
+        pass
 
     assert oauth.client_id is not None
     scope = " ".join(oauth.scopes) if oauth.scopes else None
+    made: type[Any]
     if oauth.private_key_file:
         path = os.path.expanduser(oauth.private_key_file)
         try:
@@ -314,18 +327,17 @@ def _machine_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _
             raise SignInFailed(f"cannot read the private key {path}: {exc.strerror}") from None
         signed = SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id, signing_key=key,
                                      signing_algorithm=oauth.algorithm or "RS256")
-
-        class KeyProvider(SameOriginFallbackIssuer, PrivateKeyJWTOAuthProvider):
-            pass
-
-        return KeyProvider(url, storage, oauth.client_id, signed.create_assertion_provider(), scope=scope)
-    secret = _secret(environ, oauth.client_secret_env, "the client's secret")
-    assert secret is not None
-
-    class SecretProvider(SameOriginFallbackIssuer, ClientCredentialsOAuthProvider):
-        pass
-
-    return SecretProvider(url, storage, oauth.client_id, secret, scope=scope)
+        made, credential = KeyProvider, signed.create_assertion_provider()
+    else:
+        made, credential = SecretProvider, _secret(environ, oauth.client_secret_env, "the client's secret")
+        assert credential is not None
+    with warnings.catch_warnings():
+        # Without an issuer the SDK warns, at every sign-in and into a bridge's sign-in log; sync
+        # and doctor say it once instead, in projector's words (commands.common.issuer_warnings).
+        warnings.filterwarnings("ignore", message="Omitting `issuer` is deprecated", category=MCPDeprecationWarning)
+        auth = made(url, storage, oauth.client_id, credential, scope=scope, issuer=oauth.issuer)
+    auth.provider_name, auth.configured_issuer = name, oauth.issuer
+    return auth
 
 
 def _enterprise_auth(url: str, oauth: OAuth, environ: Mapping[str, str], storage: _Memory) -> Any:

@@ -1,6 +1,8 @@
-"""The 2025-03-26 fallback's issuer, for `projector login` (a mixin of the MCP SDK's OAuth client:
-a person's, and a machine's client_credentials, which discover the authorization server alike;
-an enterprise sign-in discovers none, its issuer being the model's).
+"""The issuers a sign-in holds the authorization server to, for `projector login` (mixins of the
+MCP SDK's OAuth client): the 2025-03-26 fallback's (a person's sign-in, and a machine's
+client_credentials, which discover the authorization server alike; an enterprise sign-in
+discovers none, its issuer being the model's), and the one the model gives a machine's
+client_credentials (``ConfiguredIssuer``).
 
 A server that publishes no Protected Resource Metadata is, under the 2025-03-26 authorization
 spec, its own authorization server: its origin's ``/.well-known/oauth-authorization-server``
@@ -31,6 +33,10 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 class ForeignIssuer(ProjectorError):
     """The fallback's metadata names an issuer on another origin than the MCP server's."""
+
+
+class OtherIssuer(ProjectorError):
+    """Discovery led a machine's sign-in to another authorization server than the model's issuer."""
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
@@ -117,3 +123,43 @@ async def _issuer_in(response: Any) -> object:
     except ValueError:
         return None
     return document.get("issuer") if isinstance(document, dict) else None
+
+
+class ConfiguredIssuer:
+    """Put first in the bases of a subclass of the SDK's ClientCredentialsOAuthProvider or
+    PrivateKeyJWTOAuthProvider, built with ``issuer=`` the model's. The SDK then prefers that
+    issuer among those the Protected Resource Metadata names, and refuses to build the token
+    request from metadata of another issuer; this says that refusal in projector's words (the
+    provider, both issuers, what to do), before the SDK's own check and before the client's
+    secret or signed assertion is made or sent. The 2025-03-26 fallback's issuer
+    (SameOriginFallbackIssuer) is held to it alike: it is the metadata the fallback found."""
+
+    context: Any
+    provider_name: str = ""
+    configured_issuer: str | None = None
+
+    async def _exchange_token_client_credentials(self) -> Any:
+        refuse_another_issuer(self.provider_name, self.configured_issuer, self.context.oauth_metadata, self.context.server_url)
+        return await super()._exchange_token_client_credentials()  # type: ignore[misc]
+
+
+def refuse_another_issuer(provider: str, configured: str | None, metadata: Any, server_url: str) -> None:
+    """``OtherIssuer`` unless the authorization server metadata discovery ended with (``metadata``,
+    None: none found) is the ``configured`` issuer's (compared as the SDK compares issuers: as
+    strings, a root issuer with or without its trailing slash); nothing is checked without one."""
+    from mcp.client.auth.utils import issuers_match
+
+    if configured is None:
+        return
+    stopped = (f"signing in to {provider} stopped before the client's credentials were sent: the model's issuer is "
+               f"{configured}, but")
+    if metadata is None:
+        raise OtherIssuer(f"{stopped} {server_url} leads to no authorization server metadata (RFC 8414) that would say "
+                          "an issuer, so whose token endpoint the credentials would go to cannot be checked; ask the "
+                          "server's operator to publish its authorization server's metadata")
+    found = str(metadata.issuer)
+    if issuers_match(found, configured):
+        return
+    raise OtherIssuer(f"{stopped} {server_url} leads to the authorization server {found}: if that is the one "
+                      f"that registered this client, set issuer: {found} in the model; if not, the MCP server points "
+                      "elsewhere than your client is registered: ask its operator")

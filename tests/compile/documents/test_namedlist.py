@@ -128,3 +128,81 @@ def test_an_entry_listed_twice_is_not_guessed_at():
 def test_a_map_where_a_list_belongs_is_refused():
     with pytest.raises(DocumentError, match="is not a list"):
         parse("yaml", "mcpServers:\n  docs:\n    command: a\n", "f").servers(YAML_KEY)
+
+
+# An entry as users write it, with its nested tables and comments inside: `projector import` keeps
+# its text (source_of), a sync replaces it with projector's, and `projector remove` puts that text
+# back (a Verbatim edit): the file as it was, byte for byte.
+WRITTEN_BY_HAND = {
+    "vibe, an env sub-table": ("toml", TOML_KEY, 'active_model = "x"\n\n[[mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "npx"\n\n'
+                               '[mcp_servers.env]\nLOG_LEVEL = "debug"\n\n[[mcp_servers]]\nname = "web"\nurl = "https://w/mcp"\n'),
+    "vibe, tables not set off": ("toml", TOML_KEY, '[[mcp_servers]]\nname = "a"\ncommand = "a"\n[mcp_servers.env]\nK = "v"\n'
+                                 '[[mcp_servers]]\nname = "b"\ncommand = "b"\n[[mcp_servers]]\nname = "c"\ncommand = "c"\n# the end\n'),
+    "vibe, an auth sub-table, last": ("toml", TOML_KEY, '[[mcp_servers]]\nname = "linear"\ntransport = "streamable-http"\n'
+                                      'url = "https://mcp.linear.app/mcp"\n\n[mcp_servers.auth]\ntype = "oauth"\nscopes = ["read", "write"]\n'),
+    "vibe, comments inside": ("toml", TOML_KEY, '[[mcp_servers]]\n# the files\nname = "fs"  # mine\ncommand = "npx"\n# its env\n'
+                              '[mcp_servers.env]\nLOG_LEVEL = "debug"\n# after it\n\n[tools]\nx = 1\n'),
+    "vibe, inline": ("toml", TOML_KEY, 'mcp_servers = [\n  { name = "fs", command = "npx" }, # mine\n  {name="o",command="x"},\n]\n'),
+    "continue, comments and flow lists": ("yaml", YAML_KEY, "name: Local\nmcpServers:\n  - name: fs # mine\n    # the files\n    command: npx\n"
+                                          "    args: [-y, fs]\n    env:\n      LOG_LEVEL: debug\n  - name: other\n    command: uvx\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_BY_HAND))
+def test_an_entry_replaced_then_given_back_as_its_text_is_every_byte(name):
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    fmt, key, text = WRITTEN_BY_HAND[name]
+    document = parse(fmt, text, "f")
+    for entry, value in document.servers(key).items():
+        original = Verbatim(value, document.source_of(key, entry), **neighbours(document, key, entry))
+        synced = document.edit(key, {entry: STDIO | {"name": entry}})
+        assert synced.servers(key)[entry] == STDIO | {"name": entry}
+        assert synced.edited(key, {entry: original}) == text, entry
+
+
+WRITTEN_BY_HAND["vibe, comments inside, no final newline"] = ("toml", TOML_KEY, '[[mcp_servers]]\nname = "a"\ncommand = "a"\n\n'
+                                                                '[[mcp_servers]]\nname = "fs"\ncommand = "npx"\n# its env\n'
+                                                                '[mcp_servers.env]\nLOG_LEVEL = "debug"')
+
+
+@pytest.mark.parametrize("name", ["continue, comments and flow lists", "vibe, an env sub-table", "vibe, tables not set off",
+                                  "vibe, comments inside, no final newline"])
+def test_an_entry_taken_out_then_given_back_as_its_text_stands_where_it_stood(name):
+    """An entry `import` found under another name than its provider's is taken out while the
+    provider's entry stands in for it; `projector remove` puts its text back beside the entry it
+    followed (or preceded): the list as it was, byte for byte."""
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    fmt, key, text = WRITTEN_BY_HAND[name]
+    document = parse(fmt, text, "f")
+    for entry, value in document.servers(key).items():  # (an inline array's item goes back at its end)
+        original = Verbatim(value, document.source_of(key, entry), **neighbours(document, key, entry))
+        assert document.edit(key, {entry: None}).edited(key, {entry: original}) == text, entry
+
+
+@pytest.mark.parametrize("fmt,key,text", [
+    pytest.param("toml", TOML_KEY, 'active_model = "x"\n\n[[mcp_servers]]\nname = "fs"\ncommand = "npx"\n\n[mcp_servers.env]\nK = "v"\n\n'
+                 '[tools]\nx = 1\n', id="a TOML table before another"),
+    pytest.param("yaml", YAML_KEY, "name: Local\nmcpServers:\n  - name: fs # mine\n    command: npx\nrules: []\n", id="a YAML item, indented"),
+    pytest.param("toml", TOML_KEY, '[[mcp_servers]]\n# the files\nname = "fs"\ncommand = "npx"\n# its env\n[mcp_servers.env]\n'
+                 'K = "v"\n# after it\n\n[tools]\nx = 1\n', id="a TOML table with comments inside and after it, first"),
+])
+def test_the_only_item_taken_out_and_given_back_stands_where_it_stood(fmt, key, text):
+    """The list's only item (another name's entry stood in for it): given back where the list
+    stood, as its text, not at the end of the file nor rendered anew."""
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    document = parse(fmt, text, "f")
+    original = Verbatim(document.servers(key)["fs"], document.source_of(key, "fs"), **neighbours(document, key, "fs"))
+    assert document.edit(key, {"fs": None}).edited(key, {"fs": original}) == text
+
+
+def test_an_item_given_back_into_a_list_indented_anew_since_is_written_in_its_indentation():
+    """The client rewrote its file while projector's entry was there (items now at the key's
+    column): the item's old lines would not be one item there, so its values are written anew."""
+    from projector.compile.documents.base import Verbatim
+
+    kept = Verbatim({"name": "fs", "command": "npx"}, "  - name: fs # mine\n    command: npx\n")
+    now = "mcpServers:\n- name: fs\n  command: /usr/bin/projector\n- name: other\n  command: uvx\n"
+    assert parse("yaml", now, "f").edited(YAML_KEY, {"fs": kept}) == "mcpServers:\n- name: fs\n  command: npx\n- name: other\n  command: uvx\n"

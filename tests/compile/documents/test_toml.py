@@ -167,3 +167,46 @@ def test_an_entry_taken_out_and_given_back_is_spaced_as_it_was(original, name):
     kept = {"value": document.servers(KEY)[name], "text": document.source_of(KEY, name), **neighbours(document, KEY, name)}
     taken_out = edit(original, {name: None})
     assert edit(taken_out, given_back(name, None, kept)) == original
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n\n[mcp_servers.fs.env]\nK = "v"\n\n[tui]\nx = 1\n', id="a sub-table"),
+        pytest.param('[mcp_servers.fs]\ncommand = "npx" # mine\n# its env\n[mcp_servers.fs.env]\nK = "v"\n# about tui\n[tui]\n',
+                     id="a comment between its tables"),
+        pytest.param('[mcp_servers.fs]\ncommand = "npx"\n\n# its tools\n\n[mcp_servers.fs.tools.a]\nenabled = false\n\n'
+                     '[mcp_servers.b]\ncommand = "b"\n', id="a comment set off by blank lines"),
+    ],
+)
+def test_an_entry_replaced_then_given_back_as_its_text_is_every_byte(original):
+    """`projector import` keeps an entry's text, the sync writes projector's entry in its place, and
+    `projector remove` puts that text back: with its sub-tables and the comments among them."""
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    document = parse("toml", original, "config.toml")
+    kept = Verbatim(document.servers(KEY)["fs"], document.source_of(KEY, "fs"), **neighbours(document, KEY, "fs"))
+    synced = parse("toml", edit(original, {"fs": ENTRY}), "config.toml")
+    assert synced.servers(KEY)["fs"] == ENTRY
+    assert synced.edited(KEY, {"fs": kept}) == original
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n\n[tui]\nx = 1\n', id="set off both sides"),
+        pytest.param('model = "o3"\n[mcp_servers.fs]\ncommand = "npx"\n[tui]\nx = 1\n', id="set off neither side"),
+        pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n\n# the interface\n[tui]\nx = 1\n', id="a comment over the next table"),
+        pytest.param('model = "o3"\n\n\n[mcp_servers.fs]\ncommand = "npx"\n\n\n[tui]\nx = 1\n', id="two blank lines each side"),
+        pytest.param('model = "o3"\n\n[mcp_servers.fs]\ncommand = "npx"\n# its env\n[mcp_servers.fs.env]\nK = "v"\n# after it\n\n[tui]\nx = 1\n',
+                     id="comments inside and after it"),
+    ],
+)
+def test_the_only_entry_taken_out_and_given_back_stands_where_it_stood(original):
+    """The only entry under the key (another name's entry stood in for it, at the file's end):
+    given back before the table that followed it, not at the end of the file."""
+    from projector.compile.documents.base import Verbatim, neighbours
+
+    document = parse("toml", original, "config.toml")
+    kept = Verbatim(document.servers(KEY)["fs"], document.source_of(KEY, "fs"), **neighbours(document, KEY, "fs"))
+    assert edit(edit(original, {"fs": None}), {"fs": kept}) == original

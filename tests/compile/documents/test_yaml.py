@@ -105,3 +105,13 @@ def test_an_inline_mapping_with_entries_is_refused_not_rewritten():
     with pytest.raises(DocumentError) as raised:
         edit("extensions: {x: {cmd: x}}\n", {"d": ENTRY})
     assert "written inline" in str(raised.value)
+
+
+def test_an_entry_given_back_into_a_mapping_indented_anew_since_is_written_in_its_indentation():
+    """The client rewrote its file while projector's entry was there (two spaces where there were
+    four): the entry's old lines would not be one entry there, so its values are written anew."""
+    from projector.compile.documents.base import Verbatim
+
+    kept = Verbatim({"cmd": "npx", "enabled": True}, "    fs:\n      cmd: npx # mine\n      enabled: true\n")
+    now = "extensions:\n  fs:\n    cmd: /usr/bin/projector\n  other:\n    enabled: true\n"
+    assert parse("yaml", now, "f").edited(KEY, {"fs": kept}) == "extensions:\n  fs:\n    cmd: npx\n    enabled: true\n  other:\n    enabled: true\n"

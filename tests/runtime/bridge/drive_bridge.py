@@ -8,8 +8,10 @@ defaults its schema gives (what SEP-1034 asks of a client). A failure prints one
 
 With ``--oauth`` the provider signs in with OAuth: the scenario's context (MCP_CONFORMANCE_CONTEXT:
 a pre-registered client, client credentials with a secret or a private key) becomes the
-provider's ``oauth:`` settings, and `projector login` runs first with a browser played by
-follow_redirects.py ($BROWSER), so that the session goes through the bridge with the stored token.
+provider's ``oauth:`` settings (a machine's with its ``issuer``: the authorization server the
+server's metadata names, as an administrator would configure it), and `projector login` runs
+first with a browser played by follow_redirects.py ($BROWSER), so that the session goes through
+the bridge with the stored token; a login that prints a library's raw warning fails.
 The bridge gets that browser too, for the sign-in it starts itself (a step-up). With
 ``--unsigned=N`` nobody signs in first: N sessions start at once, each finds no tools and a
 tool call that says to sign in, the bridges start the sign-in themselves, and each session
@@ -64,6 +66,8 @@ def oauth_settings(context: dict, home: Path) -> tuple[str, dict[str, str]]:
         settings["client_credentials"] = {"private_key_file": str(key), "algorithm": context.get("signing_algorithm", "RS256")}
     elif context.get("name", "").startswith("auth/client-credentials"):
         settings["client_credentials"] = True
+    if "client_credentials" in settings:  # the issuer that registered the machine's client: an administrator knows it
+        settings["issuer"] = authorization_server(context["server_url"])
     if "idp_token_endpoint" in context:  # an administrator configures the issuer: here, read where the server says
         env["SCENARIO_ID_TOKEN"] = context["idp_id_token"]
         settings["enterprise"] = {"issuer": authorization_server(context["server_url"]), "idp_token_endpoint": context["idp_token_endpoint"],
@@ -80,6 +84,9 @@ def login(home: str, model: Path, env: dict[str, str], paste: bool, no_browser: 
     done = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         print(f"drive_bridge: {done.stderr.strip().splitlines()[-1]}", file=sys.stderr)
+        sys.exit(1)
+    if "Warning: " in done.stderr:  # a library's warning, raw (the MCP SDK's MCPDeprecationWarning): projector says its own
+        print(f"drive_bridge: login printed a raw warning: {done.stderr.strip()}", file=sys.stderr)
         sys.exit(1)
 
 

@@ -23,21 +23,27 @@ class Verbatim(Record):
     alone: str | None = None  # the text between the braces of its object, when it was all there was
     member: str | None = None  # JSON: its whole member (``"name":  value``), spelled as it was
     set_off: bool | None = None  # TOML: whether a blank line set its tables off from what came before (None: unknown, one is added)
+    followed_by: tuple[str, ...] | None = None  # TOML: the header of the table after it, where it goes back when no entry of its key is left
+    gap: str | None = None  # TOML: the lines between it and that table (blank lines, comments), which it goes back before
 
 
 def neighbours(document: Any, key: tuple[str, ...], name: str) -> dict[str, Any]:
     """Where entry ``name`` stands under ``key``: the names of the entries around it (a
     Verbatim's ``after`` and ``before``), when it is the only one, what its braces hold, and
-    whether a blank line set it off."""
+    whether a blank line set it off, and the table after it."""
     names = list(document.servers(key) or {})
     at = names.index(name)
     inside = getattr(document, "inside", None)  # JSON: an object emptied keeps none of its white space
     member = getattr(document, "member", None)  # JSON: the name and colon are spelled outside the value
     set_off = getattr(document, "set_off", None)  # TOML: a table given back is set off only where it was
+    followed_by = getattr(document, "followed_by", None)  # TOML: the table it goes back before, alone
+    gap = getattr(document, "gap_after", None)  # TOML: and what stood between them
     return {"after": names[at - 1] if at > 0 else None, "before": names[at + 1] if at + 1 < len(names) else None,
             "alone": inside(key) if inside is not None and len(names) == 1 else None,
             "member": member(key, name) if member is not None else None,
-            "set_off": set_off(key, name) if set_off is not None else None}
+            "set_off": set_off(key, name) if set_off is not None else None,
+            "followed_by": followed_by(key, name) if followed_by is not None else None,
+            "gap": gap(key, name) if gap is not None else None}
 
 
 def placed(value: Any, present: Mapping[str, Any] | None) -> tuple[str, str] | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projector.compile.documents.base import Edits
+from projector.compile.documents.base import Edits, Verbatim, placed, plain
 from projector.core.errors import DocumentError, Problem
 from projector.core.keys import named_entries, split
 
@@ -33,6 +33,36 @@ class NamedLists:
         if field is None:
             return self.document.servers(key)
         return self._entries(self.document, container, field)
+
+    def source_of(self, key: tuple[str, ...], name: str) -> str | None:
+        """Entry ``name``'s text as the file spells it: for a list, its item (a TOML item with
+        its sub-tables and the comments among them), what a Verbatim edit puts back."""
+        return self._of_entry(key, name, "source_of", "element_source")
+
+    def set_off(self, key: tuple[str, ...], name: str) -> bool | None:
+        """Whether a blank line sets entry ``name`` off from what comes before it (TOML: a map's
+        entry, or a ``[[key]]`` table); None where the format has no such notion."""
+        return self._of_entry(key, name, "set_off", "element_set_off")
+
+    def followed_by(self, key: tuple[str, ...], name: str) -> list[str] | None:
+        """The header of the table after entry ``name`` (TOML), where it goes back when nothing
+        of its key is left; None where the format has no such notion."""
+        return self._of_entry(key, name, "followed_by", "element_followed_by")
+
+    def gap_after(self, key: tuple[str, ...], name: str) -> str | None:
+        """The lines between entry ``name`` and the table after it (TOML)."""
+        return self._of_entry(key, name, "gap_after", "element_gap_after")
+
+    def _of_entry(self, key: tuple[str, ...], name: str, of_map: str, of_item: str) -> Any:
+        """What the document's ``of_map(key, name)`` says of a map's entry, or its
+        ``of_item(container, index)`` of a list's item (None: the format has no such method)."""
+        container, field = split(key)
+        if field is None:
+            own = getattr(self.document, of_map, None)
+            return own(key, name) if own is not None else None
+        index = self._index(self.document.array(container) or [], field, name)
+        own = getattr(self.document, of_item, None)
+        return own(container, index) if own is not None and index is not None else None
 
     def key_is_empty(self, key: tuple[str, ...]) -> bool:
         container, field = split(key)
@@ -63,9 +93,17 @@ class NamedLists:
                 document = document.without_element(container, index)
                 del expected[index]
         for name, value in ((n, v) for n, v in edits.items() if v is not None):
-            item = {field: name, **{k: v for k, v in value.items() if k != field}}
+            item = {field: name, **{k: v for k, v in plain(value).items() if k != field}}
             index = self._index(expected, field, name)
-            document = document.with_element(container, index, item)
+            spot = placed(value, named_entries(expected, field)) if index is None else None
+            if spot is not None:  # an entry given back, beside the one it followed or preceded
+                at = self._index(expected, field, spot[1])
+                beside = document.element_beside(container, at, spot[0], value)
+                if beside is not None:
+                    document = beside
+                    expected.insert(at + (spot[0] == "after"), item)
+                    continue
+            document = document.with_element(container, index, value if isinstance(value, Verbatim) else item)
             if index is None:
                 expected.append(item)
             else:

@@ -108,9 +108,65 @@ class TomlDocument:
         span = self._together(key, name)
         return self._bytes[span[0] : span[1]].decode("utf-8") if span is not None else None
 
+    def followed_by(self, key: tuple[str, ...], name: str) -> list[str] | None:
+        """The header of the first table after entry ``name``'s tables (None: none, or they do
+        not stand together)."""
+        span = self._together(key, name)
+        table = self._table_after(span[1]) if span is not None else None
+        return _key_path(table.children[1]) if table is not None else None
+
+    def gap_after(self, key: tuple[str, ...], name: str) -> str | None:
+        """The lines between entry ``name``'s tables and the first table after them."""
+        span = self._together(key, name)
+        return self._gap(span[1]) if span is not None else None
+
+    def _table_after(self, offset: int) -> Any:
+        """The first table (or ``[[table]]``) that starts at or after ``offset``; None: none."""
+        return next((node for node in self._tree.root_node.children
+                     if node.type in ("table", "table_array_element") and node.start_byte >= offset), None)
+
+    def _gap(self, end: int) -> str | None:
+        table = self._table_after(end)
+        return self._bytes[end : line_start(self._bytes, table.start_byte)].decode("utf-8") if table is not None else None
+
+    def _before_table(self, value: Verbatim) -> Splice | None:
+        """``value``'s text put back before the table that followed it (``followed_by``), spaced
+        as it was. None: no such table."""
+        header = list(value.followed_by or ())
+        node = next((n for n in self._tree.root_node.children
+                     if n.type in ("table", "table_array_element") and _key_path(n.children[1]) == header), None)
+        if node is None:
+            return None
+        table = line_start(self._bytes, node.start_byte)
+        exact = self._across_gap(table, value)
+        if exact is not None:
+            return exact
+        at = table  # what stood between them changed: before the comments over that table
+        while at > 0 and self._bytes[line_start(self._bytes, at - 1) : at].lstrip().startswith(b"#"):
+            at = line_start(self._bytes, at - 1)
+        nl, text = self._newline.encode(), value.text.encode("utf-8")
+        now_set_off = self._bytes[:at].endswith(nl + nl)
+        if value.set_off:
+            return Splice(at, at, text + nl if now_set_off else nl + text)
+        return Splice(at - len(nl), at - len(nl), text) if now_set_off else Splice(at, at, text)
+
+    def _across_gap(self, table: int, value: Verbatim) -> Splice | None:
+        """``value``'s text put back before the table starting at ``table`` that followed it, when
+        the lines that stood between them (``gap``) stand before that table still: its removal
+        took the blank line before it, if any (at the top of the file: the one after it)."""
+        if value.gap is None:
+            return None
+        nl, text, gap = self._newline.encode(), value.text.encode("utf-8"), value.gap.encode("utf-8")
+        at = table - len(gap)
+        if at >= 0 and self._bytes[at:table] == gap and (at == 0 or self._bytes[at - 1 : at] == b"\n"):
+            return Splice(at, at, nl + text if value.set_off else text)
+        if gap.startswith(nl) and self._bytes[:table] == gap[len(nl) :]:
+            return Splice(0, 0, text + nl)
+        return None
+
     def _together(self, key: tuple[str, ...], name: str) -> tuple[int, int] | None:
         """Where entry ``name``'s tables under ``key`` stand, when they stand together as one block."""
-        blocks = self._merged(self._pieces(key + (name,)))
+        blocks = self._merged(self._pieces(key + (name,)), within_entry=True)
         if len(blocks) != 1 or not blocks[0][2]:
             return None
         return blocks[0][0], blocks[0][1]
@@ -130,21 +186,24 @@ class TomlDocument:
         new: dict[str, Any] = {}
         for name, value in edits.items():
             pieces = self._pieces(key + (name,))
-            blocks = self._merged(pieces)
+            blocks = self._merged(pieces, within_entry=True)
             if value is None:
-                doomed += pieces
+                doomed += self._whole(pieces)
             elif len(blocks) == 1 and all(p.is_table for p in pieces):  # rewrite its tables where they stand
                 splices.append(Splice(blocks[0][0], blocks[0][1], self._table(key, name, value)))
             elif pieces:  # spelled as keys or in several places: take them out, add one table
-                doomed += pieces
+                doomed += self._whole(pieces)
                 new[name] = value
+            elif isinstance(value, Verbatim) and not self.servers(key) and (before := self._before_table(value)) is not None:
+                splices.append(before)  # the only one, back before the table that followed it
             elif (spot := placed(value, self.servers(key))) is not None:  # back where it stood, its own text
                 side, neighbour = spot
-                around = self._merged(self._pieces(key + (neighbour,)))
-                at = around[-1][1] if side == "after" else around[0][0]
-                nl = self._newline.encode()
-                text = value.text.encode("utf-8")
-                splices.append(Splice(at, at, _blank_before(value, nl) + text if side == "after" else text + nl))
+                around = self._merged(self._pieces(key + (neighbour,)), within_entry=True)
+                if side == "after":
+                    splices.append(self._after_block(around[-1][1], value))
+                else:
+                    at = around[0][0]
+                    splices.append(self._across_gap(at, value) or Splice(at, at, value.text.encode("utf-8") + self._newline.encode()))
             else:
                 new[name] = value
         splices += self._removals(doomed)
@@ -190,11 +249,17 @@ class TomlDocument:
             splices.append(Splice(start, end, b""))
         return splices
 
-    def _merged(self, pieces: list[_Piece]) -> list[tuple[int, int, bool]]:
-        """Pieces with nothing but blank lines between them, as one block."""
+    def _whole(self, pieces: list[_Piece]) -> list[_Piece]:
+        """One entry's pieces, with the comments among its tables: what goes when it goes."""
+        return [_Piece(start, end, is_table) for start, end, is_table in self._merged(pieces, within_entry=True)]
+
+    def _merged(self, pieces: list[_Piece], within_entry: bool = False) -> list[tuple[int, int, bool]]:
+        """Pieces with nothing but blank lines between them, as one block; ``within_entry``
+        (the pieces of one entry): comment lines too, which then belong to the entry."""
         blocks: list[tuple[int, int, bool]] = []
         for piece in sorted(pieces, key=lambda p: p.start):
-            if blocks and not self._bytes[blocks[-1][1] : piece.start].strip():
+            between = self._bytes[blocks[-1][1] : piece.start] if blocks else None
+            if between is not None and (not between.strip() or (within_entry and _comment_lines(between))):
                 start, _, is_table = blocks[-1]
                 blocks[-1] = (start, max(piece.end, blocks[-1][1]), is_table or piece.is_table)
             else:
@@ -215,21 +280,102 @@ class TomlDocument:
         takes ``value`` as one more inline table in it instead."""
         inline = self._inline_array(key)
         if inline is not None:
-            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).put(index, _inline_text(value))]))
+            text = value.text.encode("utf-8") if isinstance(value, Verbatim) else _inline_text(value)
+            return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).put(index, text)]))
         table = self._table(key[:-1], key[-1], value, array=True)
         elements = self._elements(key)
         if index is None:
+            before = self._before_table(value) if isinstance(value, Verbatim) and not elements else None
+            if before is not None:  # the only one, back before the table that followed it
+                return self._reparsed(self._apply([before]))
             if not elements:
                 return self._reparsed(self._apply([self._insertion_of(table, len(self._bytes))]))
-            return self._reparsed(self._apply([self._insertion_of(table, elements[-1][-1].end)]))
+            blank = _blank_before(value, self._newline.encode())
+            return self._reparsed(self._apply([self._insertion_of(table, elements[-1][-1].end, blank)]))
+        blocks = self._merged(elements[index], within_entry=True)
+        if len(blocks) == 1:  # its tables, and the comments among them, are its text: all of it replaced
+            return self._reparsed(self._apply([Splice(blocks[0][0], blocks[0][1], table)]))
         first, *rest = elements[index]
         return self._reparsed(self._apply([Splice(first.start, first.end, table), *self._removals(rest)]))
+
+    def element_beside(self, key: tuple[str, ...], index: int, side: str, value: Verbatim) -> TomlDocument | None:
+        """``value``'s text put back just ``side`` ("after", "before") the ``[[key]]`` table
+        ``index`` with its sub-tables, as a map's entry goes back beside its neighbour (None:
+        an inline array, or that table spread over the file)."""
+        if self._inline_array(key) is not None:
+            return None
+        blocks = self._merged(self._elements(key)[index], within_entry=True)
+        if len(blocks) != 1:
+            return None
+        start, end, _ = blocks[0]
+        if side == "after":
+            return self._reparsed(self._apply([self._after_block(end, value)]))
+        exact = self._across_gap(start, value)
+        return self._reparsed(self._apply([exact or Splice(start, start, self._before(key, index, value))]))
+
+    def _after_block(self, end: int, value: Verbatim) -> Splice:
+        """``value``'s text put back after a block that ends at ``end``, set off as it was; the
+        file's last line, where it has no newline, gets one first (and the text none)."""
+        nl = self._newline.encode()
+        text = _blank_before(value, nl) + value.text.encode("utf-8")
+        if end == len(self._bytes) and self._bytes and not self._bytes.endswith(b"\n"):
+            return Splice(end, end, nl + text.rstrip(b"\r\n"))
+        return Splice(end, end, text)
+
+    def _before(self, key: tuple[str, ...], index: int, value: Verbatim) -> bytes:
+        """``value``'s text to go just before table ``index`` where the lines that followed it
+        are not known (``gap``): its removal took the blank line before it, if any, and left the
+        one after it, so a blank line before ``index`` now was after it. Not set off (or not
+        known): after it as the list's own tables are."""
+        nl, text = self._newline.encode(), value.text.encode("utf-8")
+        now_set_off = self._bytes[: self._elements(key)[index][0].start].endswith(nl + nl)
+        if value.set_off:
+            return text + nl if now_set_off else nl + text
+        elements = self._elements(key)
+        habit = any(self._bytes[: e[0].start].endswith(nl + nl) for e in elements[1:])
+        return text + nl if habit else text
+
+    def element_followed_by(self, key: tuple[str, ...], index: int) -> list[str] | None:
+        """The header of the first table after the ``[[key]]`` table ``index`` and its sub-tables."""
+        end = self._element_end(key, index)
+        table = self._table_after(end) if end is not None else None
+        return _key_path(table.children[1]) if table is not None else None
+
+    def element_gap_after(self, key: tuple[str, ...], index: int) -> str | None:
+        """The lines between the ``[[key]]`` table ``index`` (with its sub-tables) and the first table after it."""
+        end = self._element_end(key, index)
+        return self._gap(end) if end is not None else None
+
+    def _element_end(self, key: tuple[str, ...], index: int) -> int | None:
+        if self._inline_array(key) is not None:
+            return None
+        blocks = self._merged(self._elements(key)[index], within_entry=True)
+        return blocks[0][1] if len(blocks) == 1 else None
+
+    def element_set_off(self, key: tuple[str, ...], index: int) -> bool | None:
+        """Whether a blank line sets the ``[[key]]`` table ``index`` off from what comes before
+        it (None: an item of an inline array)."""
+        if self._inline_array(key) is not None:
+            return None
+        nl = self._newline.encode()
+        return self._bytes[: self._elements(key)[index][0].start].endswith(nl + nl)
+
+    def element_source(self, key: tuple[str, ...], index: int) -> str | None:
+        """The text of table ``index`` of the array at ``key``: an inline table, or a ``[[key]]``
+        table with its sub-tables (``[key.env]``) and the comments among them, when they stand
+        together (None: spread over the file)."""
+        inline = self._inline_array(key)
+        if inline is not None:
+            item = _InlineArray(inline, self._bytes, self._newline).items[index]
+            return self._bytes[item.start_byte : item.end_byte].decode("utf-8")
+        blocks = self._merged(self._elements(key)[index], within_entry=True)
+        return self._bytes[blocks[0][0] : blocks[0][1]].decode("utf-8") if len(blocks) == 1 else None
 
     def without_element(self, key: tuple[str, ...], index: int) -> TomlDocument:
         inline = self._inline_array(key)
         if inline is not None:
             return self._reparsed(self._apply([_InlineArray(inline, self._bytes, self._newline).taken_out(index)]))
-        return self._reparsed(self._apply(self._removals(self._elements(key)[index])))
+        return self._reparsed(self._apply(self._removals(self._whole(self._elements(key)[index]))))
 
     def _elements(self, key: tuple[str, ...]) -> list[list[_Piece]]:
         """Each ``[[key]]`` table's pieces: its own, then the sub-tables (``[key.env]``) under it."""
@@ -382,6 +528,11 @@ def _inline_text(value: dict[str, Any]) -> bytes:
         import tomlkit
 
         return tomlkit.dumps({"v": _inline(value)}).partition("=")[2].strip().encode("utf-8")
+
+
+def _comment_lines(text: bytes) -> bool:
+    """Whether ``text`` (whole lines between two tables) holds only comments and blank lines."""
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in text.splitlines())
 
 
 def _blank_before(value: Any, nl: bytes) -> bytes:

@@ -29,6 +29,7 @@ from projector.compile.documents.base import (
     line_start,
     newline_of,
     placed,
+    plain,
     servers_at,
     splice,
 )
@@ -151,7 +152,8 @@ class YamlDocument:
                 splices.append(self._removal(pair))
             else:
                 start, end = line_start(self._bytes, pair.start_byte), self._line_end(_content_end(pair))
-                block = value.text.encode("utf-8") if isinstance(value, Verbatim) else self._block({name: value}, indent)
+                fits = isinstance(value, Verbatim) and _first_column(value.text) == pair.start_point.column  # its old lines are one entry here
+                block = value.text.encode("utf-8") if fits else self._block({name: plain(value)}, indent)
                 splices.append(Splice(start, end, block if self._bytes[end - 1 : end] == b"\n" else block.rstrip(b"\r\n")))
         removed = sum(1 for n, v in edits.items() if v is None and _pair(mapping, n) is not None)
         if new:
@@ -233,16 +235,43 @@ class YamlDocument:
         """The document with item ``index`` of the list at ``key`` replaced by ``value``, or
         ``value`` added after its last item (``index`` None; the list is made when absent)."""
         pair, sequence = self._sequence_at(key)
+        empty = pair.child_by_field_name("value") if pair is not None and sequence is None else None
+        if isinstance(value, Verbatim) and empty is not None and empty.text.strip() == b"[]" and _first_column(value.text) >= pair.start_point.column:
+            colon = next(c for c in pair.children if c.type == ":")  # its list emptied: back to the item it held, its own lines
+            return self._reparsed(self._apply([Splice(colon.end_byte, empty.end_byte, self._newline.encode() + value.text.rstrip("\r\n").encode("utf-8"))]))
         if sequence is None:
-            return self._reparsed(self._apply(self._creation(key, [value])))
+            return self._reparsed(self._apply(self._creation(key, [plain(value)])))
         items = _items(sequence)
         dash = items[0].start_point.column
-        block = self._item_block(value, dash)
+        fits = isinstance(value, Verbatim) and _first_column(value.text) == dash  # its old lines make one item here
+        block = value.text.encode("utf-8") if fits else self._item_block(plain(value), dash)
         if index is None:
             return self._reparsed(self._apply([self._after(_content_end(items[-1]), block)]))
         item = items[index]
         start, end = line_start(self._bytes, item.start_byte), self._line_end(_content_end(item))
         return self._reparsed(self._apply([Splice(start, end, block if self._bytes[end - 1 : end] == b"\n" else block.rstrip(b"\r\n"))]))
+
+    def element_beside(self, key: tuple[str, ...], index: int, side: str, value: Verbatim) -> YamlDocument | None:
+        """``value``'s lines put back just ``side`` ("after", "before") item ``index`` of the
+        block list at ``key`` (None: where they would not fit: another indentation, no final
+        newline)."""
+        sequence = self._sequence_at(key)[1]
+        items = _items(sequence) if sequence is not None else []
+        if not items or _first_column(value.text) != items[0].start_point.column or not value.text.endswith("\n"):
+            return None
+        item = items[index]
+        at = self._line_end(_content_end(item)) if side == "after" else line_start(self._bytes, item.start_byte)
+        if at == len(self._bytes) and not self._bytes.endswith(b"\n"):
+            return None
+        return self._reparsed(self._apply([Splice(at, at, value.text.encode("utf-8"))]))
+
+    def element_source(self, key: tuple[str, ...], index: int) -> str | None:
+        """The lines of item ``index`` of the block list at ``key``, as the file spells them."""
+        sequence = self._sequence_at(key)[1]
+        if sequence is None:
+            return None
+        item = _items(sequence)[index]
+        return self._bytes[line_start(self._bytes, item.start_byte) : self._line_end(_content_end(item))].decode("utf-8")
 
     def without_element(self, key: tuple[str, ...], index: int) -> YamlDocument:
         pair, sequence = self._sequence_at(key)
@@ -360,6 +389,11 @@ def _mapping_of(node: Any) -> Any:
     while node is not None and node.type in ("document", "block_node"):
         node = next((c for c in node.named_children if c.type != "comment"), None)
     return node if node is not None and node.type == "block_mapping" else None
+
+
+def _first_column(lines: str) -> int:
+    """Where the first of an entry's or item's lines starts (its key, or its dash)."""
+    return len(lines) - len(lines.lstrip(" "))
 
 
 def _items(sequence: Any) -> list[Any]:
