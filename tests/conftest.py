@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 from paths import CORPUS, REFERENCE, TESTS, TOOLS
 from sandbox import Sandbox
+from hypothesis import settings
 from syrupy.extensions.amber import AmberSnapshotExtension
 
+# CI runs each submission once on a clean clone: there the property tests draw the same examples
+# every run (a failure is a bug to fix, never a flake), and a person's run goes on exploring.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def _relocating() -> set[str]:
@@ -27,6 +33,11 @@ def _relocating() -> set[str]:
 RELOCATING = _relocating()
 NO_BUS = "unix:path=/nonexistent/projector-tests-have-no-session-bus"
 THROWAWAY_VARIABLES = {"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "PROJECTOR_CONFIG", "PROJECTOR_STATE"} | RELOCATING
+# A machine's proxy (a CI runner's, say) would carry the tests' loopback requests (urllib's in this
+# process, httpx's in projector's) to it: every test talks to 127.0.0.1 only, and the proxy tests
+# set their own.
+PROXY_VARIABLES = {f"{scheme}_proxy" for scheme in ("http", "https", "all", "no", "ftp")}
+PROXY_VARIABLES |= {name.upper() for name in PROXY_VARIABLES}
 
 
 def pytest_configure(config) -> None:
@@ -46,7 +57,7 @@ def pytest_configure(config) -> None:
     # Nor the person's keyring: a bus address that leads nowhere, unless a test starts a Secret
     # Service of its own (without one, projector would find the session bus at /run/user/UID/bus).
     os.environ["DBUS_SESSION_BUS_ADDRESS"] = NO_BUS
-    for name in THROWAWAY_VARIABLES:
+    for name in THROWAWAY_VARIABLES | PROXY_VARIABLES:
         os.environ.pop(name, None)
 
 

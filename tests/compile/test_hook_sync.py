@@ -4,6 +4,7 @@ file, owned through the ledger like servers; the user's own hooks untouched."""
 from __future__ import annotations
 
 import json
+import tomllib
 import sys
 
 import pytest
@@ -329,3 +330,61 @@ def test_the_users_group_edited_after_projectors_was_taken_out_stays_the_users_t
     groups = _groups(sandbox, CLAUDE)["PreToolUse"]
     assert groups[:2] == [first, edited], "the user's groups as they left them"
     assert len(groups) == 3 and "dispatch" in _dispatching(groups[2]), "projector's group back, at the end"
+
+
+def _turned_off(text: str, event: str) -> str:
+    """config.toml as Codex's hook review leaves it when the person turns a hook off: its TUI's
+    write_hook_enabled upserts {KEY: {enabled = false}} into hooks.state (config/batchWrite),
+    which (codex 0.171.0, tests/e2e/test_hooks_clients.py drives it) adds a [hooks.state] header
+    and ``enabled = false`` under the entry's trusted_hash."""
+    first = text.index("[hooks.state.")
+    header = text.index(f":{event}:")
+    line_end = text.index("\n", text.index("trusted_hash", header)) + 1
+    return text[:first] + "[hooks.state]\n\n" + text[first:line_end] + "enabled = false\n" + text[line_end:]
+
+
+def test_a_codex_hook_the_person_turned_off_is_theirs_not_drift_and_force_keeps_it_off(two):
+    """``enabled`` in a trust entry's table is Codex's record of the person's choice (Codex runs a
+    hook only while it is not false): it is no drift, and `sync --force`, which puts projector's
+    hash back after a hand edit, leaves it byte for byte: the hook stays off."""
+    sandbox, bindings = two
+    model = _model(sandbox, bindings, clients_="[codex]")
+    _sync(sandbox, model)
+    config = sandbox.file(CODEX_CONFIG)
+    written = config.read_text()
+    off = _turned_off(written, "post_tool_use")
+    config.write_text(off)
+    status = sandbox.run("status", config=model)
+    assert status.returncode == 0 and "drift" not in status.stdout + status.stderr, status.stdout + status.stderr
+    assert sandbox.run("diff", config=model).returncode == 0
+    assert _sync(sandbox, model, "--force").stdout.startswith("nothing to do") and config.read_text() == off
+    config.write_text(off.replace('trusted_hash = "sha256:', 'trusted_hash = "sha256:0'))  # projector's keys changed by hand
+    assert "drift" in sandbox.run("status", config=model).stdout
+    _sync(sandbox, model, "--force")
+    assert config.read_text() == off, "projector's hashes back, the person's choice kept in its place"
+    theirs = off.replace("enabled = false\n", "# off until the release\nenabled=false  # mine\n")
+    config.write_text(theirs.replace('trusted_hash = "sha256:', 'trusted_hash = "sha256:0'))
+    _sync(sandbox, model, "--force")
+    assert config.read_text() == theirs, "only projector's line written anew: the person's bytes as they were"
+
+
+def test_a_turned_off_hook_whose_event_goes_keeps_the_persons_choice_and_takes_the_trust_again(two):
+    """The event leaves the model: projector takes out its trusted_hash and leaves ``enabled =
+    false`` (Codex keys it by the group's place, as it does the trust); the event back, projector's
+    hash goes beside it again, with no warning of an entry that is not projector's."""
+    sandbox, bindings = two
+    model = _model(sandbox, bindings, clients_="[codex]")
+    _sync(sandbox, model)
+    config = sandbox.file(CODEX_CONFIG)
+    off = _turned_off(config.read_text(), "post_tool_use")
+    config.write_text(off)
+    _sync(sandbox, _model(sandbox, bindings.replace("event: PostToolUse", "event: PostToolUse, enabled: false"), clients_="[codex]"))
+    state = tomllib.loads(config.read_text())["hooks"]["state"]
+    assert [v for k, v in state.items() if ":post_tool_use:" in k] == [{"enabled": False}]
+    assert [set(v) for k, v in state.items() if ":pre_tool_use:" in k] == [{"trusted_hash"}]
+    done = _sync(sandbox, _model(sandbox, bindings, clients_="[codex]"))
+    assert "not written by projector" not in done.stderr and tomllib.loads(config.read_text()) == tomllib.loads(off)
+    assert "\nenabled = false\ntrusted_hash = " in config.read_text(), "projector's key after the person's"
+    _sync(sandbox, _model(sandbox, clients_="[codex]"))
+    state = tomllib.loads(config.read_text())["hooks"]["state"]
+    assert list(state.values()) == [{"enabled": False}], "the person's record stays when projector's go"

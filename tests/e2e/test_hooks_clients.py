@@ -191,8 +191,65 @@ def test_codex_asks_about_a_group_changed_by_hand_until_force_puts_it_back(sandb
     assert status() == [("trusted", False)]
 
 
+def test_a_hook_turned_off_in_codex_stays_off_through_sync_and_force(sandbox):
+    """The person turns projector's PreToolUse hook off in Codex's hook review: Codex adds
+    ``enabled = false`` to the trust entry's table (its TUI's write_hook_enabled, driven here
+    through the same app-server method). That key is theirs: no drift, and neither sync nor
+    `sync --force` (which puts projector's hash back after a hand edit) turns the hook on again."""
+    program = _binary("codex")
+    sandbox.install_projector()
+    model = sandbox.model("version: 1\nclients: [codex]\nproviders: {}\nhooks:\n  g: {event: PreToolUse, command: guard}\n"
+                          "  s: {event: Stop, command: bye}\n")
+    assert sandbox.run("sync", config=model).returncode == 0
+    env, config = dict(sandbox.env), sandbox.file(".codex/config.toml")
+    key = next(h["key"] for h in _hooks_list(program, env, sandbox.home) if h["eventName"] == "preToolUse")
+    off = {"edits": [{"keyPath": "hooks.state", "value": {key: {"enabled": False}}, "mergeStrategy": "upsert"}], "reloadUserConfig": True}
+    assert _app_server(program, env, "config/batchWrite", off)["status"] == "ok"
+    turned_off = config.read_text()
+    assert "enabled = false" in turned_off
+
+    def states() -> list[tuple[str, bool, str]]:
+        return sorted((h["eventName"], h["enabled"], h["trustStatus"]) for h in _hooks_list(program, env, sandbox.home))
+
+    assert states() == [("preToolUse", False, "trusted"), ("stop", True, "trusted")]
+    status = sandbox.run("status", config=model)
+    assert status.returncode == 0 and "drift" not in status.stdout + status.stderr, status.stdout + status.stderr
+    assert sandbox.run("sync", "--force", config=model).returncode == 0
+    assert config.read_text() == turned_off and states() == [("preToolUse", False, "trusted"), ("stop", True, "trusted")]
+    config.write_text(turned_off.replace('trusted_hash = "sha256:', 'trusted_hash = "sha256:0', 1))  # a hand edit of projector's key
+    assert sandbox.run("sync", "--force", config=model).returncode == 0
+    assert config.read_text() == turned_off, "projector's hash back, the person's choice kept"
+
+
+def test_codex_exec_skips_a_hook_turned_off_and_leaves_the_trust_entries_as_they_were(sandbox):
+    """`codex exec` with projector's PreToolUse and UserPromptSubmit groups, PreToolUse turned off
+    in Codex's hook review, after `sync --force`: only UserPromptSubmit's hook runs, and the run
+    writes nothing into config.toml (Codex does not rewrite hook state when it starts)."""
+    desk = Desk(sandbox, "codex")
+    model = sandbox.model(f"version: 1\nclients: [codex]\nproviders: {{}}\nhooks:\n"
+                          f"  pre: {{event: PreToolUse, command: {json.dumps(desk.marker('pre'))}}}\n"
+                          f"  prompt: {{event: UserPromptSubmit, command: {json.dumps(desk.marker('prompt'))}}}\n")
+    desk.sync(model)
+    program, config = _binary("codex"), sandbox.file(".codex/config.toml")
+    key = next(h["key"] for h in _hooks_list(program, desk.env, desk.a) if h["eventName"] == "preToolUse")
+    off = {"edits": [{"keyPath": "hooks.state", "value": {key: {"enabled": False}}, "mergeStrategy": "upsert"}], "reloadUserConfig": True}
+    assert _app_server(program, desk.env, "config/batchWrite", off)["status"] == "ok"
+    assert sandbox.run("sync", "--force", config=model).returncode == 0
+    turned_off = config.read_text()
+    session, run = desk.drive(desk.a)
+    assert desk.ran.exists(), f"the command did not run\n{run.summary()}"
+    assert desk.sessions("prompt") == [session], run.summary()
+    assert desk.sessions("pre") == [], "the hook turned off in Codex stays off"
+    assert config.read_text() == turned_off
+
+
 def _hooks_list(program: Path, env: dict[str, str], cwd: Path) -> list[dict]:
-    """The hooks a real codex sees for ``cwd`` (its app-server's JSON-RPC over stdio)."""
+    """The hooks a real codex sees for ``cwd``."""
+    return [hook for entry in _app_server(program, env, "hooks/list", {"cwds": [str(cwd)]})["data"] for hook in entry["hooks"]]
+
+
+def _app_server(program: Path, env: dict[str, str], method: str, params: dict) -> dict:
+    """A real codex's answer to one request of its app-server's JSON-RPC over stdio."""
     process = subprocess.Popen([str(program), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                text=True, env=env, start_new_session=True)
     import threading
@@ -201,15 +258,16 @@ def _hooks_list(program: Path, env: dict[str, str], cwd: Path) -> list[dict]:
     watchdog.start()
     try:
         messages = [{"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "projector-tests", "version": "0"}}},
-                    {"method": "initialized"}, {"id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}}]
+                    {"method": "initialized"}, {"id": 2, "method": method, "params": params}]
         process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
         process.stdin.flush()
         while True:
             line = process.stdout.readline()
-            assert line, "codex app-server ended without answering hooks/list"
+            assert line, f"codex app-server ended without answering {method}"
             answer = json.loads(line)
             if answer.get("id") == 2:
-                return [hook for entry in answer["result"]["data"] for hook in entry["hooks"]]
+                assert "result" in answer, answer
+                return answer["result"]
     finally:
         watchdog.cancel()
         try:

@@ -43,10 +43,11 @@ def test_an_authorization_server_without_pkce_s256_is_refused(sandbox, authoriza
 
 
 def test_a_server_that_cannot_be_reached_is_said_with_what_to_check(sandbox):
-    from servers import free_port
+    from servers import refused_port
 
-    url = f"http://127.0.0.1:{free_port()}/mcp"
-    done = sandbox.run("login", "linear", config=login_model(sandbox, url))
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        done = sandbox.run("login", "linear", config=login_model(sandbox, url))
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: signing in to linear failed: cannot reach {url} (ConnectError: ")
     assert done.stderr.endswith("): check the provider's url in the model, and that the server is up\n")

@@ -17,10 +17,10 @@ import json
 import time
 
 import httpx2
-import uvicorn
 from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from serving import add_listen_options, serve
 
 SCOPE = "mcp"
 
@@ -73,14 +73,14 @@ def server(url: str, issuer: str, verifier: Introspecting) -> MCPServer:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    add_listen_options(parser)
     parser.add_argument("--issuer", required=True)
     parser.add_argument("--secret", required=True)
     parser.add_argument("--record", required=True)
     args = parser.parse_args()
     url = f"http://127.0.0.1:{args.port}/mcp"
     app = server(url, args.issuer, Introspecting(args.issuer, args.secret, url, args.record)).streamable_http_app()
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    serve(app, args, log_level="warning")
 
 
 if __name__ == "__main__":

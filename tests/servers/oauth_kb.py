@@ -26,7 +26,6 @@ import secrets
 import time
 from typing import Any
 
-import uvicorn
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
@@ -42,6 +41,7 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, Re
 from mcp.server.mcpserver import Context
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from routed_kb import Routed, kb_server
+from serving import add_listen_options, serve
 
 SCOPE = "kb.read"
 LIFETIME = 3600  # seconds an access token lasts
@@ -155,13 +155,13 @@ class OAuthRouted(Routed):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    add_listen_options(parser)
     parser.add_argument("--kbs", default="handbook,api-a,api-b")
     parser.add_argument("--canary", required=True, help="what every access and refresh token it issues starts with")
     parser.add_argument("--record", required=True)
     options = parser.parse_args()
     routed = OAuthRouted(tuple(options.kbs.split(",")), options.port, options.canary, options.record)
-    uvicorn.run(routed, host="127.0.0.1", port=options.port, log_level="warning", lifespan="on")
+    serve(routed, options, log_level="warning", lifespan="on")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import paths
 
-from servers import free_port, started
+from servers import reserved_port, started
 
 AUTHORIZATION_SERVER = paths.SERVERS / "oidc_provider.mjs"
 GUARDED = paths.SERVERS / "guarded_mcp.py"
@@ -40,15 +40,17 @@ class Oidc:
         self.token_record, self.check_record = folder / "token-requests.jsonl", folder / "token-checks.jsonl"
         self.token_record.touch()
         self.check_record.touch()
-        port = free_port()
+        listener = reserved_port()
+        port = listener.getsockname()[1]
         self.issuer = f"http://127.0.0.1:{port}"
         self.authorization = started([str(node), str(AUTHORIZATION_SERVER), "--module", str(module), "--port", str(port),
-                                      f"--secret={secret}", "--record", str(self.token_record)], port, "oidc-provider", timeout=30)
-        port = free_port()
+                                      f"--secret={secret}", "--record", str(self.token_record)], listener, "oidc-provider")
+        listener = reserved_port()
+        port = listener.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}/mcp"
         try:
             self.guarded = started([sys.executable, str(GUARDED), "--port", str(port), "--issuer", self.issuer, f"--secret={secret}",
-                                    "--record", str(self.check_record)], port, "the guarded MCP server", timeout=30)
+                                    "--record", str(self.check_record)], listener, "the guarded MCP server")
         except RuntimeError:
             _stop(self.authorization)
             raise

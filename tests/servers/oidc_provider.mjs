@@ -1,7 +1,9 @@
 // A real authorization server nobody here wrote: oidc-provider (npm), configured as the MCP
 // authorization spec asks of one, for tests.
 //
-//   node oidc_provider.mjs --module <node_modules>/oidc-provider --port P --secret S --record tokens.jsonl
+//   node oidc_provider.mjs --module <node_modules>/oidc-provider --port P --secret S --record tokens.jsonl [--fd N]
+//
+// (--fd: an inherited socket bound to port P, to listen on: the tests reserve the port that way)
 //
 // - Dynamic Client Registration (open), PKCE required with S256 (the only method it has),
 //   resource indicators (RFC 8707: every access token is opaque, for one resource, whose URL is
@@ -26,6 +28,7 @@ const { values: options } = parseArgs({
   options: {
     module: { type: 'string' },
     port: { type: 'string' },
+    fd: { type: 'string' },
     secret: { type: 'string' },
     record: { type: 'string' },
     ttl: { type: 'string', default: '3600' },
@@ -118,6 +121,7 @@ provider.use(async (ctx, next) => {
   }
 });
 
-provider.listen(Number(options.port), '127.0.0.1', () => {
+const where = options.fd !== undefined ? [{ fd: Number(options.fd) }] : [Number(options.port), '127.0.0.1'];
+provider.listen(...where, () => {
   process.stdout.write(`listening ${issuer}\n`);
 });

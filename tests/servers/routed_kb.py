@@ -20,10 +20,10 @@ import contextlib
 import json
 from typing import Annotated, Any, Literal
 
-import uvicorn
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.types import ListRootsResult
+from serving import add_listen_options, serve
 
 
 def kb_server(kbs: tuple[str, ...], session_roots: bool = False, **options: Any) -> MCPServer:
@@ -186,7 +186,7 @@ async def _plain(send: Any, status: int, text: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    add_listen_options(parser)
     parser.add_argument("--kbs", default="handbook,api-a,api-b")
     parser.add_argument("--token", default="test-token")
     parser.add_argument("--mode", choices=["stateful", "stateless"], default="stateful")
@@ -197,7 +197,7 @@ def main() -> None:
     options = parser.parse_args()
     routed = Routed(tuple(options.kbs.split(",")), options.token, options.mode, options.idle, options.record, options.session_roots)
     tls = {"ssl_certfile": options.tls[0], "ssl_keyfile": options.tls[1]} if options.tls else {}
-    uvicorn.run(routed, host="127.0.0.1", port=options.port, log_level="warning", lifespan="on", **tls)
+    serve(routed, options, log_level="warning", lifespan="on", **tls)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from typing import Any
 
 from projector.compile import template
 from projector.compile.plan import HttpServer, Plan, Server, StdioServer, for_client
-from projector.core.record import Factory, Record
+from projector.core.record import Factory, Record, replace
 from projector.core.tools import ToolRule
 from projector.core.variables import folder_or_none
 
@@ -87,6 +87,9 @@ class Reading(Record):
     # Set, a ``${X}`` in any other value (a header) is sent as that text.
     variable_keys: tuple[str, ...] = ()
     auth: AuthTable | None = None  # an HTTP entry's table of how it authenticates; None: the client has none
+    # Set: the only keys of an entry that are projector's (a trust entry's); the others are the
+    # client's record of its user's choices (Codex's enabled): they neither drift nor are overwritten.
+    own_keys: tuple[str, ...] = ()
 
     def command_of(self, value: Any) -> tuple[str, list[Any]] | None:
         """A stdio entry's program and arguments; None for anything else."""
@@ -151,8 +154,21 @@ class Reading(Record):
         """The entry without what the client adds by itself: what decides drift and adoption."""
         if not isinstance(value, Mapping):
             return value
+        if self.own_keys:
+            return {k: value[k] for k in self.own_keys if k in value}
         defaults = dict(self.default_values)
         return {k: v for k, v in value.items() if k not in self.added_keys and not (k in defaults and defaults[k] == v)}
+
+    def beside_theirs(self, present: Any, value: Any) -> Any:
+        """What projector writes for an entry (``value``; None: takes it out) where ``present``
+        stands: with ``own_keys``, the keys of ``present`` that are not projector's stay, in their
+        place (None when none are left)."""
+        if not self.own_keys or not isinstance(present, Mapping) or not (isinstance(value, Mapping) or value is None):
+            return value
+        ours = value or {}
+        kept = {k: ours[k] if k in ours else v for k, v in present.items() if k in ours or k not in self.own_keys}
+        merged = kept | {k: v for k, v in ours.items() if k not in kept}
+        return merged or None
 
 
 def without_query(url: str) -> str:
@@ -178,6 +194,7 @@ class HookFile(Record):
     block: str  # how the dispatcher blocks in this client: exit-2 | json
     trust_function: str | None = None  # compile/quirks.py: entries the client needs before it runs them
     trust_key: tuple[str, ...] = ()  # where those go in its global file
+    trust_fields: tuple[str, ...] = ()  # the keys of such an entry that are projector's (the others: the client's)
 
     def native(self, event: str) -> str | None:
         return dict(self.events).get(event)
@@ -243,6 +260,11 @@ class Client(Record):
     folder_trust: FolderTrust | None = None  # a client that turns MCP servers off in folders it does not trust
     tokens_by_name: bool = False  # it sends the OAuth tokens it keeps by server name to whatever URL that name has now
     passes_unset: str | None = None  # what a server gets for a passed variable that is unset: skipped | empty | as-text (None: not known)
+
+    @property
+    def trust_reading(self) -> Reading:
+        """How its hook trust entries are read back: only their keys that are projector's count."""
+        return replace(self.reading, own_keys=self.hooks.trust_fields if self.hooks else ())
 
     def trusts(self, folder: str, environ: Mapping[str, str]) -> bool | None:
         """Whether the client trusts ``folder`` (canonical), as its trust file says (the longest
@@ -565,6 +587,7 @@ def _hook_file(data: Mapping[str, Any] | None) -> HookFile | None:
         block=data.get("block", "exit-2"),
         trust_function=trust.get("function"),
         trust_key=tuple(trust.get("key") or ()),
+        trust_fields=tuple(trust.get("fields") or ()),
     )
 
 

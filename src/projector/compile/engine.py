@@ -22,7 +22,7 @@ from typing import Any
 
 from projector.compile import documents, quirks
 from projector.compile.clients import Client, Reading
-from projector.compile.documents.base import neighbours, return_order
+from projector.compile.documents.base import Verbatim, neighbours, return_order
 from projector.compile.documents.hookgroups import HookGroups, index_of, placed_by
 from projector.compile.ledger import FileRecord, Ledger, entry_hash
 from projector.compile.plan import dispatch_command, hook_events, plan
@@ -266,7 +266,7 @@ def _decide(
     document = HookGroups(parsed.document, _ours, frozenset(lists), placed) if target.kind == "hooks" else parsed
     current = document.servers(target.key)
     providers = {target.client.entry_name(name): provider for name, provider in providers.items()}
-    reading = target.client.reading
+    reading = target.client.trust_reading if target.kind == "trust" else target.client.reading
     if target.is_project:
         decision = _with_original_text(prune(target.shown, current, providers, target.shadows, target.readings), document, target.key)
     else:
@@ -274,7 +274,8 @@ def _decide(
         adopted = dict(record.adopted) if record else {}
         recognise = {"servers": lambda name, value: recognisable(value, providers[name], (reading,)),
                      "hooks": lambda name, value: True,  # the view shows only groups that run projector dispatch
-                     "trust": lambda name, value: False}[target.kind]
+                     # a trust entry that holds only the client's keys (a hook the person turned off): ours go beside them
+                     "trust": lambda name, value: not reading.normal(value)}[target.kind]
         taken = dict(record.taken) if record else {}
         unsure = _unsure(record, current, reading) if target.kind == "servers" else {}
         decision = reconcile(target.shown, current, target.desired, owned, recognise, reading, force, adopted, target.client.id,
@@ -282,6 +283,8 @@ def _decide(
                              same_server=_reads_the_same(target.client), kept_by=kept_by(target),
                              named=lambda name: entry_named(target.kind, name, quoted=True),
                              of=("a removed provider" if target.kind == "servers" else "a hook no longer in the model"))
+        if target.kind == "trust":  # the client's keys beside projector's stay as they are
+            decision = replace(decision, edits=_beside_theirs(decision.edits, current or {}, reading, document, target.key))
         decision = _with_original_text(decision, document, target.key)
         decision = replace(decision, notes=decision.notes + tuple(took_over(name, target.shown)
                                                                   for name in sorted(unsure) if name in decision.taken))
@@ -321,6 +324,24 @@ def _decide(
         after = None
     gone = folders if after is None and not target.is_project else ()
     return FileResult(target, read.text, after, read.bom, new_record, intent, tuple(notes), tuple(states), gone, tuple(current or ()))
+
+
+def _beside_theirs(edits: Mapping[str, Any], current: Mapping[str, Any], reading: Reading, document: documents.Document,
+                   key: tuple[str, ...]) -> dict[str, Any]:
+    """``edits`` of entries only some keys of which are projector's (``reading.own_keys``: a trust
+    entry): an entry that holds the client's keys too keeps them, byte for byte where the format
+    can splice projector's keys alone (TOML), else written anew in their place."""
+    spliced = getattr(document, "with_keys", None)
+    out: dict[str, Any] = {}
+    for name, value in edits.items():
+        merged = reading.beside_theirs(current.get(name), value)
+        if merged is None or merged == value:
+            out[name] = merged
+            continue
+        ours = {k: (value or {}).get(k) for k in reading.own_keys}
+        text = spliced(key, name, ours) if spliced is not None else None
+        out[name] = Verbatim(merged, text) if text is not None else merged
+    return out
 
 
 def entry_named(kind: str, name: str, quoted: bool = False) -> str:

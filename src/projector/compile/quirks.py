@@ -9,7 +9,9 @@ groups wherever they stand. Without the entry, or with a wrong hash, the client 
 (its headless run silently; its interactive one lists it for review as untrusted, or changed
 since trusted: the client's ``hook_trust_status``). Checked against the client's own
 ``hooks/list`` (tests/compile/test_hook_sync.py). Only the group projector wants is hashed: a
-group changed by hand is left to the client's own review, never approved here.
+group changed by hand is left to the client's own review, never approved here. Of the entry's
+table only ``trusted_hash`` is projector's (the descriptor's ``trust.fields``): the ``enabled``
+the client's review writes beside it is its user's (compile/engine.py keeps it).
 """
 
 from __future__ import annotations

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
-from projector.compile.documents import parse
+from projector.compile.documents import Verbatim, parse
 from projector.compile.documents.toml import tomlkit_table, written_table
 from projector.core.errors import DocumentError
 
@@ -210,3 +212,34 @@ def test_the_only_entry_taken_out_and_given_back_stands_where_it_stood(original)
     document = parse("toml", original, "config.toml")
     kept = Verbatim(document.servers(KEY)["fs"], document.source_of(KEY, "fs"), **neighbours(document, KEY, "fs"))
     assert edit(edit(original, {"fs": None}), {"fs": kept}) == original
+
+
+STATE = ("hooks", "state")
+TRUST = '[hooks.state."/h.json:stop:0:0"]\ntrusted_hash = "sha256:a"\n# mine\nenabled=false  # off\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "keys", "written"),
+    [
+        pytest.param(TRUST, {"trusted_hash": "sha256:b"}, TRUST.replace(":a", ":b"), id="in-place"),
+        pytest.param(TRUST, {"trusted_hash": None}, TRUST.replace('trusted_hash = "sha256:a"\n', ""), id="taken-out"),
+        pytest.param('[hooks.state."/h.json:stop:0:0"]\nenabled = false\n\n[tui]\n', {"trusted_hash": "sha256:b"},
+                     '[hooks.state."/h.json:stop:0:0"]\nenabled = false\ntrusted_hash = "sha256:b"\n', id="added-after-theirs"),
+        pytest.param('[hooks.state."/h.json:stop:0:0"]\r\nenabled = false', {"trusted_hash": "sha256:b"},
+                     '[hooks.state."/h.json:stop:0:0"]\r\nenabled = false\r\ntrusted_hash = "sha256:b"', id="no-final-newline"),
+    ],
+)
+def test_some_keys_of_a_table_are_written_and_every_other_byte_stays(text, keys, written):
+    document = parse("toml", text, "config.toml")
+    assert document.with_keys(STATE, "/h.json:stop:0:0", keys) == written
+    value = tomllib.loads(written)["hooks"]["state"]["/h.json:stop:0:0"]
+    edited = document.edited(STATE, {"/h.json:stop:0:0": Verbatim(value, written)})
+    assert edited == text.replace(document.source_of(STATE, "/h.json:stop:0:0"), written)
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param('[hooks.state."/h.json:stop:0:0"]\ntrusted_hash.x = 1\n', id="dotted"),
+    pytest.param('[hooks.state."/h.json:stop:0:0"]\nenabled = false\n[hooks.state."/h.json:stop:0:0".more]\na = 1\n', id="sub-table"),
+])
+def test_a_table_not_of_plain_keys_is_written_whole(text):
+    assert parse("toml", text, "config.toml").with_keys(STATE, "/h.json:stop:0:0", {"trusted_hash": "sha256:b"}) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from servers import TOKEN, KbServer, free_port  # noqa: F401 (the bridge tests import them from here)
+from servers import TOKEN, KbServer, refused_port  # noqa: F401 (the bridge tests import them from here)
 from servers.faulty import Faulty
 
 

@@ -79,6 +79,39 @@ class Raw:
         return self.process.wait(timeout=timeout)
 
 
+def initializing(command: list[str], cwd: Path, env: dict) -> subprocess.Popen:
+    """A bridge sent initialize, whose input stays open until ``initialize_answer`` has its answer."""
+    bridge = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    bridge.stdin.write((json.dumps(INIT) + "\n").encode())
+    bridge.stdin.flush()
+    return bridge
+
+
+def initialize_answer(bridge: subprocess.Popen, timeout: float = 90) -> tuple[dict, str]:
+    """``initializing``'s bridge's answer, and its stderr once it has ended: its input ends when
+    the answer has come, not before. A bridge whose input ends gives replies in flight DRAIN (5 s)
+    more; twenty bridges that start at once and queue for one renewal take longer than that on a
+    loaded 2-core machine ("the session ended before the provider answered")."""
+    import select
+
+    deadline, first = time.monotonic() + timeout, b""
+    while not first.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([bridge.stdout], [], [], left)[0]:
+            bridge.kill()
+            break
+        chunk = os.read(bridge.stdout.fileno(), 65536)
+        if not chunk:
+            break
+        first += chunk
+    bridge.stdin.close()
+    bridge.stdin = None
+    out, err = bridge.communicate(timeout=max(deadline - time.monotonic(), 15))
+    lines = (first + out).decode().splitlines()
+    assert lines, f"the bridge answered nothing (within {timeout:g} s); its stderr:\n{err.decode()[-2000:]}"
+    return json.loads(lines[0]), err.decode()
+
+
 def with_client(params: StdioServerParameters, work, **options):
     async def run():
         async with Client(params, **options) as client:
@@ -300,12 +333,13 @@ def test_an_expired_session_is_opened_again_once(kb_server, tmp_path):
 
 
 def test_upstream_down_is_an_answer_not_a_hang(tmp_path):
-    from conftest import free_port
+    from conftest import refused_port
 
-    layout = Layout(tmp_path, f"http://127.0.0.1:{free_port()}/mcp")
-    bridge = Raw(layout, "work/a")
-    bridge.send(INIT)
-    answer = bridge.receive()
+    with refused_port() as port:
+        layout = Layout(tmp_path, f"http://127.0.0.1:{port}/mcp")
+        bridge = Raw(layout, "work/a")
+        bridge.send(INIT)
+        answer = bridge.receive()
     assert answer["id"] == 0 and "cannot reach the provider at http://127.0.0.1" in answer["error"]["message"]
     assert bridge.close() == 0
 

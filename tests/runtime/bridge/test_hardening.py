@@ -252,6 +252,9 @@ def test_signals_do_not_stretch_the_delete_at_the_end(faulty, tmp_path):
     bridge = Raw(Layout(tmp_path, server.url), "work/a")
     bridge.send(INIT, INITIALIZED)
     assert "result" in bridge.receive()
+    # the notification through first: a signal while it is in flight cuts it, and the server's
+    # threads could then record the DELETE before it (4 runs in 16 on a loaded machine)
+    until(lambda: "notifications/initialized" in server.methods())
     started = time.monotonic()
     bridge.process.send_signal(signal.SIGTERM)
     while bridge.process.poll() is None and time.monotonic() - started < 8:

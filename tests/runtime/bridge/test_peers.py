@@ -15,6 +15,7 @@ import pytest
 from test_bridge import Layout
 
 TOOLS = paths.TOOLS
+HARNESS_WAIT = 150  # seconds the conformance harness lets its client (drive_bridge.py) run
 sys.path.insert(0, str(TOOLS))
 import npm_tools  # noqa: E402
 
@@ -69,8 +70,10 @@ def conformance(node22: Path, tmp_path: Path, scenario: str, *options: str) -> s
     harness = npm_tools.cache() / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
     driver = Path(__file__).resolve().parent / "drive_bridge.py"
     command = " ".join([sys.executable, str(driver), *options])
-    done = subprocess.run([str(node22), str(harness), "client", "--command", command, "--scenario", scenario],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=180, env=dict(os.environ, PATH=f"{node22.parent}:{os.environ['PATH']}"))
+    # the harness gives the client 30 s unless told: a sign-in and three sessions can take longer on a loaded 2-core machine
+    done = subprocess.run([str(node22), str(harness), "client", "--command", command, "--scenario", scenario, "--timeout", str(HARNESS_WAIT * 1000)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=HARNESS_WAIT + 60,
+                          env=dict(os.environ, PATH=f"{node22.parent}:{os.environ['PATH']}"))
     return done.stdout + done.stderr
 
 

@@ -16,7 +16,8 @@ from urllib.parse import parse_qs
 import pytest
 from servers import TOKEN
 from servers.loopback import Loopback, Quiet
-from test_bridge import INIT, Layout
+from test_bridge import INIT, Layout, initializing
+from test_bridge import initialize_answer as answer
 
 from projector.core import tokenstore
 from projector.core.record import replace
@@ -77,18 +78,7 @@ def signed_in(tmp_path, kb_url: str, endpoint: TokenEndpoint, access: str, expir
 
 
 def start(layout: Layout, env: dict) -> subprocess.Popen:
-    bridge = subprocess.Popen(layout.command(), cwd=layout.root / "work/a", env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-    assert bridge.stdin is not None
-    bridge.stdin.write((json.dumps(INIT) + "\n").encode())
-    bridge.stdin.close()  # the session ends once initialize is answered
-    bridge.stdin = None
-    return bridge
-
-
-def answer(bridge: subprocess.Popen) -> tuple[dict, str]:
-    out, err = bridge.communicate(timeout=90)
-    return json.loads(out.decode().splitlines()[0]), err.decode()
+    return initializing(layout.command(), layout.root / "work/a", env)
 
 
 def test_an_expired_token_is_refreshed_before_the_session_starts(kb_server, tmp_path, token_endpoint):

@@ -164,6 +164,36 @@ class TomlDocument:
             return Splice(0, 0, text + nl)
         return None
 
+    def with_keys(self, key: tuple[str, ...], name: str, keys: dict[str, Any]) -> str | None:
+        """Entry ``name``'s table under ``key`` as the file spells it (``source_of``), with each
+        of ``keys`` written anew on its own line where it stands, added after the table's last
+        key, or (None) taken out with its line, every other byte as it was: what an edit of some
+        keys of a table that holds others (a client's) splices in as a Verbatim. None when the
+        entry is not one table of its own (sub-tables, or one of ``keys`` spelled dotted)."""
+        span = self._together(key, name)
+        tables = [n for n in self._tree.root_node.children if n.type == "table" and _key_path(n.children[1]) == [*key, name]]
+        if span is None or len(tables) != 1 or len(self._pieces(key + (name,))) != 1:
+            return None
+        pairs = {tuple(_key_path(c.children[0])): c for c in tables[0].children if c.type == "pair"}
+        if any(len(path) > 1 and path[0] in keys for path in pairs):
+            return None
+        splices, added, nl = [], b"", self._newline.encode()
+        for field, value in keys.items():
+            pair = pairs.get((field,))
+            try:
+                line = b"" if value is None else f"{_key(field)} = {_value(value)}".encode("utf-8") + nl
+            except _Unwritten:
+                return None
+            if pair is not None:
+                splices.append(Splice(line_start(self._bytes, pair.start_byte) - span[0], self._line_end(pair.end_byte) - span[0], line))
+            else:
+                added += line
+        table = self._bytes[span[0] : span[1]]
+        own = self._own_end(tables[0]) - span[0]
+        if added and not table[:own].endswith(b"\n"):  # its last line had no newline (the end of the file)
+            added = nl + added[: -len(nl)]
+        return splice(table, [*splices, Splice(own, own, added)] if added else splices).decode("utf-8")
+
     def _together(self, key: tuple[str, ...], name: str) -> tuple[int, int] | None:
         """Where entry ``name``'s tables under ``key`` stand, when they stand together as one block."""
         blocks = self._merged(self._pieces(key + (name,)), within_entry=True)
