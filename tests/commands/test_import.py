@@ -48,6 +48,17 @@ def _imported(sandbox, relative: str, text: str, client: str):
     return path, config, imported
 
 
+def _given_back(sandbox, relative: str, text: str, client: str, gone: str) -> str:
+    """``text`` as a client's file, imported, synced (``gone``, an entry's text, is out of it then)
+    and removed: the file's text at the end."""
+    path = sandbox.file(relative, text)
+    config = sandbox.model(f"version: 1\nclients: [{client}]\nproviders: {{}}\n")
+    assert sandbox.run("import", config=config).returncode == 0
+    assert sandbox.run("sync", config=config).returncode == 0 and gone not in path.read_text()
+    assert sandbox.run("remove", config=config).returncode == 0
+    return path.read_text()
+
+
 def _files(sandbox):
     return {".claude.json": sandbox.file(".claude.json", CLAUDE), ".codex/config.toml": sandbox.file(".codex/config.toml", CODEX)}
 
@@ -177,12 +188,7 @@ def test_an_entry_taken_out_under_its_own_name_comes_back_byte_for_byte(sandbox)
     alone = '{\n    "mcpServers": {\n      "my.db":   {"command": "db-mcp"}\n    }\n}\n'
     among = '{\n  "mcpServers": {\n    "a": {"command": "a"},\n    "my.db":   {"command": "db-mcp"},\n    "z": {"command": "z"}\n  }\n}\n'
     for text in (alone, among):
-        claude = sandbox.file(".claude.json", text)
-        config = sandbox.model("version: 1\nclients: [claude-code]\nproviders: {}\n")
-        assert sandbox.run("import", config=config).returncode == 0
-        assert sandbox.run("sync", config=config).returncode == 0 and '"my.db"' not in claude.read_text()
-        assert sandbox.run("remove", config=config).returncode == 0
-        assert claude.read_text() == text
+        assert _given_back(sandbox, ".claude.json", text, "claude-code", '"my.db"') == text
 
 
 def test_a_second_import_brings_in_nothing_of_projectors_own(sandbox):
@@ -479,9 +485,4 @@ def test_entries_taken_out_for_their_stand_ins_come_back_in_their_order_whatever
     entries = {"文档": {"url": "https://a.dev/mcp"}, "資料": {"url": "https://b.dev/mcp"}, "docs\n": {"url": "https://c.dev/mcp"},
                "": {"url": "https://e.dev/mcp"}} | ({kept: {"command": "mine-mcp", "disabled": True}} if kept else {})
     text = json.dumps({"mcpServers": entries}, indent=2, ensure_ascii=False) + "\n"
-    cursor = sandbox.file(".cursor/mcp.json", text)
-    config = sandbox.model("version: 1\nclients: [cursor]\nproviders: {}\n")
-    assert sandbox.run("import", config=config).returncode == 0
-    assert sandbox.run("sync", config=config).returncode == 0 and "文档" not in cursor.read_text()
-    assert sandbox.run("remove", config=config).returncode == 0
-    assert cursor.read_text() == text
+    assert _given_back(sandbox, ".cursor/mcp.json", text, "cursor", "文档") == text
