@@ -486,3 +486,19 @@ def test_entries_taken_out_for_their_stand_ins_come_back_in_their_order_whatever
                "": {"url": "https://e.dev/mcp"}} | ({kept: {"command": "mine-mcp", "disabled": True}} if kept else {})
     text = json.dumps({"mcpServers": entries}, indent=2, ensure_ascii=False) + "\n"
     assert _given_back(sandbox, ".cursor/mcp.json", text, "cursor", "文档") == text
+
+
+def test_remove_names_the_entries_it_gives_back_as_import_does_an_empty_name_and_a_newline_quoted(sandbox):
+    """remove's line names what it gave back: a name with a newline in it escaped and an empty one
+    as "", where they were printed raw (`gave back , 文档, docs` and a line broken in two)."""
+    sandbox.install_projector()
+    text = json.dumps({"mcpServers": {"文档": {"url": "https://a.dev/mcp"}, "docs\n": {"url": "https://c.dev/mcp"},
+                                      "": {"url": "https://e.dev/mcp"}}}, indent=2, ensure_ascii=False) + "\n"
+    sandbox.file(".cursor/mcp.json", text)
+    config = sandbox.model("version: 1\nclients: [cursor]\nproviders: {}\n")
+    assert sandbox.run("import", config=config).returncode == 0
+    assert sandbox.run("sync", config=config).returncode == 0
+    removed = sandbox.run("remove", config=config)
+    assert removed.returncode == 0, removed.stderr
+    line = next(line for line in removed.stdout.splitlines() if "gave back" in line)
+    assert 'gave back 文档, "docs\\n", "", as it was before projector' in line, removed.stdout

@@ -3,7 +3,6 @@ model includes, counts; each trust shows what it lets run, or where it lets a to
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -19,6 +18,7 @@ from projector.core.hooks import specs
 from projector.core.layers import parse_layer
 from projector.core.modeltypes import RESERVED, Layer, Model, Settings, token_words
 from projector.core.reading import Unreadable, read_regular
+from projector.core.checking import shown_name
 from projector.core.variables import changes_what_runs
 
 
@@ -66,25 +66,20 @@ def _variable(name: str) -> str:
     return f"{name} [changes what runs]" if changes_what_runs(name) else name
 
 
-def _shown(text: str) -> str:
-    """A command as written, unless a control character would hide part of it."""
-    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)
-
-
 def runs_words(spec: Mapping[str, Any]) -> list[str]:
     """What a server's spec says that runs: the command and its args, cwd, the names of the
     variables it sets (those in core.variables.CHANGES_WHAT_RUNS marked), env files and direnv."""
     words = []
     if "command" in spec:
-        words.append(f"runs {_shown(shlex.join([str(spec['command']), *map(str, spec.get('args') or [])]))}")
+        words.append(f"runs {shown_name(shlex.join([str(spec['command']), *map(str, spec.get('args') or [])]))}")
     elif spec.get("args") is not None:
-        words.append(f"args {_shown(shlex.join(map(str, spec['args'])))}")
+        words.append(f"args {shown_name(shlex.join(map(str, spec['args'])))}")
     if spec.get("cwd"):
-        words.append(f"in {_shown(str(spec['cwd']))}")
+        words.append(f"in {shown_name(str(spec['cwd']))}")
     if spec.get("env"):
         words.append("sets " + ", ".join(_variable(str(name)) for name in spec["env"]))
     if spec.get("env_files"):
-        words.append("reads " + ", ".join(_shown(str(f)) for f in spec["env_files"]))
+        words.append("reads " + ", ".join(shown_name(str(f)) for f in spec["env_files"]))
     if spec.get("direnv"):
         words.append("loads its folder's .envrc (direnv)")
     return words
@@ -103,7 +98,7 @@ def _hook_words(spec: Mapping[str, Any]) -> str:
         return "turned on" if spec.get("enabled") else "turned off"
     when = f"on {spec.get('event')}" + (f" ({spec['matcher']})" if spec.get("matcher") else "")
     rest = runs_words({key: value for key, value in spec.items() if key != "command"})
-    return "; ".join([f"{when} runs {_shown(str(spec['command']))}", *rest])
+    return "; ".join([f"{when} runs {shown_name(str(spec['command']))}", *rest])
 
 
 def project_summary(data: Mapping[str, Any]) -> list[str]:

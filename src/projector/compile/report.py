@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from projector.compile.engine import FileResult, Outcome, entry_named, kept_by
+from projector.core.checking import shown_name
 from projector.core.record import replace
 
 STATUS_SCHEMA = 1
@@ -137,9 +138,9 @@ def change_line(result: FileResult, dry_run: bool = False) -> str:
     verb = action(result)
     line = f"{WOULD[verb] if dry_run else verb} {result.shown} ({result.target.shadows})"
     if restyled(result):
-        line += f": {'restyles' if dry_run else 'restyled'} {', '.join(restyled(result))} ({RESTYLED})"
-    pruned = result.named("remove")
-    back = result.named("give-back")
+        line += f": {'restyles' if dry_run else 'restyled'} {', '.join(map(shown_name, restyled(result)))} ({RESTYLED})"
+    pruned = [shown_name(name) for name in result.named("remove")]  # a newline or an empty name said as import says it
+    back = [shown_name(name) for name in result.named("give-back")]
     if result.target.is_project and pruned:
         took = "would remove" if dry_run else "removed"
         line += (f": {took} {', '.join(pruned)}, which shadowed projector's global {'entry' if len(pruned) == 1 else 'entries'}; "
