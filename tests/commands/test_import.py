@@ -292,6 +292,19 @@ def test_an_entry_with_a_key_in_its_urls_query_stays_out_of_the_model_and_is_lis
     assert path.read_text() == claude
 
 
+def test_an_entry_with_a_key_in_its_urls_path_stays_out_of_the_model_and_is_listed(sandbox):
+    key = "sk-ak-Qm3xT9vLp2Rk7Wn4Yb8Zc1Hd"
+    cursor = '{\n  "mcpServers": {\n    "zapier": {"url": "https://actions.zapier.com/mcp/' + key + '/sse"}\n  }\n}\n'
+    path = sandbox.file(".cursor/mcp.json", cursor)
+    config = sandbox.model("version: 1\nclients: [cursor]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "not imported: zapier in ~/.cursor/mcp.json: its URL's path carries what may be a secret" in imported.stdout
+    assert key not in config.read_text() + imported.stdout + imported.stderr
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert path.read_text() == cursor
+
+
 def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
     """A sync after an import may write an entry in projector's own spelling: diff, diff --stat,
     diff --json, sync --dry-run and sync say so per entry, and a real change stays a change."""

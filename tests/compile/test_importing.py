@@ -46,6 +46,28 @@ def test_turned_off_and_unreadable_entries_are_reported_not_imported():
                                "not imported: off in ~/f: turned off in the client; left as it is")
 
 
+ZAPIER_KEY = "sk-ak-Qm3xT9vLp2Rk7Wn4Yb8Zc1Hd"
+PATH_KEY = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+
+
+def test_a_secret_in_a_urls_path_keeps_the_entry_out_and_is_not_repeated():
+    """A key in the URL's path (Zapier's /mcp/sk-ak-.../sse, others' /mcp/<uuid>/...) would be
+    copied into the model, which teams share: the entry stays the user's, said without the key;
+    a path of words, versions or a commit id under /commit/ is imported."""
+    for url in (f"https://actions.zapier.com/mcp/{ZAPIER_KEY}/sse", f"https://mcp.example.com/mcp/{PATH_KEY}/sse",
+                "https://m.dev/s/0123456789abcdef0123456789abcdef"):
+        why = server_of(_found("cursor", "zapier", {"url": url}))
+        assert isinstance(why, str) and "its URL's path carries what may be a secret" in why, url
+        assert ZAPIER_KEY not in why and PATH_KEY not in why and "0123456789abcdef" not in why
+    imported = gather([_found("cursor", "zapier", {"url": f"https://actions.zapier.com/mcp/{ZAPIER_KEY}/sse"})], {})
+    assert imported.providers == {} and imported.claims == ()
+    assert imported.report[0].startswith("not imported: zapier in ~/f: its URL's path carries what may be a secret "
+                                         "(https://actions.zapier.com/mcp/.../sse: "), imported.report
+    for url in ("https://api.githubcopilot.com/mcp/x/repos/readonly", "https://mcp.deepwiki.com/v1/mcp",
+                "https://m.dev/commit/0123456789abcdef0123456789abcdef0123abcd/mcp"):
+        assert not isinstance(server_of(_found("cursor", "ok", {"url": url})), str), url
+
+
 def test_one_provider_per_server_each_named_as_its_entries_are():
     """The same server under two names is one provider; a name two servers share goes to the one
     that has no other (nothing needs renaming then)."""

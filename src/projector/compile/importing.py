@@ -310,11 +310,34 @@ def _url_refused(url: str) -> str | None:
                 "on their own terms); left as it is (write the URL out, and give a token in a header, then import again)")
     secret = next((name for name, text in parse_qsl(urlsplit(url).query, keep_blank_values=True)
                    if looks_secret(name, text) or possibly_secret(name, text)), None)
-    if secret is None:
+    if secret is not None:
+        return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
+                "(if the server takes it in a header, write it there as a variable reference, e.g. Authorization: Bearer "
+                "${NAME}, then import again)")
+    masked = _path_secret_masked(url)
+    if masked is None:
         return None
-    return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
-            "(if the server takes it in a header, write it there as a variable reference, e.g. Authorization: Bearer "
-            "${NAME}, then import again)")
+    return (f"its URL's path carries what may be a secret ({masked}: a token's shape, a UUID or 32 or more hex digits), "
+            "and the model can put no variable in a url; left as it is (if the server also takes the key in a header, "
+            "write the URL without it and the header as a variable reference, e.g. Authorization: Bearer ${NAME}, "
+            "then import again)")
+
+
+def _path_secret_masked(url: str) -> str | None:
+    """The URL without its query, each path segment that may be a secret (Zapier's
+    /mcp/sk-ak-.../sse, others' /mcp/<uuid>/...) shown as "..."; None when no segment may be.
+    The segment before one is its name (``possibly_secret``): a commit id under /commit/ is none."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    doubtful = [looks_like_token(unquote(text)) or possibly_secret(segments[i - 1] if i else "", unquote(text))
+                for i, text in enumerate(segments)]
+    if not any(doubtful):
+        return None
+    path = "/".join("..." if secret else text for text, secret in zip(segments, doubtful))
+    host = parts.netloc.rpartition("@")[2]  # what a user:password@ before it says is not repeated either
+    return f"{parts.scheme}://{host}{path}"
 
 
 def _kb_set(part: str) -> list[str]:
