@@ -305,6 +305,24 @@ def test_an_entry_with_a_key_in_its_urls_path_stays_out_of_the_model_and_is_list
     assert path.read_text() == cursor
 
 
+def test_an_entry_reading_its_token_from_another_variable_stays_the_users_and_keeps_it(sandbox):
+    """Claude Code reads the server's token from $DOCS_KEY, Cursor from $DOCS_TOKEN: the provider
+    takes Claude Code's; Cursor's entry is said and, after a sync, still reads $DOCS_TOKEN."""
+    sandbox.install_projector()
+    cursor = '{\n  "mcpServers": {\n    "docs": {"url": "https://docs.dev/mcp", "headers": {"Authorization": "Bearer ${env:DOCS_TOKEN}"}}\n  }\n}\n'
+    path = sandbox.file(".cursor/mcp.json", cursor)
+    sandbox.file(".claude.json", '{"mcpServers": {"docs": {"type": "http", "url": "https://docs.dev/mcp", '
+                                 '"headers": {"Authorization": "Bearer ${DOCS_KEY}"}}}}\n')
+    config = sandbox.model("version: 1\nclients: [claude-code, cursor]\nproviders: {}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    assert "  docs:\n    url: https://docs.dev/mcp\n    token_env: DOCS_KEY\n" in config.read_text()
+    assert ("not imported: docs in ~/.cursor/mcp.json: it sends its token from $DOCS_TOKEN, and provider docs sends it "
+            "from $DOCS_KEY") in imported.stdout, imported.stdout
+    assert sandbox.run("sync", config=config).returncode == 0
+    assert path.read_text() == cursor
+
+
 def test_after_an_import_the_diff_tells_a_restyle_from_a_real_change(sandbox):
     """A sync after an import may write an entry in projector's own spelling: diff, diff --stat,
     diff --json, sync --dry-run and sync say so per entry, and a real change stays a change."""

@@ -342,6 +342,32 @@ def test_an_entry_with_a_token_gives_it_to_a_provider_new_here_and_stays_the_use
         assert kept.report[0].startswith("not imported: docs in ~/f: it ") and "and provider docs does neither" in kept.report[0], kept.report
 
 
+def test_an_entry_reading_its_token_from_another_variable_than_its_provider_stays_the_users():
+    """The same server with its token from $DOCS_KEY in Claude Code (first in order) and from
+    $DOCS_TOKEN in Cursor: claimed, Cursor's entry would read $DOCS_KEY, which Cursor may not be
+    given; it stays the user's, said with what to write there to unify them. The same against the
+    model's provider, and for a token written out (its made-up variable is no one's)."""
+    claude = _found("claude-code", "docs", {"type": "http", "url": "https://docs.dev/mcp", "headers": {"Authorization": "Bearer ${DOCS_KEY}"}})
+    cursor = _found("cursor", "docs", {"url": "https://docs.dev/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}})
+    imported = gather([cursor, claude], {})
+    assert imported.providers == {"docs": {"url": "https://docs.dev/mcp", "token_env": "DOCS_KEY"}}
+    assert [c.client.id for c in imported.claims] == ["claude-code"]
+    assert ("not imported: docs in ~/f: it sends its token from $DOCS_TOKEN, and provider docs sends it from $DOCS_KEY: "
+            "taken, this entry would read $DOCS_KEY, which Cursor may not be given; left as it is, yours (to unify them, "
+            "write Authorization: Bearer ${env:DOCS_KEY} in it in place of $DOCS_TOKEN, then import again)") in imported.report, imported.report
+    kept = gather([cursor], {"docs": ("url", "https://docs.dev/mcp")}, {"docs": None}, {"docs": {"token_env": "DOCS_KEY"}})
+    assert kept.claims == () and "and provider docs sends it from $DOCS_KEY" in kept.report[0], kept.report
+    same = gather([cursor], {"docs": ("url", "https://docs.dev/mcp")}, {"docs": None}, {"docs": {"token_env": "DOCS_TOKEN"}})
+    assert [c.client.id for c in same.claims] == ["cursor"]
+    codex = _found("codex", "docs", {"url": "https://docs.dev/mcp", "http_headers": {"Authorization": "Bearer abc123def456ghi789jkl012mno"}})
+    written = gather([claude, codex], {})
+    assert [c.client.id for c in written.claims] == ["claude-code"]
+    line = next(line for line in written.report if line.startswith("not imported: docs"))
+    assert line.startswith("not imported: docs in ~/f: it sends a token written in it, and provider docs sends it from $DOCS_KEY")
+    assert "bearer_token_env_var: DOCS_KEY in it in place of the token," in line and "abc123def456" not in "\n".join(written.report)
+    assert not any("set $DOCS_TOKEN" in line for line in written.report), "the variable made up for it is set by no one"
+
+
 def test_report_lines_show_a_name_with_a_newline_or_a_control_character_escaped():
     """An entry's name is the user's text: a newline in it would break a report line in two (and
     could forge one), an escape sequence would reach the terminal; an empty one would vanish."""

@@ -19,7 +19,7 @@ from projector.commands.init import starter_text
 from projector.compile import clients as client_registry
 from projector.compile import documents, ledger
 from projector.compile.documents.base import neighbours
-from projector.compile.importing import Claim, found_entries, gather, identity_of, way_of
+from projector.compile.importing import Claim, found_entries, gather, identity_of
 from projector.compile.ledger import FileRecord, entry_hash
 from projector.core import files, locations, model
 from projector.core.errors import ProjectorError, display_path
@@ -37,7 +37,7 @@ def run(config: str | None, only: list[str] | None, dry_run: bool) -> int:
         providers = load_model(config).providers if text is not None else ()
         existing = {p.name: identity_of(p) for p in providers}
         defaults = {p.name: list(p.default) if p.default is not None else None for p in providers}
-        ways = {p.name: way_of({"oauth": p.oauth is not None, "token_env": p.token_env}) for p in providers}
+        ways = {p.name: {"oauth": p.oauth is not None, "token_env": p.token_env} for p in providers}
     except ProjectorError as error:
         err(f"error: {error}\n{shown} has mistakes of its own: fix them first (`projector edit`); nothing was imported")
         return 1

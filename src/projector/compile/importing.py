@@ -445,14 +445,14 @@ def provider_name(name: str) -> str:
 
 
 def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults: Mapping[str, list[str] | None] | None = None,
-           ways: Mapping[str, str | None] | None = None) -> Imported:
+           ways: Mapping[str, Mapping[str, Any] | None] | None = None) -> Imported:
     """``existing``: the model's providers by name, each with its identity; ``defaults``: their
-    default KB sets (None: every KB); ``ways``: how each authenticates (``way_of``). Entries of the
+    default KB sets (None: every KB); ``ways``: their auth settings (``oauth``, ``token_env``). Entries of the
     same server share one provider; a name taken by another server keeps the entries apart. A
     provider has one default KB set: an entry that shows another (its URL's ``kbs=``, or none
     where the provider names some) stays the user's; so does one that signs in with OAuth where
     the provider sends a token, or the other way round, or that authenticates where the model's
-    provider does neither. A provider made here takes the way its first entry that has one
+    provider does neither, or that reads its token from another variable than the provider. A provider made here takes the way its first entry that has one
     authenticates: claimed, that entry would otherwise lose it."""
     providers: dict[str, dict[str, Any]] = {}
     identities: dict[str, tuple[Any, ...]] = dict(existing)
@@ -480,7 +480,11 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
             if said != kbs:
                 report.append(f"not imported: {which}: {_kb_conflict(name, kbs, said)}")
                 continue
-        way, its_way = way_of(server.spec), way_of(providers[name]) if name in providers else (ways or {}).get(name)
+        its_auth = providers[name] if name in providers else (ways or {}).get(name) or {}
+        way, its_way = way_of(server.spec), way_of(its_auth)
+        if way == its_way == "token" and server.spec["token_env"] != its_auth["token_env"]:
+            report.append(f"not imported: {which}: {_other_variable(entry.client, server, name, its_auth['token_env'])}")
+            continue
         if way and its_way and way != its_way:  # taken, the entry would authenticate otherwise than the client did
             report.append(f"not imported: {which}: it {_WAYS[way]}, and provider {name} {_WAYS[its_way]}: a "
                           "provider does one of them; left as it is, yours")
@@ -543,6 +547,37 @@ def gather(found: list[Found], existing: Mapping[str, tuple[Any, ...]], defaults
 # How an entry (or a provider) authenticates, as said in a sentence.
 _WAYS = {"oauth": "signs in with OAuth", "token": "sends a token from a variable"}
 _SETTING = {"oauth": "oauth: true", "token": "token_env: NAME"}  # what a provider says for each way
+
+
+def _other_variable(client: Client, server: Server, name: str, variable: str) -> str:
+    """Why an entry whose token comes from another variable than provider ``name``'s stays the
+    user's: claimed, it would read ``variable``, which its client may not be given; and what to
+    write in it (as projector writes that client's entry) to unify them."""
+    own = server.spec["token_env"]
+    written = own in server.secrets  # its variable was made up here: no one's
+    sends, has = ("a token written in it", "the token") if written else (f"its token from ${own}", f"${own}")
+    return (f"it sends {sends}, and provider {name} sends it from ${variable}: taken, this entry would read ${variable}, "
+            f"which {client.name} may not be given; left as it is, yours (to unify them, write {_token_read(client, variable)} "
+            f"in it in place of {has}, then import again)")
+
+
+def _token_read(client: Client, variable: str) -> str:
+    """Where and how ``client``'s entry reads its token from ``variable``, as projector writes it
+    ("Authorization: Bearer ${env:X}", "bearer_token_env_var: X")."""
+    from projector.compile.plan import HttpServer
+
+    try:
+        rendered = client.render(HttpServer("https://x.invalid/", variable), "x")
+    except RuntimeError:  # it takes no HTTP entry: the header every client reads
+        rendered = {}
+    pending = list(rendered.items())
+    while pending:
+        key, value = pending.pop(0)
+        if isinstance(value, Mapping):
+            pending += list(value.items())
+        elif isinstance(value, str) and variable in value:
+            return f"{key}: {value}"
+    return f"Authorization: Bearer ${{{variable}}}"
 
 
 def way_of(spec: Mapping[str, Any]) -> str | None:
