@@ -59,6 +59,18 @@ def _given_back(sandbox, relative: str, text: str, client: str, gone: str) -> st
     return path.read_text()
 
 
+def _imported_beside(sandbox, kept: tuple[str, str, str], other: tuple[str, str, str]):
+    """Two clients' files (client, relative path, text), ``kept``'s entry meant to stay the user's
+    beside the provider ``other``'s becomes, imported: ``kept``'s path, the model, the run."""
+    sandbox.install_projector()
+    path = sandbox.file(kept[1], kept[2])
+    sandbox.file(other[1], other[2])
+    config = sandbox.model(f"version: 1\nclients: [{kept[0]}, {other[0]}]\nproviders: {{}}\n")
+    imported = sandbox.run("import", config=config)
+    assert imported.returncode == 0, imported.stderr
+    return path, config, imported
+
+
 def _files(sandbox):
     return {".claude.json": sandbox.file(".claude.json", CLAUDE), ".codex/config.toml": sandbox.file(".codex/config.toml", CODEX)}
 
@@ -280,42 +292,37 @@ def test_a_codex_header_that_names_a_variable_is_said_to_send_it_as_text_and_syn
     assert path.read_text() == codex
 
 
-def test_an_entry_with_a_key_in_its_urls_query_stays_out_of_the_model_and_is_listed(sandbox):
-    key = "0123abcd-4567-efab-89cd-0123456789ab"
-    claude = '{\n  "mcpServers": {\n    "exa": {"type": "http", "url": "https://mcp.exa.ai/mcp?exaApiKey=' + key + '&tools=web_search_exa"}\n  }\n}\n'
+KEYS_IN_URLS = {  # where the key stands: the key, the entry's URL around it, what import says
+    "query": ("0123abcd-4567-efab-89cd-0123456789ab", "https://mcp.exa.ai/mcp?exaApiKey={}&tools=web_search_exa",
+              "its URL's query carries a secret (exaApiKey=...)"),
+    "path": ("sk-ak-Qm3xT9vLp2Rk7Wn4Yb8Zc1Hd", "https://actions.zapier.com/mcp/{}/sse",
+             "its URL's path carries what may be a secret (https://actions.zapier.com/mcp/.../sse: "),
+}
+
+
+@pytest.mark.parametrize("where", sorted(KEYS_IN_URLS))
+def test_an_entry_with_a_key_in_its_url_stays_out_of_the_model_and_is_listed(sandbox, where):
+    """A key in the URL's query or path (a URL names no variable): the entry is listed, the key
+    repeated nowhere, and after a sync the entry is as it was."""
+    key, url, said = KEYS_IN_URLS[where]
+    claude = '{\n  "mcpServers": {\n    "exa": {"type": "http", "url": "' + url.format(key) + '"}\n  }\n}\n'
     path = sandbox.file(".claude.json", claude)
     config = sandbox.model("version: 1\nclients: [claude-code]\nproviders: {}\n")
     imported = sandbox.run("import", config=config)
     assert imported.returncode == 0, imported.stderr
-    assert "not imported: exa in ~/.claude.json: its URL's query carries a secret (exaApiKey=...)" in imported.stdout
-    assert key not in config.read_text() + imported.stdout + imported.stderr
-    assert path.read_text() == claude
-
-
-def test_an_entry_with_a_key_in_its_urls_path_stays_out_of_the_model_and_is_listed(sandbox):
-    key = "sk-ak-Qm3xT9vLp2Rk7Wn4Yb8Zc1Hd"
-    cursor = '{\n  "mcpServers": {\n    "zapier": {"url": "https://actions.zapier.com/mcp/' + key + '/sse"}\n  }\n}\n'
-    path = sandbox.file(".cursor/mcp.json", cursor)
-    config = sandbox.model("version: 1\nclients: [cursor]\nproviders: {}\n")
-    imported = sandbox.run("import", config=config)
-    assert imported.returncode == 0, imported.stderr
-    assert "not imported: zapier in ~/.cursor/mcp.json: its URL's path carries what may be a secret" in imported.stdout
+    assert f"not imported: exa in ~/.claude.json: {said}" in imported.stdout, imported.stdout
     assert key not in config.read_text() + imported.stdout + imported.stderr
     assert sandbox.run("sync", config=config).returncode == 0
-    assert path.read_text() == cursor
+    assert path.read_text() == claude
 
 
 def test_an_entry_reading_its_token_from_another_variable_stays_the_users_and_keeps_it(sandbox):
     """Claude Code reads the server's token from $DOCS_KEY, Cursor from $DOCS_TOKEN: the provider
     takes Claude Code's; Cursor's entry is said and, after a sync, still reads $DOCS_TOKEN."""
-    sandbox.install_projector()
     cursor = '{\n  "mcpServers": {\n    "docs": {"url": "https://docs.dev/mcp", "headers": {"Authorization": "Bearer ${env:DOCS_TOKEN}"}}\n  }\n}\n'
-    path = sandbox.file(".cursor/mcp.json", cursor)
-    sandbox.file(".claude.json", '{"mcpServers": {"docs": {"type": "http", "url": "https://docs.dev/mcp", '
-                                 '"headers": {"Authorization": "Bearer ${DOCS_KEY}"}}}}\n')
-    config = sandbox.model("version: 1\nclients: [claude-code, cursor]\nproviders: {}\n")
-    imported = sandbox.run("import", config=config)
-    assert imported.returncode == 0, imported.stderr
+    path, config, imported = _imported_beside(sandbox, ("cursor", ".cursor/mcp.json", cursor), (
+        "claude-code", ".claude.json", '{"mcpServers": {"docs": {"type": "http", "url": "https://docs.dev/mcp", '
+                                       '"headers": {"Authorization": "Bearer ${DOCS_KEY}"}}}}\n'))
     assert "  docs:\n    url: https://docs.dev/mcp\n    token_env: DOCS_KEY\n" in config.read_text()
     assert ("not imported: docs in ~/.cursor/mcp.json: it sends its token from $DOCS_TOKEN, and provider docs sends it "
             "from $DOCS_KEY") in imported.stdout, imported.stdout
@@ -491,13 +498,9 @@ def test_an_entry_signing_in_with_oauth_is_not_taken_by_a_provider_that_sends_a_
     with OAuth: the provider sends the token (Cursor's entry comes first), so Vibe's entry stays
     the user's and keeps signing in (no `projector login` to run for a provider that has no
     OAuth); the same against a provider the model already has."""
-    sandbox.install_projector()
-    vibe = sandbox.file(".vibe/config.toml", VIBE_OAUTH)
-    sandbox.file(".cursor/mcp.json", '{"mcpServers": {"linear": {"url": "https://mcp.linear.app/mcp", '
-                                     '"headers": {"Authorization": "Bearer ${LINEAR_TOKEN}"}}}}\n')
-    config = sandbox.model("version: 1\nclients: [vibe, cursor]\nproviders: {}\n")
-    imported = sandbox.run("import", config=config)
-    assert imported.returncode == 0, imported.stderr
+    vibe, config, imported = _imported_beside(sandbox, ("vibe", ".vibe/config.toml", VIBE_OAUTH), (
+        "cursor", ".cursor/mcp.json", '{"mcpServers": {"linear": {"url": "https://mcp.linear.app/mcp", '
+                                      '"headers": {"Authorization": "Bearer ${LINEAR_TOKEN}"}}}}\n'))
     assert "  linear:\n    url: https://mcp.linear.app/mcp\n    token_env: LINEAR_TOKEN\n" in config.read_text()
     assert "projector login linear" not in imported.stdout
     assert "not imported: linear in ~/.vibe/config.toml: it signs in with OAuth" in imported.stdout, imported.stdout
