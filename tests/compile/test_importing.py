@@ -68,6 +68,14 @@ def test_a_secret_in_a_urls_path_keeps_the_entry_out_and_is_not_repeated():
         assert not isinstance(server_of(_found("cursor", "ok", {"url": url})), str), url
 
 
+def test_a_password_in_a_urls_userinfo_keeps_the_entry_out_and_is_not_repeated():
+    """https://user:secret@host/mcp carries its secret before the host: copied into the model
+    (which teams share) it would leak, so the entry stays the user's, said without it."""
+    why = server_of(_found("cursor", "kb", {"url": "https://bot:s3cr3t-Pa55word@kb.example.com/mcp"}))
+    assert isinstance(why, str) and "its URL carries a password" in why, why
+    assert "s3cr3t" not in why and "https://kb.example.com/mcp" in why
+
+
 def test_one_provider_per_server_each_named_as_its_entries_are():
     """The same server under two names is one provider; a name two servers share goes to the one
     that has no other (nothing needs renaming then)."""

@@ -300,7 +300,8 @@ def _remote(entry: Found, url: str, unsaid: list[str], oauth: dict[str, Any] | N
 
 def _url_refused(url: str) -> str | None:
     """Why a URL cannot enter the model as it is: a variable in it (the model refuses one in a
-    ``url``), or a secret written in its query (no variable can stand in for it there)."""
+    ``url``), or a secret written in it (a password before the host, in its query or its path: no
+    variable can stand in for it there)."""
     from urllib.parse import parse_qsl, urlsplit
 
     from projector.core.semantic import URL_VARIABLE
@@ -308,7 +309,13 @@ def _url_refused(url: str) -> str | None:
     if URL_VARIABLE.search(url):
         return ("its URL refers to a variable, which the model refuses in a url (clients copy it as written or expand it "
                 "on their own terms); left as it is (write the URL out, and give a token in a header, then import again)")
-    secret = next((name for name, text in parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    parts = urlsplit(url)
+    if parts.password:
+        shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+        return (f"its URL carries a password before its host ({shown}, user:...@), and the model can put no variable in a url; "
+                "left as it is (if the server takes it in a header, write it there as a variable reference, e.g. "
+                "Authorization: Basic ${NAME}, then import again)")
+    secret = next((name for name, text in parse_qsl(parts.query, keep_blank_values=True)
                    if looks_secret(name, text) or possibly_secret(name, text)), None)
     if secret is not None:
         return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
