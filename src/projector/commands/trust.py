@@ -18,7 +18,7 @@ from projector.core.hooks import specs
 from projector.core.layers import parse_layer
 from projector.core.modeltypes import RESERVED, Layer, Model, Settings, token_words
 from projector.core.reading import Unreadable, read_regular
-from projector.core.checking import shown_name
+from projector.core.errors import shown_name
 from projector.core.variables import changes_what_runs
 
 

@@ -21,8 +21,8 @@ from typing import Any
 from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
 from projector.core import files
-from projector.core.checking import HEX_OR_UUID, PROVIDER_NAME, VARIABLE_NAME, looks_like_token, shown_name
-from projector.core.errors import display_path
+from projector.core.checking import HEX_OR_UUID, PROVIDER_NAME, VARIABLE_NAME, looks_like_token
+from projector.core.errors import display_path, shown_name
 from projector.core.keys import scope_keys
 from projector.core.record import Factory, Record, replace
 

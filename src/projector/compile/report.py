@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from projector.compile.engine import FileResult, Outcome, entry_named, kept_by
-from projector.core.checking import shown_name
+from projector.core.errors import shown_name
 from projector.core.record import replace
 
 STATUS_SCHEMA = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from projector.core.errors import ModelError, Problem, did_you_mean
+from projector.core.errors import ModelError, Problem, did_you_mean, quoted
 from projector.core.record import Record
 from projector.core.resources import validator
 
@@ -229,19 +229,6 @@ _PATTERN_WORDS = {
     "^https?://[^\\s]+$": "is not an http(s) URL",
     "^[!#-\\[\\]-~]+$": "is not an OAuth scope: printable characters without spaces, quotes or backslashes",
 }
-
-
-def quoted(value: Any) -> str:
-    """A value in a message: quoted, with a newline or a control character shown as an escape."""
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
-
-
-def shown_name(text: str) -> str:
-    """A name in a message (an entry's, a folder's): as it is, unless it is empty or a newline or
-    a control character in it would break the line or hide part of it: then ``quoted``."""
-    return text if text and text.isprintable() else quoted(text)
 
 
 # Where the model's name rules live (schemas/model.schema.json $defs name and varName), for the

@@ -58,3 +58,16 @@ class ModelError(ProjectorError):
 
 class DocumentError(ProjectorError):
     """A client's file could not be read or parsed; it was left untouched."""
+
+
+def quoted(value: object) -> str:
+    """A value in a message: quoted, with a newline or a control character shown as an escape."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def shown_name(text: str) -> str:
+    """A name in a message (an entry's, a folder's): as it is, unless it is empty or a newline or
+    a control character in it would break the line or hide part of it: then ``quoted``."""
+    return text if text and text.isprintable() else quoted(text)

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 
 from projector.core import hooks as hook_rules
-from projector.core.checking import pasted_token, quoted
-from projector.core.errors import Problem, did_you_mean
+from projector.core.checking import pasted_token
+from projector.core.errors import Problem, did_you_mean, quoted
 from projector.core.modeltypes import LOCAL_KEYS, REMOTE_KEYS, REMOTE_SETTINGS, RESERVED, clear_text_host, is_folder, token_words
 from projector.core.scope import kbs_in_url
 from projector.core.variables import expand_folder
