@@ -309,3 +309,12 @@ def test_a_token_no_request_can_carry_is_never_written(tmp_path, access, refresh
     assert str(refused.value).startswith(f"the authorization server of linear answered with {which} holding")
     assert "canary" not in str(refused.value) and "projector login linear" in str(refused.value)
     assert tokenstore.read(str(tmp_path), "linear") is None
+
+
+def test_a_keyring_item_that_is_no_json_object_gives_no_secrets(tmp_path):
+    class Holding(Keyring):
+        def lookup(self, state: str, provider: str) -> str | None:
+            return '["canary-refresh-91bc"]'  # JSON, but not the object projector stores
+
+    in_keyring = Tokens(access_token=ACCESS, expires_at=None, in_keyring=True)
+    assert tokenstore.secrets_of(str(tmp_path), "linear", in_keyring, Holding({}, "true")) == Secrets()

@@ -6,6 +6,7 @@ including the slow_down oidc-provider never sends, and the waits are recorded, n
 from __future__ import annotations
 
 import asyncio
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -20,6 +21,10 @@ class Answer:
 
     def json(self) -> dict:
         return self.body
+
+    @property
+    def content(self) -> bytes:
+        return json.dumps(self.body).encode()
 
 
 class TokenEndpoint:

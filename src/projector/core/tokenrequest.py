@@ -34,7 +34,6 @@ def client_authenticated(tokens: Tokens, secrets: Secrets, form: dict[str, str])
 
 def post(url: str, form: dict[str, str], headers: dict[str, str], timeout: float) -> tuple[int, bytes | None, str]:
     """POST ``form`` to ``url``: the HTTP status and body, or (0, None, why) when no answer came."""
-    import socket
     import urllib.error
     import urllib.parse
     import urllib.request
@@ -55,10 +54,10 @@ def post(url: str, form: dict[str, str], headers: dict[str, str], timeout: float
             return refused.code, refused.read(), ""
         except OSError:
             return refused.code, None, ""
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:  # socket.timeout is TimeoutError (Python 3.10+)
         return 0, None, f"no answer within {timeout:g} s"
     except urllib.error.URLError as failure:
-        if isinstance(failure.reason, (TimeoutError, socket.timeout)):
+        if isinstance(failure.reason, TimeoutError):
             return 0, None, f"no answer within {timeout:g} s"
         return 0, None, type(failure.reason).__name__ if isinstance(failure.reason, BaseException) else "URLError"
     except (OSError, ValueError) as failure:

@@ -183,8 +183,6 @@ def _refuse_unless_private(status: os.stat_result, path: str, provider: str) -> 
 
 def _tokens(data: Mapping[str, Any]) -> Tokens:
     secrets = data.get("secrets")
-    in_keyring = secrets == KEYRING
-    kept = secrets if isinstance(secrets, dict) else {}
     return Tokens(
         access_token=str(data["access_token"]),
         expires_at=None if data.get("expires_at") is None else float(data["expires_at"]),
@@ -196,9 +194,16 @@ def _tokens(data: Mapping[str, Any]) -> Tokens:
         scope=data.get("scope"),
         account=data.get("account"),
         lifetime=None if data.get("lifetime") is None else float(data["lifetime"]),
-        secrets=Secrets(refresh_token=kept.get("refresh_token"), client_secret=kept.get("client_secret")),
-        in_keyring=in_keyring,
+        secrets=_secrets(secrets),
+        in_keyring=secrets == KEYRING,
     )
+
+
+def _secrets(kept: object) -> Secrets:
+    """The secrets a token file or a keyring item keeps (a JSON object); none from anything else."""
+    if not isinstance(kept, dict):
+        return Secrets()
+    return Secrets(refresh_token=kept.get("refresh_token"), client_secret=kept.get("client_secret"))
 
 
 def write(state: str, provider: str, tokens: Tokens, keyring: Keyring | None = None) -> Tokens:
@@ -262,10 +267,9 @@ def secrets_of(state: str, provider: str, tokens: Tokens, keyring: Keyring | Non
     if not text:
         return Secrets()
     try:
-        kept = json.loads(text)
+        return _secrets(json.loads(text))
     except ValueError:
         return Secrets()
-    return Secrets(refresh_token=kept.get("refresh_token"), client_secret=kept.get("client_secret"))
 
 
 class Keyring:

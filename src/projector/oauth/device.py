@@ -22,6 +22,7 @@ import re
 import time
 
 from projector.core.errors import ProjectorError
+from projector.core.tokenrequest import oauth_error
 from projector.oauth import PROTOCOL, SignInFailed
 
 TYPE_CHECKING = False
@@ -248,8 +249,7 @@ def _error(answer: Any) -> str:
 
 def _refusal(answer: Any) -> str:
     """`HTTP 400: invalid_client`: its OAuth error code only (a description may quote anything)."""
-    error = _error(answer)
-    return f"HTTP {answer.status_code}" + (f": {error}" if error.replace("_", "").isalnum() else "")
+    return f"HTTP {answer.status_code}{oauth_error(answer.content)}"
 
 
 def _seconds(value: Any, default: float, most: float = float("inf")) -> float:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from projector.core.errors import ProjectorError
+from projector.core.tokenrequest import json_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -114,15 +115,9 @@ class SameOriginFallbackIssuer:
 
 
 async def _issuer_in(response: Any) -> object:
-    import json
-
     if response.status_code != 200:
         return None
-    try:
-        document = json.loads(await response.aread())
-    except ValueError:
-        return None
-    return document.get("issuer") if isinstance(document, dict) else None
+    return (json_object(await response.aread()) or {}).get("issuer")
 
 
 class ConfiguredIssuer:
