@@ -1,4 +1,4 @@
-"""Model texts more than one test uses."""
+"""Model texts more than one test uses (and, for CODEX_HOOKED, what tests read and edit of its sync)."""
 
 SIX_CLIENTS = """\
 version: 1
@@ -77,3 +77,15 @@ bindings:
     hooks:
       guard: {event: PreToolUse, command: guard}
 """
+
+
+def codex_hook_trust(home) -> str:
+    """CODEX_HOOKED's hook-group trust entry in Codex's config.toml, as sync, diff and status name it."""
+    return f"hook trust {home}/.codex/hooks.json:pre_tool_use:0:0"
+
+
+def break_codex_trust(path) -> None:
+    """A hand edit of the trust hash that Codex's config.toml (``path``) holds for projector's hook group."""
+    text = path.read_text()
+    trusted = text[text.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
+    path.write_text(text.replace(trusted, "sha256:" + "0" * 64))

@@ -8,7 +8,7 @@ import pty
 import subprocess
 import sys
 
-from models import CODEX_HOOKED
+from models import CODEX_HOOKED, break_codex_trust, codex_hook_trust
 from test_cli import MODEL
 
 
@@ -138,18 +138,12 @@ def test_the_heading_of_a_file_of_two_targets_names_each_drifted_entry(sandbox):
     assert shown.returncode == 1, shown.stderr
     headings = [line for line in shown.stdout.splitlines() if line.startswith("# ~/.codex/config.toml")]
     assert headings == ["# ~/.codex/config.toml: drift docs (changed by hand, kept by sync); `projector sync --force` would write:"]
-    text = path.read_text()
-    trusted = text[text.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
-    path.write_text(text.replace(trusted, "sha256:" + "0" * 64))
+    break_codex_trust(path)
     shown = sandbox.run("diff", config=config)
     headings = [line for line in shown.stdout.splitlines() if line.startswith("# ~/.codex/config.toml")]
-    assert headings == [f"# ~/.codex/config.toml: drift docs, hook trust {sandbox.home}/.codex/hooks.json:pre_tool_use:0:0 "
+    assert headings == [f"# ~/.codex/config.toml: drift docs, {codex_hook_trust(sandbox.home)} "
                         "(changed by hand, kept by sync); `projector sync --force` would write:"], "one heading and one diff for the file"
     assert shown.stdout.count("--- ~/.codex/config.toml") == 1 and "+trusted_hash" in shown.stdout and "kbs=handbook" in shown.stdout
-
-
-def _trust_key(sandbox) -> str:
-    return f"{sandbox.home}/.codex/hooks.json:pre_tool_use:0:0"
 
 
 def test_a_file_of_two_targets_is_one_diff_from_its_text_now_to_its_text_after_the_sync(sandbox):
@@ -162,7 +156,7 @@ def test_a_file_of_two_targets_is_one_diff_from_its_text_now_to_its_text_after_t
     assert shown.returncode == 1, shown.stderr
     assert shown.stdout.count("+++ ~/.codex/config.toml") == 1 and shown.stdout.count("+++ ~/.codex/hooks.json") == 1
     headings = [line for line in shown.stdout.splitlines() if line.startswith("# ")]
-    assert headings == [f"# ~/.codex/config.toml: add docs, add hook trust {_trust_key(sandbox)}", "# ~/.codex/hooks.json: add PreToolUse"]
+    assert headings == [f"# ~/.codex/config.toml: add docs, add {codex_hook_trust(sandbox.home)}", "# ~/.codex/hooks.json: add PreToolUse"]
     at = shown.stdout.index("# ~/.codex/config.toml")
     assert shown.stdout[at:].split("\n", 1)[1].startswith("--- /dev/null\n+++ ~/.codex/config.toml\n")
     patched = sandbox.root / "patched"
@@ -188,7 +182,7 @@ def test_stat_and_json_give_one_line_and_one_record_per_file(sandbox):
     report = json.loads(sandbox.run("diff", "--json", config=config).stdout)
     assert report["schema"] == 1 and [f["path"] for f in report["files"]] == ["~/.codex/config.toml", "~/.codex/hooks.json"]
     codex = report["files"][0]
-    assert codex["entries"] == {"docs": "add", f"hook trust {_trust_key(sandbox)}": "add"}
+    assert codex["entries"] == {"docs": "add", codex_hook_trust(sandbox.home): "add"}
     assert codex["diff"].startswith("--- /dev/null\n+++ ~/.codex/config.toml\n") and "+trusted_hash" in codex["diff"]
     assert (codex["drift"], codex["restyles"], codex["client"], codex["kind"]) == ([], [], "codex", "global")
 
@@ -205,5 +199,5 @@ def test_a_changed_file_names_the_drift_it_keeps(sandbox):
     config = sandbox.model(CODEX_HOOKED)
     shown = sandbox.run("diff", config=config)
     headings = [line for line in shown.stdout.splitlines() if line.startswith("# ~/.codex/config.toml")]
-    assert headings == [f"# ~/.codex/config.toml: add hook trust {_trust_key(sandbox)}; drift docs (changed by hand, kept by sync)"]
+    assert headings == [f"# ~/.codex/config.toml: add {codex_hook_trust(sandbox.home)}; drift docs (changed by hand, kept by sync)"]
     assert shown.stdout.count("--- ~/.codex/config.toml") == 1 and "+trusted_hash" in shown.stdout and "-args" not in shown.stdout

@@ -55,11 +55,11 @@ def test_a_running_sync_makes_another_wait_then_give_up_clearly(sandbox):
 def test_a_file_of_two_targets_is_one_line_and_one_record(sandbox):
     """Codex's config.toml holds its servers and the trust of projector's hook groups: status
     names the file once, with the entries of both (the trust's as `hook trust KEY`)."""
-    from test_diff import CODEX_HOOKED
+    from models import CODEX_HOOKED, break_codex_trust, codex_hook_trust
 
     sandbox.install_projector()
     config = sandbox.model(CODEX_HOOKED)
-    trust = f"hook trust {sandbox.home}/.codex/hooks.json:pre_tool_use:0:0"
+    trust = codex_hook_trust(sandbox.home)
     pending = sandbox.run("status", config=config)
     assert pending.stdout.splitlines() == [f"~/.codex/config.toml: pending: add docs, add {trust}", "~/.codex/hooks.json: pending: add PreToolUse"]
     report = json.loads(sandbox.run("status", "--json", config=config).stdout)
@@ -67,9 +67,8 @@ def test_a_file_of_two_targets_is_one_line_and_one_record(sandbox):
         ("~/.codex/config.toml", True, {"docs": "add", trust: "add"}), ("~/.codex/hooks.json", True, {"PreToolUse": "add"})]
     assert sandbox.run("sync", config=config).returncode == 0
     path = sandbox.file(".codex/config.toml")
-    text = path.read_text()
-    trusted = text[text.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
-    path.write_text(text.replace('"mcp"', '"mcp", "--mine"').replace(trusted, "sha256:" + "0" * 64))
+    path.write_text(path.read_text().replace('"mcp"', '"mcp", "--mine"'))
+    break_codex_trust(path)
     drift = sandbox.run("status", config=config)
     assert drift.returncode == 1
     assert drift.stdout.splitlines() == [f"~/.codex/config.toml: drift docs, {trust} (kept by sync)", "~/.codex/hooks.json: in sync"]

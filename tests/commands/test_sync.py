@@ -6,21 +6,11 @@ from __future__ import annotations
 import json
 import tomllib
 
-from test_diff import CODEX_HOOKED
+from models import CODEX_HOOKED, break_codex_trust, codex_hook_trust
 
 
 # A trust hash is Codex's record that its user trusted a hook group: the model has no say in it.
 TRUST_KEPT = "Codex CLI runs a hook group only while its hook trust is that group's hash (Codex CLI's hook review writes it anew)"
-
-
-def _break_trust(path) -> None:
-    text = path.read_text()
-    trusted = text[text.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
-    path.write_text(text.replace(trusted, "sha256:" + "0" * 64))
-
-
-def _trust(sandbox) -> str:
-    return f"hook trust {sandbox.home}/.codex/hooks.json:pre_tool_use:0:0"
 
 
 def test_a_file_of_two_targets_is_one_line_and_one_record(sandbox):
@@ -30,7 +20,7 @@ def test_a_file_of_two_targets_is_one_line_and_one_record(sandbox):
     assert dry.stdout.splitlines() == ["would create ~/.codex/config.toml (Codex CLI)", "would create ~/.codex/hooks.json (Codex CLI)"]
     report = json.loads(sandbox.run("sync", "--dry-run", "--json", config=config).stdout)
     assert [(f["path"], f["action"], f["entries"]) for f in report["files"]] == [
-        ("~/.codex/config.toml", "created", {"docs": "add", _trust(sandbox): "add"}), ("~/.codex/hooks.json", "created", {"PreToolUse": "add"})]
+        ("~/.codex/config.toml", "created", {"docs": "add", codex_hook_trust(sandbox.home): "add"}), ("~/.codex/hooks.json", "created", {"PreToolUse": "add"})]
     done = sandbox.run("sync", config=config)
     assert done.stdout.splitlines() == ["created ~/.codex/config.toml (Codex CLI)", "created ~/.codex/hooks.json (Codex CLI)"]
     logged = sandbox.run("log", "-n", "1").stdout
@@ -42,16 +32,15 @@ def test_the_drift_kept_in_a_file_of_two_targets_is_one_line(sandbox):
     config = sandbox.model(CODEX_HOOKED)
     assert sandbox.run("sync", config=config).returncode == 0
     path = sandbox.file(".codex/config.toml")
-    text = path.read_text()
-    trusted = text[text.index('trusted_hash = "') + len('trusted_hash = "'):].split('"')[0]
-    path.write_text(text.replace('"mcp"', '"mcp", "--mine"').replace(trusted, "sha256:" + "0" * 64))
+    path.write_text(path.read_text().replace('"mcp"', '"mcp", "--mine"'))
+    break_codex_trust(path)
     for _ in range(2):  # the second from the fast path: it says the same
         kept = sandbox.run("sync", config=config)
         assert kept.stdout.splitlines() == [
-            f"kept ~/.codex/config.toml: docs, {_trust(sandbox)} were changed by hand (drift); `projector adopt codex docs` keeps docs, "
+            f"kept ~/.codex/config.toml: docs, {codex_hook_trust(sandbox.home)} were changed by hand (drift); `projector adopt codex docs` keeps docs, "
             f"{TRUST_KEPT}, `projector sync --force` puts projector's back"]
     report = json.loads(sandbox.run("sync", "--json", config=config).stdout)
-    assert report["kept"] == [{"path": "~/.codex/config.toml", "client": "codex", "drift": ["docs", _trust(sandbox)]}]
+    assert report["kept"] == [{"path": "~/.codex/config.toml", "client": "codex", "drift": ["docs", codex_hook_trust(sandbox.home)]}]
 
 
 def test_a_server_entry_taken_out_by_hand_beside_the_hook_trust_is_put_back(sandbox):
@@ -74,9 +63,9 @@ def test_a_trust_entry_changed_by_hand_is_named_as_diff_names_it_with_advice_tha
     sandbox.install_projector()
     config = sandbox.model(CODEX_HOOKED)
     assert sandbox.run("sync", config=config).returncode == 0
-    _break_trust(sandbox.file(".codex/config.toml"))
+    break_codex_trust(sandbox.file(".codex/config.toml"))
     done = sandbox.run("sync", config=config)
-    assert done.stderr.splitlines() == [f"warning: ~/.codex/config.toml: {_trust(sandbox)} was changed by hand since projector wrote it; "
+    assert done.stderr.splitlines() == [f"warning: ~/.codex/config.toml: {codex_hook_trust(sandbox.home)} was changed by hand since projector wrote it; "
                                         f"kept ({TRUST_KEPT}, --force overwrites)"]
     assert done.stdout.splitlines() == [
-        f"kept ~/.codex/config.toml: {_trust(sandbox)} was changed by hand (drift); {TRUST_KEPT}, `projector sync --force` puts projector's back"]
+        f"kept ~/.codex/config.toml: {codex_hook_trust(sandbox.home)} was changed by hand (drift); {TRUST_KEPT}, `projector sync --force` puts projector's back"]

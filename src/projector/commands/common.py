@@ -114,10 +114,11 @@ def _first_session(provider: Provider) -> str:
     return "or the first session opens the browser for it, where one can open; `oauth: client` lets each client sign itself in instead"
 
 
-def dry_sync(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, engine.Written]:
-    """What a sync would do, through the dry-run system (which writes nothing): `diff`, `sync --dry-run`."""
+def dry_sync(config: str | None, only: list[str] | None, force: bool) -> tuple[engine.Outcome, ledger.Ledger, engine.Written]:
+    """What a sync would do, through the dry-run system (which writes nothing): `diff`, `sync --dry-run`;
+    with the ledger it started from (diff evaluates its drifted files again from it)."""
     outcome, state = compute(config, only, force)
-    return outcome, engine.write(outcome, state)
+    return outcome, state, engine.write(outcome, state)
 
 
 def entries_in_file(result: engine.FileResult) -> dict:

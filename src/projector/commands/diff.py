@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from projector.commands.common import compute, err, report_warnings
+from projector.commands.common import dry_sync, err, report_warnings
 from projector.compile import engine
 from projector.compile.ledger import Ledger
 from projector.core.errors import ProjectorError
@@ -23,8 +23,7 @@ def run(config: str | None, client: list[str] | None, force: bool, stat: bool = 
     from projector.compile.report import by_file, diff_heading, diff_stat, restyle_lines, restyled, unified_diff
 
     try:
-        outcome, state = compute(config, client, force)
-        written = engine.write(outcome, state)  # through the dry-run system: nothing is written
+        outcome, state, written = dry_sync(config, client, force)
     except ProjectorError as error:
         err(f"error: {error}")
         return 2

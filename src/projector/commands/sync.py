@@ -67,7 +67,7 @@ def _shown_model(config: str | None) -> str:
 
 def _dry_run(config: str | None, client: list[str] | None, force: bool, quiet: bool, as_json: bool) -> int:
     try:
-        outcome, written = dry_sync(config, client, force)
+        outcome, _, written = dry_sync(config, client, force)
     except ProjectorError as error:
         err(f"error: {error}")
         return 2

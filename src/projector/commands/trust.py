@@ -13,12 +13,11 @@ from typing import Any
 from projector.commands.common import err, load_model
 from projector.core import files, projects
 from projector.core.locations import state_dir
-from projector.core.errors import ProjectorError, display_path
+from projector.core.errors import ProjectorError, display_path, shown_name
 from projector.core.hooks import specs
 from projector.core.layers import parse_layer
 from projector.core.modeltypes import RESERVED, Layer, Model, Settings, token_words
 from projector.core.reading import Unreadable, read_regular
-from projector.core.errors import shown_name
 from projector.core.variables import changes_what_runs
 
 

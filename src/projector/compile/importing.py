@@ -20,6 +20,7 @@ from typing import Any
 
 from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
+from projector.compile.plan import HttpServer, StdioServer
 from projector.core import files
 from projector.core.checking import HEX_OR_UUID, PROVIDER_NAME, VARIABLE_NAME, looks_like_token
 from projector.core.errors import display_path, shown_name
@@ -193,10 +194,14 @@ def _written(client: Client, remote: bool) -> dict[str, Any]:
     ``client`` hold whatever the server (``tools: ["*"]``), with their values: an entry that has
     them says nothing the model does not. Of that kind only: Copilot CLI's bridge entry turns its
     tool cache off, which an HTTP entry projector writes does not say."""
-    from projector.compile.plan import HttpServer, StdioServer
+    return _rendered(client, HttpServer("https://x.invalid/", None) if remote else StdioServer("x", (), ()))
 
+
+def _rendered(client: Client, server: HttpServer | StdioServer) -> dict[str, Any]:
+    """``client``'s entry for ``server`` as projector writes it; empty where it takes no entry
+    of that kind."""
     try:
-        return client.render(HttpServer("https://x.invalid/", None) if remote else StdioServer("x", (), ()), "x")
+        return client.render(server, "x")
     except RuntimeError:  # it takes no entry of that kind
         return {}
 
@@ -571,13 +576,7 @@ def _other_variable(client: Client, server: Server, name: str, variable: str) ->
 def _token_read(client: Client, variable: str) -> str:
     """Where and how ``client``'s entry reads its token from ``variable``, as projector writes it
     ("Authorization: Bearer ${env:X}", "bearer_token_env_var: X")."""
-    from projector.compile.plan import HttpServer
-
-    try:
-        rendered = client.render(HttpServer("https://x.invalid/", variable), "x")
-    except RuntimeError:  # it takes no HTTP entry: the header every client reads
-        rendered = {}
-    pending = list(rendered.items())
+    pending = list(_rendered(client, HttpServer("https://x.invalid/", variable)).items())  # none: the header every client reads
     while pending:
         key, value = pending.pop(0)
         if isinstance(value, Mapping):

@@ -358,10 +358,10 @@ class TomlDocument:
         one after it, so a blank line before ``index`` now was after it. Not set off (or not
         known): after it as the list's own tables are."""
         nl, text = self._newline.encode(), value.text.encode("utf-8")
-        now_set_off = self._bytes[: self._elements(key)[index][0].start].endswith(nl + nl)
+        elements = self._elements(key)
+        now_set_off = self._bytes[: elements[index][0].start].endswith(nl + nl)
         if value.set_off:
             return text + nl if now_set_off else nl + text
-        elements = self._elements(key)
         habit = any(self._bytes[: e[0].start].endswith(nl + nl) for e in elements[1:])
         return text + nl if habit else text
 
