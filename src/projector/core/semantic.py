@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from projector.core import hooks as hook_rules
 from projector.core.checking import pasted_token
 from projector.core.errors import Problem, did_you_mean, quoted
-from projector.core.modeltypes import LOCAL_KEYS, REMOTE_KEYS, REMOTE_SETTINGS, RESERVED, clear_text_host, is_folder, token_words
+from projector.core.modeltypes import LOCAL_KEYS, REMOTE_KEYS, REMOTE_SETTINGS, RESERVED, clear_text_host, is_folder, plain_http_host, token_words
 from projector.core.scope import kbs_in_url
 from projector.core.variables import expand_folder
 
@@ -185,7 +185,7 @@ def _authorization_url_problems(places: Places, at: tuple[Any, ...], url: Any, w
     it, with no query or fragment (no metadata names such an issuer, so it would never match)."""
     if not isinstance(url, str):
         return []
-    host = None if insecure else clear_text_host({"url": url, "oauth": True})
+    host = None if insecure else plain_http_host(url)
     if host is not None:
         return [places.problem(at, f"plain http:// would send {what} in clear to {host} (the MCP authorization spec allows "
                                "http:// only to this machine): use https://, or say insecure: true of the provider if you accept that")]

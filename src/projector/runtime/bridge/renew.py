@@ -114,8 +114,8 @@ class Renewer:
         try:
             self.seen = tokenstore.stamp(self.state, self.provider)
             with tokenstore.locked(self.state, self.provider, LOCK_WAIT):
-                self.seen = tokenstore.stamp(self.state, self.provider)
-                tokens = tokenstore.read(self.state, self.provider)  # again: another bridge may have renewed it
+                # again: another bridge may have renewed it (the stamp: of the very file read)
+                tokens, self.seen = tokenstore.read_stamped(self.state, self.provider)
                 if tokens is None:
                     return None, self._unsigned()
                 moved = self._elsewhere(tokens)
@@ -128,7 +128,7 @@ class Renewer:
                     secrets = tokenstore.secrets_of(self.state, self.provider, tokens, keyring)
                     if not (self.machine and not secrets.refresh_token):
                         return self._refresh(tokens, secrets, keyring)
-                stale = tokenstore.stamp(self.state, self.provider)
+                stale = self.seen  # the file whose tokens will not do: the login replaces only it
             return self._signed_in_again(stale)  # it takes the lock itself
         except Busy:  # a person signing in elsewhere: waited for as a sign-in (seen: the file before it)
             return None, SignInNeeded(f"a sign-in to {self.provider} is under way in another projector")

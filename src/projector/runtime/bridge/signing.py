@@ -64,7 +64,7 @@ class SignIn:
         self.stamp = ""  # the token file when the first of the waiters began
         self.child: int | None = None  # the `projector login` this bridge started, until it ends
         self.child_scope: str | None = None  # the scope it asks for; None: the model's or the server's
-        self.ended: int | None = None  # how the last one it started ended (its exit code)
+        self.failed = False  # the last one it started ended without writing a sign-in
         self.started = False  # one was started (or joined) for the waiters of now
         self.timer = None
 
@@ -82,7 +82,7 @@ class SignIn:
         login = f"`projector login {self.provider}`"
         if self.child is not None:
             return f"a sign-in to {self.provider} is waiting in the browser: finish it there, or run {login}"
-        if self.ended:
+        if self.failed:
             return f"the sign-in to {self.provider} did not finish (see the log): run {login}"
         return f"run {login}"
 
@@ -176,7 +176,7 @@ class SignIn:
         except OSError as failure:
             self.log(f"cannot start `projector login {self.provider}` ({failure.strerror}): run it yourself")
             return f"`projector login {self.provider}` could not be started ({failure.strerror})"
-        self.ended = None
+        self.failed = False
         what = f" for {scope}" if scope else ""
         self.log(f"started a sign-in to {self.provider}{what} (pid {self.child}, its output in {self.output})")
         return None
@@ -187,8 +187,8 @@ class SignIn:
         if self.child is None or _running(self.child):
             return False
         self.child = None
-        self.ended = 0 if tokenstore.stamp(self.renewer.state, self.provider) != self.stamp else 1
-        self.log(f"the sign-in to {self.provider} ended" + ("" if self.ended == 0 else " without a new sign-in"))
+        self.failed = tokenstore.stamp(self.renewer.state, self.provider) == self.stamp
+        self.log(f"the sign-in to {self.provider} ended" + (" without a new sign-in" if self.failed else ""))
         return True
 
     # ------------------------------------------------------------------ noticing its end
