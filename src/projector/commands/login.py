@@ -60,8 +60,8 @@ def signed_in_since(state: str, provider: Provider, stamp: str, scope: str | Non
         tokens = tokenstore.read(state, provider.name)
     except tokenstore.Unsafe:
         return None
-    if tokens is None or not tokens.usable(time.time(), margin=0) or not tokens.serves(provider.url):
+    if tokens is None or not tokens.current_for(provider.url, time.time()):
         return None
-    if scope is not None and not set(scope.split()) <= set((tokens.scope or "").split()):
+    if scope is not None and not tokenstore.covers(tokens.scope, scope):
         return None
     return tokens

@@ -53,6 +53,11 @@ class Secrets(Record):
         return "Secrets(...)"
 
 
+def covers(granted: str | None, wanted: str) -> bool:
+    """Whether the scopes ``granted`` (space-separated; None: none said) include every one ``wanted``."""
+    return set(wanted.split()) <= set((granted or "").split())
+
+
 class Tokens(Record):
     """One provider's sign-in, as the bridge uses it."""
 
@@ -74,6 +79,10 @@ class Tokens(Record):
 
     def usable(self, now: float, margin: float = EXPIRES_SOON) -> bool:
         return self.expires_at is None or self.expires_at - self.renewed_before(margin) > now
+
+    def current_for(self, url: str | None, now: float) -> bool:
+        """Not expired at ``now`` and issued for ``url``: a sign-in that can be sent as it is."""
+        return self.usable(now, margin=0) and self.serves(url)
 
     def serves(self, url: str | None) -> bool:
         """Whether this sign-in was issued for ``url`` (its RFC 8707 resource), compared as the

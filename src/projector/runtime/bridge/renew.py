@@ -183,7 +183,7 @@ class Renewer:
             tokens = tokenstore.read(self.state, self.provider)
         except tokenstore.Unsafe as unsafe:
             return None, str(unsafe)
-        if done.returncode != 0 or tokens is None or not tokens.usable(self.clock(), margin=0) or not tokens.serves(self.url):
+        if done.returncode != 0 or tokens is None or not tokens.current_for(self.url, self.clock()):
             return None, f"signing in to {self.provider} again failed (projector login exited {done.returncode}; see above)"
         self.log(f"renewed the sign-in to {self.provider} (signed in again with its client's credentials)")
         return tokens.access_token, None

@@ -45,10 +45,6 @@ class _Waiter:
         self.asked = False  # a step-up's: the login running here asks for its scope, so its end is the answer
 
 
-def _covers(granted: str | None, wanted: str) -> bool:
-    return set(wanted.split()) <= set((granted or "").split())
-
-
 class SignIn:
     """One provider's sign-in, as this bridge's session and requests wait for it."""
 
@@ -134,7 +130,7 @@ class SignIn:
         Why none will come, when none will."""
         assert waiter.scope is not None
         if self.child is not None:
-            waiter.asked = self.child_scope is not None and _covers(self.child_scope, waiter.scope)
+            waiter.asked = self.child_scope is not None and tokenstore.covers(self.child_scope, waiter.scope)
             return None
         none = self._start(waiter.scope)
         waiter.asked = self.child is not None
@@ -201,7 +197,7 @@ class SignIn:
         clock = time.monotonic()
         waiting: list[_Waiter] = []
         for waiter in self.waiters:
-            if tokens is not None and (waiter.scope is None or _covers(tokens.scope, waiter.scope) or (ended and waiter.asked)):
+            if tokens is not None and (waiter.scope is None or tokenstore.covers(tokens.scope, waiter.scope) or (ended and waiter.asked)):
                 waiter.done(tokens.access_token, None)  # (the last: what the server granted, which the request finds out)
             elif ended and waiter.asked:
                 waiter.done(None, f"the sign-in to {self.provider} ended without a new token (see the log)")
@@ -221,7 +217,7 @@ class SignIn:
             tokens = tokenstore.read(self.renewer.state, self.provider)
         except tokenstore.Unsafe:
             return None
-        if tokens is None or not tokens.usable(time.time(), margin=0) or not tokens.serves(self.renewer.url):
+        if tokens is None or not tokens.current_for(self.renewer.url, time.time()):
             return None  # (a sign-in for another address: the provider's old one, as a session the model has not moved yet writes it)
         return tokens
 
