@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import SplitResult
 
 from projector.compile import documents
 from projector.compile.clients import SECRET_LOOKING, AuthTable, Client, without_query
@@ -316,8 +317,7 @@ def _url_refused(url: str) -> str | None:
                 "on their own terms); left as it is (write the URL out, and give a token in a header, then import again)")
     parts = urlsplit(url)
     if parts.password:
-        shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
-        return (f"its URL carries a password before its host ({shown}, user:...@), and the model can put no variable in a url; "
+        return (f"its URL carries a password before its host ({_shown_url(parts, parts.path)}, user:...@), and the model can put no variable in a url; "
                 "left as it is (if the server takes it in a header, write it there as a variable reference, e.g. "
                 "Authorization: Basic ${NAME}, then import again)")
     secret = next((name for name, text in parse_qsl(parts.query, keep_blank_values=True)
@@ -326,7 +326,7 @@ def _url_refused(url: str) -> str | None:
         return (f"its URL's query carries a secret ({secret}=...), and the model can put no variable in a url; left as it is "
                 "(if the server takes it in a header, write it there as a variable reference, e.g. Authorization: Bearer "
                 "${NAME}, then import again)")
-    masked = _path_secret_masked(url)
+    masked = _path_secret_masked(parts)
     if masked is None:
         return None
     return (f"its URL's path carries what may be a secret ({masked}: a token's shape, a UUID or 32 or more hex digits), "
@@ -335,21 +335,24 @@ def _url_refused(url: str) -> str | None:
             "then import again)")
 
 
-def _path_secret_masked(url: str) -> str | None:
+def _path_secret_masked(parts: SplitResult) -> str | None:
     """The URL without its query, each path segment that may be a secret (Zapier's
     /mcp/sk-ak-.../sse, others' /mcp/<uuid>/...) shown as "..."; None when no segment may be.
     The segment before one is its name (``possibly_secret``): a commit id under /commit/ is none."""
-    from urllib.parse import unquote, urlsplit
+    from urllib.parse import unquote
 
-    parts = urlsplit(url)
     segments = parts.path.split("/")
     doubtful = [looks_like_token(unquote(text)) or possibly_secret(segments[i - 1] if i else "", unquote(text))
                 for i, text in enumerate(segments)]
     if not any(doubtful):
         return None
-    path = "/".join("..." if secret else text for text, secret in zip(segments, doubtful))
-    host = parts.netloc.rpartition("@")[2]  # what a user:password@ before it says is not repeated either
-    return f"{parts.scheme}://{host}{path}"
+    return _shown_url(parts, "/".join("..." if secret else text for text, secret in zip(segments, doubtful)))
+
+
+def _shown_url(parts: SplitResult, path: str) -> str:
+    """The URL as a message shows it: ``path`` on its host, without its query or what a
+    user:password@ before the host says."""
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{path}"
 
 
 def _kb_set(part: str) -> list[str]:
